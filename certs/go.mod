@@ -1,0 +1,3 @@
+module github.com/payorch/certs
+
+go 1.25.0
