@@ -1,0 +1,268 @@
+// Package panscan finds primary account numbers (card numbers) in free text.
+//
+// It is the single definition of "looks like a card number" used by the log
+// redactor, the request id validator, the error envelope and the test-side
+// log catcher, so that what one of them masks the others also recognise.
+//
+// Definition. Text is split into digit groups (maximal runs of ASCII digits).
+// Groups joined by exactly one space or one dash form a run ("4111 1111 1111
+// 1111", "4111-1111-1111-1111"); any other character, or two separators in a
+// row, ends the run. A candidate is any sequence of whole, consecutive groups
+// of one run holding 13 to 19 digits in total; a candidate that passes the
+// Luhn check is a PAN. Candidates never start or end inside a group, so a
+// 20-digit id is not searched for 16-digit windows: that would flag almost
+// every long numeric id while protecting only PANs already glued to other
+// digits, which no one writes.
+//
+// Two exceptions keep identifiers, which fill every log, from being masked
+// at random (without them one UUID in 350 is flagged, and tests that scan
+// logs fail at random):
+//
+//   - Digits inside a UUID (8-4-4-4-12 hex digits, not touching other hex
+//     digits) are not digits for this purpose.
+//   - A candidate with a hex letter (a-f, A-F) directly before it and
+//     directly after it lies inside a hex string (a hash, a trace id) and is
+//     not a PAN. One side is not enough: "4111111111111111D2512..." is track
+//     2 data and must be found.
+//
+// Roughly one in ten random 13-19 digit numbers passes Luhn, so an order id
+// or a millisecond timestamp of that length is masked one time in ten. That
+// false positive is the price of never letting a real card number through.
+package panscan
+
+// Replacement is what Redact puts in place of each PAN. It keeps nothing of
+// the digits: no BIN, no last four.
+const Replacement = "[REDACTED-PAN]"
+
+const (
+	minDigits = 13
+	maxDigits = 19
+)
+
+// Match is the byte range s[Start:End] of one PAN, separators included.
+// Overlapping or adjacent candidates are merged into one Match.
+type Match struct {
+	Start, End int
+}
+
+// Contains reports whether s holds at least one PAN.
+func Contains(s string) bool {
+	found := false
+	scan(s, func(Match) bool {
+		found = true
+		return false
+	})
+	return found
+}
+
+// Find returns every PAN in s in order, or nil.
+func Find(s string) []Match {
+	var out []Match
+	scan(s, func(m Match) bool {
+		out = append(out, m)
+		return true
+	})
+	return out
+}
+
+// Redact returns s with every PAN replaced by Replacement. It returns s
+// itself, without allocating, when there is nothing to mask, which is the
+// common case on hot logging paths.
+func Redact(s string) string {
+	matches := Find(s)
+	if len(matches) == 0 {
+		return s
+	}
+	buf := make([]byte, 0, len(s)+len(matches)*len(Replacement))
+	last := 0
+	for _, m := range matches {
+		buf = append(buf, s[last:m.Start]...)
+		buf = append(buf, Replacement...)
+		last = m.End
+	}
+	buf = append(buf, s[last:]...)
+	return string(buf)
+}
+
+type group struct{ start, end int }
+
+// span is a byte range of s that the scan treats as containing no digits.
+type span struct{ start, end int }
+
+// scan calls yield for each masked region of s, left to right, until yield
+// returns false.
+func scan(s string, yield func(Match) bool) {
+	if !hasEnoughDigits(s) {
+		return
+	}
+	// Backing arrays on the stack cover every realistic string; only
+	// pathological input makes append allocate.
+	var uuidBuf [8]span
+	var groupBuf [32]group
+	var coverBuf [32]bool
+	uuids := findUUIDs(s, uuidBuf[:0])
+	for i := 0; i < len(s); {
+		if len(uuids) > 0 && i == uuids[0].start {
+			i = uuids[0].end
+			uuids = uuids[1:]
+			continue
+		}
+		if !isDigit(s[i]) {
+			i++
+			continue
+		}
+		stop := len(s)
+		if len(uuids) > 0 {
+			stop = uuids[0].start
+		}
+		groups, total := readRun(s, i, stop, groupBuf[:0])
+		i = groups[len(groups)-1].end
+		if total < minDigits {
+			continue
+		}
+		covered := coverBuf[:0]
+		for range groups {
+			covered = append(covered, false)
+		}
+		markLuhnSpans(s, groups, covered)
+		if !emit(groups, covered, yield) {
+			return
+		}
+	}
+}
+
+// hasEnoughDigits is the cheap prefilter: most strings have fewer than 13
+// digits in total and can be skipped after one pass with no allocation.
+func hasEnoughDigits(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			n++
+			if n >= minDigits {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// findUUIDs returns the UUIDs in s, left to right. A UUID cannot be
+// followed by another without a non-hex byte between them, so they never
+// overlap.
+func findUUIDs(s string, out []span) []span {
+	for i := 8; i+28 <= len(s); i++ {
+		if s[i] == '-' && isUUIDAt(s, i-8) {
+			out = append(out, span{i - 8, i + 28})
+			i += 28
+		}
+	}
+	return out
+}
+
+func isUUIDAt(s string, k int) bool {
+	if k+36 > len(s) || (k > 0 && isHex(s[k-1])) || (k+36 < len(s) && isHex(s[k+36])) {
+		return false
+	}
+	for j := 0; j < 36; j++ {
+		c := s[k+j]
+		switch j {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHex(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// readRun reads the run of groups starting at the digit s[i]. The run ends
+// before stop, where a UUID starts: "1234-<uuid>" must not join the two.
+func readRun(s string, i, stop int, groups []group) ([]group, int) {
+	total := 0
+	for {
+		start := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		groups = append(groups, group{start, i})
+		total += i - start
+		if i+1 < stop && (s[i] == ' ' || s[i] == '-') && isDigit(s[i+1]) {
+			i++
+			continue
+		}
+		return groups, total
+	}
+}
+
+// markLuhnSpans marks every group that belongs to at least one Luhn-valid
+// candidate. Marking the union (rather than picking one candidate) is what
+// guarantees Redact's output contains no PAN: whatever groups survive were
+// part of no valid candidate in the input.
+func markLuhnSpans(s string, groups []group, covered []bool) {
+	for a := range groups {
+		digits := 0
+		for b := a; b < len(groups); b++ {
+			digits += groups[b].end - groups[b].start
+			if digits > maxDigits {
+				break
+			}
+			if digits >= minDigits && !insideHex(s, groups[a].start, groups[b].end) &&
+				luhn(s[groups[a].start:groups[b].end]) {
+				for k := a; k <= b; k++ {
+					covered[k] = true
+				}
+			}
+		}
+	}
+}
+
+// insideHex reports whether s[start:end] has a hex letter on both sides.
+func insideHex(s string, start, end int) bool {
+	return start > 0 && end < len(s) && isHexLetter(s[start-1]) && isHexLetter(s[end])
+}
+
+func emit(groups []group, covered []bool, yield func(Match) bool) bool {
+	for k := 0; k < len(groups); k++ {
+		if !covered[k] {
+			continue
+		}
+		m := Match{Start: groups[k].start}
+		for k+1 < len(groups) && covered[k+1] {
+			k++
+		}
+		m.End = groups[k].end
+		if !yield(m) {
+			return false
+		}
+	}
+	return true
+}
+
+// luhn checks the digits of s, ignoring separators, from the right.
+func luhn(s string) bool {
+	sum, double := 0, false
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		if !isDigit(c) {
+			continue
+		}
+		d := int(c - '0')
+		if double {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
+
+func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
+func isHexLetter(c byte) bool { return 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isHex(c byte) bool       { return isDigit(c) || isHexLetter(c) }

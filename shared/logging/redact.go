@@ -1,0 +1,182 @@
+package logging
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"reflect"
+	"strconv"
+
+	"github.com/payorch/shared/logging/panscan"
+)
+
+// SecretReplacement is the value logged in place of an attribute whose key
+// looks like a secret (see IsSensitiveKey).
+const SecretReplacement = "[REDACTED]"
+
+// PANReplacement is what replaces a card number inside a logged string.
+const PANReplacement = panscan.Replacement
+
+// maxDepth bounds recursion through nested groups, so that a LogValuer that
+// returns a group containing itself cannot exhaust the stack.
+const maxDepth = 32
+
+// redactingHandler masks card numbers and secret-named attributes before
+// records reach the inner handler. It is immutable: With* return copies.
+type redactingHandler struct {
+	inner slog.Handler
+	// all is set once a group with a sensitive name has been opened: every
+	// attribute added inside it is a secret too.
+	all bool
+}
+
+// NewRedactingHandler wraps inner so that no card number (see ContainsPAN)
+// and no value of a secret-named attribute (see IsSensitiveKey) reaches it:
+//
+//   - the message and every string value are scanned, including values
+//     inside groups, WithAttrs attributes and what a slog.LogValuer returns;
+//   - error values are logged as their Error() text, []byte as text, and
+//     fmt.Stringer and any other value as their %+v formatting, each
+//     scanned; the inner handler receives the scanned string, so what was
+//     checked is exactly what is written;
+//   - integers and floats whose decimal form is a card number are replaced;
+//   - attributes with a secret-looking key are kept with the value
+//     SecretReplacement, so a reader can see the field was present.
+//
+// Structure inside arbitrary values (a struct field named Password) is not
+// understood: give such types a LogValue method or use package secret.
+func NewRedactingHandler(inner slog.Handler) slog.Handler {
+	if h, ok := inner.(*redactingHandler); ok {
+		return h
+	}
+	return &redactingHandler{inner: inner}
+}
+
+func (h *redactingHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return h.inner.Enabled(ctx, level)
+}
+
+func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, panscan.Redact(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(redactAttr(a, h.all, 0))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		out[i] = redactAttr(a, h.all, 0)
+	}
+	return &redactingHandler{inner: h.inner.WithAttrs(out), all: h.all}
+}
+
+func (h *redactingHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	return &redactingHandler{
+		inner: h.inner.WithGroup(panscan.Redact(name)),
+		all:   h.all || IsSensitiveKey(name),
+	}
+}
+
+func redactAttr(a slog.Attr, all bool, depth int) slog.Attr {
+	key := panscan.Redact(a.Key)
+	if all || IsSensitiveKey(a.Key) {
+		// An inline group (empty key) has no name to judge; its members are
+		// judged by their own keys, or are all secret inside a secret group.
+		if a.Key == "" && a.Value.Kind() == slog.KindGroup {
+			return slog.Attr{Key: key, Value: redactGroup(a.Value, all, depth)}
+		}
+		// The value is not even resolved: a LogValue of a secret has
+		// nothing to show and might have side effects.
+		return slog.String(key, SecretReplacement)
+	}
+	return slog.Attr{Key: key, Value: redactValue(a.Value.Resolve(), all, depth)}
+}
+
+func redactGroup(v slog.Value, all bool, depth int) slog.Value {
+	if depth >= maxDepth {
+		return slog.StringValue("[TOO DEEP]")
+	}
+	members := v.Group()
+	out := make([]slog.Attr, len(members))
+	for i, m := range members {
+		out[i] = redactAttr(m, all, depth+1)
+	}
+	return slog.GroupValue(out...)
+}
+
+func redactValue(v slog.Value, all bool, depth int) slog.Value {
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.StringValue(panscan.Redact(v.String()))
+	case slog.KindGroup:
+		return redactGroup(v, all, depth)
+	case slog.KindInt64:
+		return numberValue(v, strconv.FormatInt(v.Int64(), 10))
+	case slog.KindDuration:
+		// JSON handlers write a duration as its integer nanoseconds.
+		return numberValue(v, strconv.FormatInt(int64(v.Duration()), 10))
+	case slog.KindUint64:
+		return numberValue(v, strconv.FormatUint(v.Uint64(), 10))
+	case slog.KindFloat64:
+		f := math.Abs(v.Float64())
+		if f < 1e12 || f >= 1e21 || math.IsNaN(f) {
+			return v // too few digits, or formatted with an exponent
+		}
+		return numberValue(v, strconv.FormatFloat(f, 'f', -1, 64))
+	case slog.KindAny:
+		return slog.StringValue(panscan.Redact(formatAny(v.Any())))
+	default: // bool, time
+		return v
+	}
+}
+
+// numberValue replaces a number whose decimal digits form a card number.
+// Only large numbers pay for the formatting the caller did; the check is
+// cheap next to the JSON encoding that follows.
+func numberValue(v slog.Value, decimal string) slog.Value {
+	if panscan.Contains(decimal) {
+		return slog.StringValue(PANReplacement)
+	}
+	return v
+}
+
+// formatAny renders a value once, the way the caller would read it. fmt
+// recovers from panics in Error and String methods, which calling them
+// directly would not.
+func formatAny(x any) string {
+	switch t := x.(type) {
+	case nil:
+		return "<nil>"
+	case error, fmt.Stringer:
+		return fmt.Sprintf("%v", t)
+	case []byte:
+		return string(t)
+	case json.RawMessage:
+		return string(t)
+	}
+	// Any other byte slice or array would print as decimal byte values
+	// ("[52 49 49 ...]"), which hides digits from the scanner without hiding
+	// them from a reader.
+	if rv := reflect.ValueOf(x); isByteSequence(rv) {
+		if rv.Kind() == reflect.Array {
+			b := make([]byte, rv.Len())
+			reflect.Copy(reflect.ValueOf(b), rv)
+			return string(b)
+		}
+		return string(rv.Bytes())
+	}
+	return fmt.Sprintf("%+v", x)
+}
+
+func isByteSequence(rv reflect.Value) bool {
+	k := rv.Kind()
+	return (k == reflect.Slice || k == reflect.Array) && rv.Type().Elem().Kind() == reflect.Uint8
+}

@@ -1,0 +1,88 @@
+// Package requestid generates, validates and carries the X-Request-Id of a
+// request, so that one id ties together log lines, error bodies and the calls
+// between vault-proxy and core-api.
+//
+// It depends only on the standard library and panscan; the fasthttp side
+// uses Resolve, WithID and FromContext directly.
+package requestid
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/payorch/shared/logging/panscan"
+)
+
+// Header is the HTTP header that carries the id, in and out.
+const Header = "X-Request-Id"
+
+// MaxLen is the longest incoming id that is honoured.
+const MaxLen = 128
+
+// Generate returns a new random id: a version 4 UUID from crypto/rand.
+func Generate() string {
+	var b [16]byte
+	// crypto/rand.Read never fails on supported platforms (Go 1.24+); it
+	// crashes the program rather than return predictable bytes.
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}
+
+// Valid reports whether an incoming id may be honoured: 1 to MaxLen bytes of
+// [A-Za-z0-9._-], and no card number. The character set keeps ids safe to
+// put in headers, log lines and JSON unescaped. The card number check stops
+// a client from planting a PAN that would then be copied into every log
+// line, error body and audit row of the request.
+func Valid(id string) bool {
+	if len(id) == 0 || len(id) > MaxLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !allowed(id[i]) {
+			return false
+		}
+	}
+	return !panscan.Contains(id)
+}
+
+// Resolve returns incoming if it is Valid, else a newly generated id.
+func Resolve(incoming string) string {
+	if Valid(incoming) {
+		return incoming
+	}
+	return Generate()
+}
+
+func allowed(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == '.' || c == '_' || c == '-'
+}
+
+type ctxKey struct{}
+
+// WithID returns a context carrying id.
+func WithID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, ctxKey{}, id)
+}
+
+// FromContext returns the id carried by ctx, or "" if there is none.
+func FromContext(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKey{}).(string)
+	return id
+}
