@@ -1,0 +1,320 @@
+// Package envelope encrypts card records with keys that Vault transit
+// protects, without a Vault round trip per card.
+//
+// Three levels:
+//
+//	transit key (in Vault, never leaves it)
+//	  └─ data key: AES-256, from transit/datakey/wrapped; its wrapped form is
+//	     stored in the vault database, its plaintext cached in memory only,
+//	     bounded in time and use count, zeroed on eviction
+//	       └─ record key: AES-256, random per record, sealed by the data key
+//	          and stored in the record's row
+//	            └─ record: sealed by the record key
+//
+// Every seal binds associated data (merchant account and token id) at both
+// record levels, so a ciphertext or wrapped record key copied onto another
+// row does not open. Deleting a row destroys its record key: the record is
+// crypto-shredded even where its ciphertext survives elsewhere. Rotating the
+// transit key rewraps data keys inside Vault without exposing records.
+package envelope
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// KeySource is Vault transit (tokenizer/transit.Client implements it).
+type KeySource interface {
+	WrappedDataKey(ctx context.Context, key string) (string, error)
+	Decrypt(ctx context.Context, key, ciphertext string) ([]byte, error)
+}
+
+// KeyStore persists wrapped data keys (the vault database implements it).
+type KeyStore interface {
+	SaveDataKey(ctx context.Context, id uuid.UUID, wrapped string) error
+	LoadDataKey(ctx context.Context, id uuid.UUID) (wrapped string, err error)
+}
+
+// Config bounds how long and how often a data key stays in memory.
+type Config struct {
+	TransitKey string           // e.g. transit.CardKey
+	MaxUses    int              // encryptions (seal) or decryptions (open) per cached key; default 1,000,000
+	MaxAge     time.Duration    // default 1h
+	CacheSize  int              // unwrapped data keys held for opening; default 256
+	Now        func() time.Time // default time.Now
+}
+
+// Sealed is an encrypted record as it is stored.
+type Sealed struct {
+	DataKeyID  uuid.UUID
+	WrappedKey []byte // nonce || AES-GCM(data key, record key)
+	Ciphertext []byte // nonce || AES-GCM(record key, plaintext)
+}
+
+// ErrOpen is returned for every record that fails authentication: tampered,
+// copied to another row, or sealed under another key. It says nothing more.
+var ErrOpen = errors.New("envelope: record does not authenticate")
+
+// Sealer seals and opens records. It is safe for concurrent use.
+type Sealer struct {
+	src   KeySource
+	store KeyStore
+	cfg   Config
+
+	mu      sync.Mutex
+	current *dataKey                // sealing key
+	cache   map[uuid.UUID]*dataKey  // opening keys, including current
+	order   []uuid.UUID             // insertion order for eviction
+	loading map[uuid.UUID]*loadCall // one unwrap per key at a time
+}
+
+type dataKey struct {
+	id      uuid.UUID
+	raw     []byte
+	aead    cipher.AEAD
+	expires time.Time
+	uses    int
+}
+
+type loadCall struct {
+	done chan struct{}
+	key  *dataKey
+	err  error
+}
+
+// New returns a Sealer; it calls Vault lazily, on the first seal or open.
+func New(src KeySource, store KeyStore, cfg Config) *Sealer {
+	if cfg.MaxUses <= 0 {
+		cfg.MaxUses = 1_000_000
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = time.Hour
+	}
+	if cfg.CacheSize <= 0 {
+		cfg.CacheSize = 256
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Sealer{src: src, store: store, cfg: cfg, cache: map[uuid.UUID]*dataKey{}, loading: map[uuid.UUID]*loadCall{}}
+}
+
+// Seal encrypts plaintext for the row that aad identifies.
+func (s *Sealer) Seal(ctx context.Context, plaintext, aad []byte) (Sealed, error) {
+	dk, err := s.sealingKey(ctx)
+	if err != nil {
+		return Sealed{}, err
+	}
+	recordKey := make([]byte, 32)
+	if _, err := rand.Read(recordKey); err != nil {
+		return Sealed{}, err
+	}
+	defer clear(recordKey)
+	rk, err := newAEAD(recordKey)
+	if err != nil {
+		return Sealed{}, err
+	}
+	return Sealed{
+		DataKeyID:  dk.id,
+		WrappedKey: seal(dk.aead, recordKey, aad),
+		Ciphertext: seal(rk, plaintext, aad),
+	}, nil
+}
+
+// Open decrypts a record sealed for the row that aad identifies. The caller
+// owns the returned slice and should clear it after use.
+func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, error) {
+	dk, err := s.openingKey(ctx, rec.DataKeyID)
+	if err != nil {
+		return nil, err
+	}
+	recordKey, err := open(dk.aead, rec.WrappedKey, aad)
+	if err != nil {
+		return nil, ErrOpen
+	}
+	defer clear(recordKey)
+	rk, err := newAEAD(recordKey)
+	if err != nil {
+		return nil, err
+	}
+	pt, err := open(rk, rec.Ciphertext, aad)
+	if err != nil {
+		return nil, ErrOpen
+	}
+	return pt, nil
+}
+
+// sealingKey returns the current data key, fetching a new one from Vault
+// when the current one has reached its age or use bound.
+func (s *Sealer) sealingKey(ctx context.Context) (*dataKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.Now()
+	if s.current != nil && s.current.uses < s.cfg.MaxUses && now.Before(s.current.expires) {
+		s.current.uses++
+		return s.current, nil
+	}
+	// Holding the lock across the Vault calls is deliberate: a new key is
+	// needed about once an hour, and concurrent sealers should wait for it
+	// rather than each fetch their own.
+	wrapped, err := s.src.WrappedDataKey(ctx, s.cfg.TransitKey)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: new data key: %w", err)
+	}
+	raw, err := s.src.Decrypt(ctx, s.cfg.TransitKey, wrapped)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: unwrap new data key: %w", err)
+	}
+	id := uuid.New()
+	if err := s.store.SaveDataKey(ctx, id, wrapped); err != nil {
+		clear(raw)
+		return nil, fmt.Errorf("envelope: save data key: %w", err)
+	}
+	dk, err := s.newDataKey(id, raw, now)
+	if err != nil {
+		return nil, err
+	}
+	dk.uses = 1
+	s.current = dk
+	s.insertLocked(dk)
+	return dk, nil
+}
+
+// openingKey returns the unwrapped data key id from the cache, or unwraps it
+// through Vault once, however many callers ask at the same time.
+func (s *Sealer) openingKey(ctx context.Context, id uuid.UUID) (*dataKey, error) {
+	s.mu.Lock()
+	now := s.cfg.Now()
+	if dk, ok := s.cache[id]; ok {
+		if dk.uses < s.cfg.MaxUses && now.Before(dk.expires) {
+			dk.uses++
+			s.mu.Unlock()
+			return dk, nil
+		}
+		s.evictLocked(id)
+	}
+	if call, ok := s.loading[id]; ok {
+		s.mu.Unlock()
+		select {
+		case <-call.done:
+			return call.key, call.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	call := &loadCall{done: make(chan struct{})}
+	s.loading[id] = call
+	s.mu.Unlock()
+
+	call.key, call.err = s.unwrap(ctx, id, now)
+
+	s.mu.Lock()
+	delete(s.loading, id)
+	if call.err == nil {
+		s.insertLocked(call.key)
+	}
+	s.mu.Unlock()
+	close(call.done)
+	return call.key, call.err
+}
+
+func (s *Sealer) unwrap(ctx context.Context, id uuid.UUID, now time.Time) (*dataKey, error) {
+	wrapped, err := s.store.LoadDataKey(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: load data key: %w", err)
+	}
+	raw, err := s.src.Decrypt(ctx, s.cfg.TransitKey, wrapped)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: unwrap data key: %w", err)
+	}
+	return s.newDataKey(id, raw, now)
+}
+
+func (s *Sealer) newDataKey(id uuid.UUID, raw []byte, now time.Time) (*dataKey, error) {
+	aead, err := newAEAD(raw)
+	if err != nil {
+		clear(raw)
+		return nil, err
+	}
+	return &dataKey{id: id, raw: raw, aead: aead, expires: now.Add(s.cfg.MaxAge)}, nil
+}
+
+func (s *Sealer) insertLocked(dk *dataKey) {
+	if _, ok := s.cache[dk.id]; ok {
+		s.evictLocked(dk.id)
+	}
+	for len(s.cache) >= s.cfg.CacheSize && len(s.order) > 0 {
+		s.evictLocked(s.order[0])
+	}
+	s.cache[dk.id] = dk
+	s.order = append(s.order, dk.id)
+}
+
+// evictLocked forgets a data key and zeroes its bytes. The expanded AES key
+// schedule inside cipher.AEAD cannot be reached to zero; it becomes garbage
+// with the AEAD. That is a limit of Go's crypto, stated here honestly.
+func (s *Sealer) evictLocked(id uuid.UUID) {
+	dk, ok := s.cache[id]
+	if !ok {
+		return
+	}
+	delete(s.cache, id)
+	for i, o := range s.order {
+		if o == id {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	if s.current == dk {
+		s.current = nil
+	}
+	clear(dk.raw)
+}
+
+// Purge drops every cached data key (tests, key rotation, shutdown).
+func (s *Sealer) Purge() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.order) > 0 {
+		s.evictLocked(s.order[0])
+	}
+}
+
+// Cached reports how many unwrapped data keys are in memory.
+func (s *Sealer) Cached() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cache)
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(b)
+}
+
+func seal(a cipher.AEAD, plaintext, aad []byte) []byte {
+	out := make([]byte, a.NonceSize(), a.NonceSize()+len(plaintext)+a.Overhead())
+	if _, err := rand.Read(out); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return a.Seal(out, out, plaintext, aad)
+}
+
+func open(a cipher.AEAD, sealed, aad []byte) ([]byte, error) {
+	if len(sealed) < a.NonceSize()+a.Overhead() {
+		return nil, ErrOpen
+	}
+	n := a.NonceSize()
+	return a.Open(nil, sealed[:n], sealed[n:], aad)
+}
