@@ -1,0 +1,128 @@
+// Package app wires core-api: configuration, the core database, the mTLS
+// client to vault-proxy's internal listener, and the HTTP listener. cmd/core-api
+// parses the environment and calls Main; end-to-end tests start the same Main.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/payorch/certs"
+	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/postgres"
+)
+
+// Main is one running core-api.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+
+	DB    *postgres.DB
+	Vault *http.Client // mTLS client to vault-proxy's internal listener
+
+	// Listener, when set before Run, is used instead of listening on
+	// Config.Addr (tests open it on port 0 first).
+	Listener net.Listener
+
+	ln  net.Listener
+	srv *http.Server
+}
+
+// New validates cfg; nothing is opened until Run.
+func New(cfg Config, log *slog.Logger) (*Main, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Main{Config: cfg, Log: log}, nil
+}
+
+// Run migrates and connects the database, builds the internal client and
+// starts serving. It returns once the listener accepts connections.
+func (m *Main) Run(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			_ = m.Close()
+		}
+	}()
+	if m.DB, err = postgres.Open(ctx, m.Config.DatabaseURL); err != nil {
+		return err
+	}
+	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)
+	if err != nil {
+		return err
+	}
+	m.Vault = &http.Client{
+		Timeout:   70 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
+		// A detokenized call is never redirected: the destination is vault-proxy.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+
+	rt := httpapi.NewRouter(m.Log)
+	rt.Health(
+		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
+		httpapi.Check{Name: "vault-proxy", Check: m.vaultProxyReady},
+	)
+
+	if m.ln = m.Listener; m.ln == nil {
+		if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
+			return fmt.Errorf("listener: %w", err)
+		}
+	}
+	m.srv = &http.Server{
+		Handler:           rt,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("listener stopped", "err", err)
+		}
+	}()
+	m.Log.Info("core-api started", "environment", m.Config.Environment, "addr", m.ln.Addr().String())
+	return nil
+}
+
+// vaultProxyReady asks vault-proxy's internal listener, over mTLS, whether it
+// and its Vault are ready. core-api never talks to Vault itself.
+func (m *Main) vaultProxyReady(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.Config.VaultProxyURL+"/readyz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := m.Vault.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("vault-proxy readyz: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
+// Close drains in-flight requests and closes the database.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var err error
+	if m.srv != nil {
+		err = m.srv.Shutdown(ctx)
+	}
+	if m.DB != nil {
+		m.DB.Close()
+	}
+	return err
+}

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/payorch/shared/config"
+)
+
+// Config is everything core-api reads at start.
+type Config struct {
+	Environment config.Environment
+	DatabaseURL string
+	Addr        string
+
+	// The mTLS link to vault-proxy's internal listener.
+	VaultProxyURL    string
+	VaultProxyCAFile string
+	ClientCertFile   string
+	ClientKeyFile    string
+}
+
+// LoadConfig reads the environment through l; call l.Err() afterwards.
+func LoadConfig(l *config.Loader) Config {
+	return Config{
+		Environment:      l.Environment("ENVIRONMENT"),
+		DatabaseURL:      l.Secret("CORE_API_DATABASE_URL").Reveal(),
+		Addr:             l.String("CORE_API_ADDR", config.Default(":8080")),
+		VaultProxyURL:    strings.TrimRight(l.String("VAULT_PROXY_INTERNAL_URL", config.Default("https://127.0.0.1:9443")), "/"),
+		VaultProxyCAFile: l.String("VAULT_PROXY_CA_FILE"),
+		ClientCertFile:   l.String("CORE_API_CLIENT_CERT_FILE"),
+		ClientKeyFile:    l.String("CORE_API_CLIENT_KEY_FILE"),
+	}
+}
+
+// Validate fails closed: the link to vault-proxy is always mutual TLS.
+func (c Config) Validate() error {
+	var errs []error
+	if !c.Environment.Valid() {
+		errs = append(errs, errors.New("ENVIRONMENT must be development, sandbox or production"))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("CORE_API_DATABASE_URL is required"))
+	}
+	if !strings.HasPrefix(c.VaultProxyURL, "https://") {
+		errs = append(errs, errors.New("VAULT_PROXY_INTERNAL_URL must be https (mutual TLS)"))
+	}
+	if c.VaultProxyCAFile == "" || c.ClientCertFile == "" || c.ClientKeyFile == "" {
+		errs = append(errs, errors.New("VAULT_PROXY_CA_FILE, CORE_API_CLIENT_CERT_FILE and CORE_API_CLIENT_KEY_FILE are required"))
+	}
+	return errors.Join(errs...)
+}

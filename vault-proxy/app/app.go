@@ -1,0 +1,161 @@
+// Package app wires vault-proxy: configuration, the vault database, Vault
+// transit and the three listeners. cmd/vault-proxy only parses the
+// environment and calls Main; end-to-end tests start the same Main on port 0.
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/payorch/certs"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/httpapi"
+	"github.com/payorch/vault-proxy/postgres"
+	"github.com/valyala/fasthttp"
+)
+
+// Main is one running vault-proxy.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+
+	DB    *postgres.DB
+	Vault *transit.Client
+
+	// Listeners, when set before Run, are used instead of listening on the
+	// configured addresses: tests open them on port 0 first so that each
+	// service can be told the other's address.
+	Listeners struct{ Public, Internal, Admin net.Listener }
+
+	public, internal, admin listener
+}
+
+type listener struct {
+	ln  net.Listener
+	srv *fasthttp.Server
+}
+
+// New validates cfg; nothing is opened until Run.
+func New(cfg Config, log *slog.Logger) (*Main, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Main{Config: cfg, Log: log}, nil
+}
+
+// Run connects to the database (migrating it) and Vault, then starts the
+// listeners. It returns once they accept connections; Close stops them.
+func (m *Main) Run(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			_ = m.Close()
+		}
+	}()
+	if m.DB, err = postgres.Open(ctx, m.Config.DatabaseURL); err != nil {
+		return err
+	}
+	if m.Vault, err = transit.New(m.Config.Vault); err != nil {
+		return err
+	}
+	checks := []httpapi.Check{
+		{Name: "postgres", Check: m.DB.Ping},
+		{Name: "vault", Check: m.Vault.Health},
+	}
+
+	publicTLS, err := certs.PublicServerTLSConfig(m.Config.PublicCertFile, m.Config.PublicKeyFile)
+	if err != nil {
+		return err
+	}
+	internalTLS, err := certs.ServerTLSConfig(m.Config.InternalCertFile, m.Config.InternalKeyFile, m.Config.ClientCAFile, m.Config.InternalAllowedClients)
+	if err != nil {
+		return err
+	}
+
+	public := httpapi.NewRouter(m.Log.With("listener", "public"))
+	public.Health(checks...)
+	internal := httpapi.NewRouter(m.Log.With("listener", "internal"))
+	internal.Health(checks...)
+	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
+	admin.Health(checks...)
+
+	if m.public, err = m.serve(m.Listeners.Public, m.Config.PublicAddr, publicTLS, public, "public"); err != nil {
+		return err
+	}
+	if m.internal, err = m.serve(m.Listeners.Internal, m.Config.InternalAddr, internalTLS, internal, "internal"); err != nil {
+		return err
+	}
+	if m.admin, err = m.serve(m.Listeners.Admin, m.Config.AdminAddr, nil, admin, "admin"); err != nil {
+		return err
+	}
+	m.Log.Info("vault-proxy started",
+		"environment", m.Config.Environment,
+		"public", m.public.ln.Addr().String(),
+		"internal", m.internal.ln.Addr().String(),
+		"admin", m.admin.ln.Addr().String())
+	return nil
+}
+
+func (m *Main) serve(ln net.Listener, addr string, tlsCfg *tls.Config, rt *httpapi.Router, name string) (listener, error) {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return listener{}, fmt.Errorf("%s listener: %w", name, err)
+		}
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	srv := &fasthttp.Server{
+		Handler:                       rt.Handler(),
+		Name:                          "vault-proxy",
+		ReadTimeout:                   30 * time.Second,
+		WriteTimeout:                  90 * time.Second, // a forward may wait 60s upstream
+		IdleTimeout:                   2 * time.Minute,
+		MaxRequestBodySize:            4 << 20,
+		DisableHeaderNamesNormalizing: false,
+		NoDefaultServerHeader:         true,
+		NoDefaultDate:                 false,
+		ReduceMemoryUsage:             false,
+		Logger:                        fasthttpLogger{m.Log},
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			m.Log.Error("listener stopped", "listener", name, "err", err)
+		}
+	}()
+	return listener{ln: ln, srv: srv}, nil
+}
+
+// PublicAddr, InternalAddr and AdminAddr are the bound addresses (useful
+// with port 0).
+func (m *Main) PublicAddr() string   { return m.public.ln.Addr().String() }
+func (m *Main) InternalAddr() string { return m.internal.ln.Addr().String() }
+func (m *Main) AdminAddr() string    { return m.admin.ln.Addr().String() }
+
+// Close drains the listeners (graceful shutdown) and closes the database.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var errs []error
+	for _, l := range []listener{m.public, m.internal, m.admin} {
+		if l.srv != nil {
+			errs = append(errs, l.srv.ShutdownWithContext(ctx))
+		}
+	}
+	if m.DB != nil {
+		m.DB.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// fasthttpLogger routes fasthttp's own messages through the redacting logger.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Warn("fasthttp", "detail", fmt.Sprintf(format, args...))
+}

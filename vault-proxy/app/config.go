@@ -1,0 +1,97 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/payorch/certs"
+	"github.com/payorch/shared/config"
+	"github.com/payorch/tokenizer/transit"
+)
+
+// Config is everything vault-proxy reads at start.
+type Config struct {
+	Environment config.Environment
+	DatabaseURL string
+	Vault       transit.Config
+
+	PublicAddr, InternalAddr, AdminAddr string
+
+	PublicCertFile, PublicKeyFile     string
+	InternalCertFile, InternalKeyFile string
+	ClientCAFile                      string   // CA that issues core-api's client certificate
+	InternalAllowedClients            []string // identities allowed on the internal listener
+
+	CoreAPIURL string // where non-card routes are passed on
+}
+
+// LoadConfig reads the environment through l; call l.Err() afterwards.
+func LoadConfig(l *config.Loader) Config {
+	return Config{
+		Environment: l.Environment("ENVIRONMENT"),
+		DatabaseURL: l.Secret("VAULT_PROXY_DATABASE_URL").Reveal(),
+		Vault: transit.Config{
+			Addr:  l.String("VAULT_ADDR"),
+			Token: l.Secret("VAULT_TOKEN").Reveal(),
+			Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
+		},
+		PublicAddr:             l.String("VAULT_PROXY_PUBLIC_ADDR", config.Default(":8443")),
+		InternalAddr:           l.String("VAULT_PROXY_INTERNAL_ADDR", config.Default(":9443")),
+		AdminAddr:              l.String("VAULT_PROXY_ADMIN_ADDR", config.Default("127.0.0.1:9090")),
+		PublicCertFile:         l.String("VAULT_PROXY_PUBLIC_CERT_FILE"),
+		PublicKeyFile:          l.String("VAULT_PROXY_PUBLIC_KEY_FILE"),
+		InternalCertFile:       l.String("VAULT_PROXY_INTERNAL_CERT_FILE"),
+		InternalKeyFile:        l.String("VAULT_PROXY_INTERNAL_KEY_FILE"),
+		ClientCAFile:           l.String("VAULT_PROXY_CLIENT_CA_FILE"),
+		InternalAllowedClients: strings.Split(l.String("VAULT_PROXY_INTERNAL_ALLOWED_CLIENTS", config.Default(certs.CoreAPIName)), ","),
+		CoreAPIURL:             strings.TrimRight(l.String("CORE_API_URL", config.Default("http://127.0.0.1:8080")), "/"),
+	}
+}
+
+// Validate checks what the loader cannot: relations between values. It fails
+// closed; there is no fallback for a missing key, certificate or CA.
+func (c Config) Validate() error {
+	var errs []error
+	if !c.Environment.Valid() {
+		errs = append(errs, errors.New("ENVIRONMENT must be development, sandbox or production"))
+	}
+	if c.DatabaseURL == "" {
+		errs = append(errs, errors.New("VAULT_PROXY_DATABASE_URL is required"))
+	}
+	if c.Vault.Addr == "" || c.Vault.Token == "" {
+		errs = append(errs, errors.New("VAULT_ADDR and VAULT_TOKEN are required"))
+	}
+	for name, v := range map[string]string{
+		"VAULT_PROXY_PUBLIC_CERT_FILE": c.PublicCertFile, "VAULT_PROXY_PUBLIC_KEY_FILE": c.PublicKeyFile,
+		"VAULT_PROXY_INTERNAL_CERT_FILE": c.InternalCertFile, "VAULT_PROXY_INTERNAL_KEY_FILE": c.InternalKeyFile,
+		"VAULT_PROXY_CLIENT_CA_FILE": c.ClientCAFile,
+	} {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+	}
+	if len(c.InternalAllowedClients) == 0 || c.InternalAllowedClients[0] == "" {
+		errs = append(errs, errors.New("VAULT_PROXY_INTERNAL_ALLOWED_CLIENTS must name at least one client"))
+	}
+	if !loopback(c.AdminAddr) {
+		errs = append(errs, errors.New("VAULT_PROXY_ADMIN_ADDR must be a loopback address"))
+	}
+	if c.Environment == config.Production && !strings.HasPrefix(c.CoreAPIURL, "https://") {
+		errs = append(errs, errors.New("CORE_API_URL must be https in production"))
+	}
+	return errors.Join(errs...)
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

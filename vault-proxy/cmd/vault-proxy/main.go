@@ -1,0 +1,96 @@
+// Command vault-proxy runs the PCI zone: the only process that sees card
+// numbers. Subcommands:
+//
+//	vault-proxy [serve]                  run the service (configuration from the environment)
+//	vault-proxy vault-setup -policies DIR -out FILE
+//	                                     with an operator's VAULT_TOKEN: mount transit, create the
+//	                                     keys, install the shipped policies, write policy-bound tokens
+//	vault-proxy keys status|rotate       key management with the key-admin token
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/service"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/app"
+)
+
+func main() {
+	log := logging.New(os.Stderr, slog.LevelInfo)
+	if err := run(context.Background(), log, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "vault-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, log)
+	case "vault-setup":
+		return vaultSetup(ctx, args)
+	case "keys":
+		return keys(ctx, args)
+	}
+	return fmt.Errorf("unknown command %q (commands: serve, vault-setup, keys)", cmd)
+}
+
+func serve(ctx context.Context, log *slog.Logger) error {
+	l := config.NewLoader(config.EnvironLookup(os.Environ()))
+	cfg := app.LoadConfig(l)
+	if err := l.Err(); err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	m, err := app.New(cfg, log)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	return service.Run(ctx, log, m)
+}
+
+func vaultSetup(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("vault-setup", flag.ContinueOnError)
+	policies := fs.String("policies", "deploy/vault", "folder holding the shipped policy files")
+	out := fs.String("out", "", "env file to write VAULT_TOKEN (runtime) and VAULT_KEYADMIN_TOKEN to, mode 0600")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return fmt.Errorf("vault-setup: -out is required")
+	}
+	l := config.NewLoader(config.EnvironLookup(os.Environ()))
+	cfg := transit.Config{
+		Addr:  l.String("VAULT_ADDR"),
+		Token: l.Secret("VAULT_TOKEN").Reveal(),
+		Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
+	}
+	if err := l.Err(); err != nil {
+		return err
+	}
+	c, err := transit.New(cfg)
+	if err != nil {
+		return err
+	}
+	toks, err := transit.Bootstrap(ctx, c, *policies)
+	if err != nil {
+		return err
+	}
+	body := fmt.Sprintf("VAULT_TOKEN=%s\nVAULT_KEYADMIN_TOKEN=%s\n", toks.Service, toks.KeyAdmin)
+	tmp := filepath.Join(filepath.Dir(*out), "."+filepath.Base(*out)+".tmp")
+	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, *out)
+}

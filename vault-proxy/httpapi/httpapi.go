@@ -1,0 +1,150 @@
+// Package httpapi is vault-proxy's fasthttp transport: routing, request ids,
+// the error envelope, panics and access logs. Handlers stay thin and return
+// errors; this package turns them into the documented error shape.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/requestid"
+	"github.com/valyala/fasthttp"
+)
+
+// Handler serves one route. A returned error becomes the error envelope: an
+// *apierror.Error as it is, anything else as a bare server_error whose text
+// is logged but never sent.
+type Handler func(ctx *fasthttp.RequestCtx) error
+
+// Check is one readiness probe (PostgreSQL, Vault, ...).
+type Check struct {
+	Name  string
+	Check func(context.Context) error
+}
+
+// Router wraps a fasthttp router so every route gets the same middleware.
+type Router struct {
+	r   *router.Router
+	log *slog.Logger
+}
+
+// NewRouter returns a router whose unknown routes and methods answer in the
+// error envelope.
+func NewRouter(log *slog.Logger) *Router {
+	rt := &Router{r: router.New(), log: log}
+	rt.r.HandleMethodNotAllowed = true
+	rt.r.NotFound = rt.wrap(func(*fasthttp.RequestCtx) error { return apierror.NotFound("route not found") })
+	rt.r.MethodNotAllowed = rt.wrap(func(*fasthttp.RequestCtx) error {
+		return apierror.New(fasthttp.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+	})
+	rt.r.PanicHandler = nil // wrap recovers, so the panic value never reaches a default handler
+	return rt
+}
+
+// Handle registers h for method and path (fasthttp/router syntax: {id}).
+func (rt *Router) Handle(method, path string, h Handler) {
+	rt.r.Handle(method, path, rt.wrap(h))
+}
+
+// NotFound replaces the handler for unmatched routes (the public listener
+// passes them on to core-api).
+func (rt *Router) NotFound(h Handler) { rt.r.NotFound = rt.wrap(h) }
+
+// Handler is the fasthttp entry point.
+func (rt *Router) Handler() fasthttp.RequestHandler { return rt.r.Handler }
+
+// Health registers /healthz (the process is up) and /readyz (its
+// dependencies answer). Check failures are named, never described: a Vault or
+// pgx error text can carry addresses and paths.
+func (rt *Router) Health(checks ...Check) {
+	rt.Handle(fasthttp.MethodGet, "/healthz", func(ctx *fasthttp.RequestCtx) error {
+		return WriteJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
+	})
+	rt.Handle(fasthttp.MethodGet, "/readyz", func(ctx *fasthttp.RequestCtx) error {
+		c, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		results, ok := map[string]string{}, true
+		for _, ch := range checks {
+			if err := ch.Check(c); err != nil {
+				ok = false
+				results[ch.Name] = "failed"
+				rt.log.WarnContext(ctx, "readiness check failed", "check", ch.Name, "err", err)
+				continue
+			}
+			results[ch.Name] = "ok"
+		}
+		status, word := fasthttp.StatusOK, "ready"
+		if !ok {
+			status, word = fasthttp.StatusServiceUnavailable, "not_ready"
+		}
+		return WriteJSON(ctx, status, map[string]any{"status": word, "checks": results})
+	})
+}
+
+type ctxKey struct{}
+
+func (rt *Router) wrap(h Handler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
+		id := requestid.Resolve(string(ctx.Request.Header.Peek("X-Request-Id")))
+		ctx.SetUserValue(ctxKey{}, id)
+		ctx.Response.Header.Set("X-Request-Id", id)
+		err := rt.call(ctx, h)
+		if err != nil {
+			rt.writeError(ctx, id, err)
+		}
+		rt.log.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("request_id", id),
+			slog.String("method", string(ctx.Method())),
+			slog.String("path", string(ctx.Path())), // never the query or body
+			slog.Int("status", ctx.Response.StatusCode()),
+			slog.Duration("duration", time.Since(start)))
+	}
+}
+
+// call runs h and turns a panic into an error without its value: a panic in
+// a PCI process may hold card data, so only the fact is logged.
+func (rt *Router) call(ctx *fasthttp.RequestCtx, h Handler) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errPanic
+		}
+	}()
+	return h(ctx)
+}
+
+var errPanic = errors.New("handler panicked")
+
+func (rt *Router) writeError(ctx *fasthttp.RequestCtx, id string, err error) {
+	e := apierror.As(err).WithRequestID(id)
+	if e.Status >= 500 {
+		rt.log.ErrorContext(ctx, "request failed", "request_id", id, "code", e.Code, "err", err)
+	}
+	ctx.Response.ResetBody()
+	ctx.SetContentType("application/json")
+	ctx.SetStatusCode(e.Status)
+	ctx.SetBody(e.JSON())
+}
+
+// RequestID returns the id the middleware assigned to this request.
+func RequestID(ctx *fasthttp.RequestCtx) string {
+	id, _ := ctx.UserValue(ctxKey{}).(string)
+	return id
+}
+
+// WriteJSON writes v as the JSON body with status.
+func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ctx.SetContentType("application/json")
+	ctx.SetStatusCode(status)
+	ctx.SetBody(b)
+	return nil
+}

@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	vaultproxy "github.com/payorch/vault-proxy"
+)
+
+// SaveDataKey stores a wrapped data key (envelope.KeyStore).
+func (db *DB) SaveDataKey(ctx context.Context, id uuid.UUID, wrapped string) error {
+	v, err := TransitVersion(wrapped)
+	if err != nil {
+		return err
+	}
+	_, err = db.Pool.Exec(ctx, `INSERT INTO data_keys (id, wrapped, key_version) VALUES ($1, $2, $3)`, id, wrapped, v)
+	return err
+}
+
+// LoadDataKey returns a wrapped data key (envelope.KeyStore).
+func (db *DB) LoadDataKey(ctx context.Context, id uuid.UUID) (string, error) {
+	var w string
+	err := db.Pool.QueryRow(ctx, `SELECT wrapped FROM data_keys WHERE id = $1`, id).Scan(&w)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", vaultproxy.ErrNotFound
+	}
+	return w, err
+}
+
+// TransitVersion reads N from a transit ciphertext "vault:vN:...".
+func TransitVersion(wrapped string) (int, error) {
+	rest, ok := strings.CutPrefix(wrapped, "vault:v")
+	if !ok {
+		return 0, fmt.Errorf("postgres: not a transit ciphertext")
+	}
+	num, _, ok := strings.Cut(rest, ":")
+	v, err := strconv.Atoi(num)
+	if !ok || err != nil || v < 1 {
+		return 0, fmt.Errorf("postgres: not a transit ciphertext")
+	}
+	return v, nil
+}
+
+// InsertCard stores a vaulted card.
+func (db *DB) InsertCard(ctx context.Context, c *vaultproxy.VaultedCard) error {
+	var exp *string
+	if c.ExpirationDate != "" {
+		exp = &c.ExpirationDate
+	}
+	return db.Pool.QueryRow(ctx, `
+		INSERT INTO vaulted_cards (id, merchant_account_id, kind, data_key_id, wrapped_record_key, ciphertext,
+		                           fingerprint, scheme, bin, last4, expiration_date)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		RETURNING created_at, updated_at`,
+		c.Token, c.MerchantAccountID, string(c.Kind), c.Sealed.DataKeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
+		c.Fingerprint, c.Scheme, c.BIN, c.Last4, exp,
+	).Scan(&c.CreatedAt, &c.UpdatedAt)
+}
+
+// Cards returns the merchant's cards for tokens, in the order asked. A token
+// that is missing or belongs to another merchant account is ErrNotFound.
+func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*vaultproxy.VaultedCard, error) {
+	rows, err := db.Pool.Query(ctx, `
+		SELECT id, kind, data_key_id, wrapped_record_key, ciphertext, fingerprint, scheme, bin, last4,
+		       coalesce(expiration_date, ''), created_at, updated_at
+		FROM vaulted_cards WHERE merchant_account_id = $1 AND id = ANY($2)`, merchantAccountID, tokens)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[uuid.UUID]*vaultproxy.VaultedCard, len(tokens))
+	for rows.Next() {
+		c := &vaultproxy.VaultedCard{MerchantAccountID: merchantAccountID}
+		var kind string
+		if err := rows.Scan(&c.Token, &kind, &c.Sealed.DataKeyID, &c.Sealed.WrappedKey, &c.Sealed.Ciphertext,
+			&c.Fingerprint, &c.Scheme, &c.BIN, &c.Last4, &c.ExpirationDate, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Kind = vaultproxy.Kind(kind)
+		byID[c.Token] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*vaultproxy.VaultedCard, len(tokens))
+	for i, t := range tokens {
+		c, ok := byID[t]
+		if !ok {
+			return nil, fmt.Errorf("%w: token %d", vaultproxy.ErrNotFound, i+1)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// UpdateExpiry changes a card's expiry (PUT /payment-methods/{id}).
+func (db *DB) UpdateExpiry(ctx context.Context, merchantAccountID string, token uuid.UUID, expiry string) error {
+	tag, err := db.Pool.Exec(ctx, `UPDATE vaulted_cards SET expiration_date = $3, updated_at = now()
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, token, expiry)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return vaultproxy.ErrNotFound
+	}
+	return nil
+}
+
+// DeleteCard removes a card and, with it, its record key.
+func (db *DB) DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error {
+	tag, err := db.Pool.Exec(ctx, `DELETE FROM vaulted_cards WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, token)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return vaultproxy.ErrNotFound
+	}
+	return nil
+}
+
+// DataKeysToRewrap returns up to limit data keys wrapped below version.
+func (db *DB) DataKeysToRewrap(ctx context.Context, version, limit int) (ids []uuid.UUID, wrapped []string, err error) {
+	rows, err := db.Pool.Query(ctx, `SELECT id, wrapped FROM data_keys WHERE key_version < $1 ORDER BY id LIMIT $2`, version, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var w string
+		if err := rows.Scan(&id, &w); err != nil {
+			return nil, nil, err
+		}
+		ids, wrapped = append(ids, id), append(wrapped, w)
+	}
+	return ids, wrapped, rows.Err()
+}
+
+// ReplaceWrapped stores rewrapped data keys in one transaction.
+func (db *DB) ReplaceWrapped(ctx context.Context, ids []uuid.UUID, wrapped []string) error {
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		for i, id := range ids {
+			v, err := TransitVersion(wrapped[i])
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE data_keys SET wrapped = $2, key_version = $3, rewrapped_at = now() WHERE id = $1`, id, wrapped[i], v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// VersionCount is how many data keys and records one transit version covers.
+type VersionCount struct {
+	Version  int
+	DataKeys int64
+	Records  int64
+}
+
+// KeyVersions counts data keys and records per transit key version.
+func (db *DB) KeyVersions(ctx context.Context) ([]VersionCount, error) {
+	rows, err := db.Pool.Query(ctx, `
+		SELECT k.key_version, count(DISTINCT k.id), count(c.id)
+		FROM data_keys k LEFT JOIN vaulted_cards c ON c.data_key_id = k.id
+		GROUP BY k.key_version ORDER BY k.key_version`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (VersionCount, error) {
+		var v VersionCount
+		err := r.Scan(&v.Version, &v.DataKeys, &v.Records)
+		return v, err
+	})
+}

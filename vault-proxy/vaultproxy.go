@@ -1,0 +1,68 @@
+// Package vaultproxy holds the PCI zone's domain types: vaulted cards, their
+// tokens and the audit trail. Adapters live in subpackages named after their
+// technology (postgres, httpapi); wiring lives in app and cmd.
+package vaultproxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/envelope"
+)
+
+// Kind is what a vaulted record holds.
+type Kind string
+
+const (
+	KindCard     Kind = "card"
+	KindGiftCard Kind = "gift-card"
+)
+
+// VaultedCard is a stored card: display data in the clear, the number only
+// inside Sealed.
+type VaultedCard struct {
+	Token             uuid.UUID
+	MerchantAccountID string
+	Kind              Kind
+	Scheme            string
+	BIN               string
+	Last4             string
+	ExpirationDate    string // MM/YY, may be empty for gift cards
+	Fingerprint       string
+	Sealed            envelope.Sealed
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// ErrNotFound is returned for a token that does not exist in the merchant
+// account that asks: another account's token is indistinguishable from none.
+var ErrNotFound = errors.New("vaultproxy: not found")
+
+// CardStore persists vaulted cards.
+type CardStore interface {
+	InsertCard(ctx context.Context, c *VaultedCard) error
+	Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*VaultedCard, error)
+	UpdateExpiry(ctx context.Context, merchantAccountID string, token uuid.UUID, expiry string) error
+	DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error
+}
+
+// AuditEvent records who touched which tokens and why. Values never.
+type AuditEvent struct {
+	ID                int64
+	OccurredAt        time.Time
+	Actor             string
+	MerchantAccountID string
+	Action            string // vault, detokenize, forward, delete, update
+	Tokens            []uuid.UUID
+	Purpose           string
+	Outcome           string // success, failure: <code>
+	RequestID         string
+	Detail            map[string]any // names only: placeholders, destination host, status, duration
+}
+
+// AuditLog stores audit events.
+type AuditLog interface {
+	Record(ctx context.Context, e AuditEvent) error
+}
