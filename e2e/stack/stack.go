@@ -1,0 +1,154 @@
+// Package stack starts the whole product for end-to-end tests: a fresh pair
+// of databases on the real PostgreSQL, a fresh transit mount on the real
+// Vault used through a token holding exactly the shipped policy, a generated
+// PKI, and the real Main of vault-proxy and core-api on loopback port 0.
+// Every log line of both services goes to a LogCatcher so tests can prove no
+// card number was ever logged.
+package stack
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/payorch/certs"
+	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/testsupport"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/tokenizer/transit/transittest"
+	vpapp "github.com/payorch/vault-proxy/app"
+)
+
+// Stack is one running product.
+type Stack struct {
+	VaultProxy *vpapp.Main
+	CoreAPI    *coreapp.Main
+	DBs        *testsupport.Databases
+	Transit    *transittest.Env
+	PKI        certs.DevFiles
+	Logs       *logging.LogCatcher
+
+	PublicURL   string // vault-proxy public, https
+	InternalURL string // vault-proxy internal, https + client cert
+	AdminURL    string // vault-proxy admin, http on loopback
+	CoreURL     string // core-api, http
+
+	PublicClient   *http.Client // trusts the dev CA
+	InternalClient *http.Client // presents core-api's client certificate
+}
+
+// Option adjusts the configuration before the services start.
+type Option func(*vpapp.Config, *coreapp.Config)
+
+// WithEnvironment sets both services' environment (default sandbox).
+func WithEnvironment(e config.Environment) Option {
+	return func(v *vpapp.Config, c *coreapp.Config) { v.Environment, c.Environment = e, e }
+}
+
+// Start brings the product up and registers its shutdown with t.Cleanup.
+func Start(t testing.TB, opts ...Option) *Stack {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	s := &Stack{Logs: &logging.LogCatcher{}}
+	s.DBs = testsupport.NewTestDatabases(t)
+	s.Transit = transittest.New(t)
+
+	dir := t.TempDir()
+	if err := certs.WriteDevPKI(dir, time.Now()); err != nil {
+		t.Fatalf("stack: dev PKI: %v", err)
+	}
+	s.PKI = certs.DevPKIFiles(dir)
+
+	lns := make([]net.Listener, 4)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("stack: listen: %v", err)
+		}
+		lns[i] = ln
+	}
+	public, internal, admin, core := lns[0], lns[1], lns[2], lns[3]
+
+	vcfg := vpapp.Config{
+		Environment:            config.Sandbox,
+		DatabaseURL:            s.DBs.VaultDSN,
+		Vault:                  transit.Config{Addr: s.Transit.Vault.Addr, Token: s.Transit.Tokens.Service, Mount: s.Transit.Mount},
+		PublicAddr:             public.Addr().String(),
+		InternalAddr:           internal.Addr().String(),
+		AdminAddr:              admin.Addr().String(),
+		PublicCertFile:         s.PKI.PublicCert,
+		PublicKeyFile:          s.PKI.PublicKey,
+		InternalCertFile:       s.PKI.VaultProxyCert,
+		InternalKeyFile:        s.PKI.VaultProxyKey,
+		ClientCAFile:           s.PKI.CA,
+		InternalAllowedClients: []string{certs.CoreAPIName},
+		CoreAPIURL:             "http://" + core.Addr().String(),
+	}
+	ccfg := coreapp.Config{
+		Environment:      config.Sandbox,
+		DatabaseURL:      s.DBs.CoreDSN,
+		Addr:             core.Addr().String(),
+		VaultProxyURL:    "https://" + internal.Addr().String(),
+		VaultProxyCAFile: s.PKI.CA,
+		ClientCertFile:   s.PKI.CoreAPICert,
+		ClientKeyFile:    s.PKI.CoreAPIKey,
+	}
+	for _, o := range opts {
+		o(&vcfg, &ccfg)
+	}
+
+	var out io.Writer = s.Logs
+	if testing.Verbose() && os.Getenv("STACK_LOGS") != "" {
+		out = io.MultiWriter(s.Logs, os.Stderr)
+	}
+	log := logging.New(out, slog.LevelDebug)
+
+	vp, err := vpapp.New(vcfg, log.With("service", "vault-proxy"))
+	if err != nil {
+		t.Fatalf("stack: vault-proxy config: %v", err)
+	}
+	vp.Listeners.Public, vp.Listeners.Internal, vp.Listeners.Admin = public, internal, admin
+	if err := vp.Run(ctx); err != nil {
+		t.Fatalf("stack: vault-proxy: %v", err)
+	}
+	t.Cleanup(func() { _ = vp.Close() })
+	s.VaultProxy = vp
+
+	ca, err := coreapp.New(ccfg, log.With("service", "core-api"))
+	if err != nil {
+		t.Fatalf("stack: core-api config: %v", err)
+	}
+	ca.Listener = core
+	if err := ca.Run(ctx); err != nil {
+		t.Fatalf("stack: core-api: %v", err)
+	}
+	t.Cleanup(func() { _ = ca.Close() })
+	s.CoreAPI = ca
+
+	s.PublicURL = "https://" + public.Addr().String()
+	s.InternalURL = "https://" + internal.Addr().String()
+	s.AdminURL = "http://" + admin.Addr().String()
+	s.CoreURL = "http://" + core.Addr().String()
+
+	pool, err := certs.LoadCertPool(s.PKI.CA)
+	if err != nil {
+		t.Fatalf("stack: %v", err)
+	}
+	s.PublicClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	clientTLS, err := certs.ClientTLSConfig(s.PKI.CoreAPICert, s.PKI.CoreAPIKey, s.PKI.CA)
+	if err != nil {
+		t.Fatalf("stack: %v", err)
+	}
+	s.InternalClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS}}
+	return s
+}
