@@ -1,0 +1,43 @@
+# The two commands: `make run` and `make test`. See README.md.
+GO       ?= go
+DATA     := .data
+BIN      := $(DATA)/bin
+DEVVAULT := $(BIN)/devvault
+# Every module in go.work; there is no module at the root.
+PKGS      = $(shell $(GO) list -f '{{.Dir}}/...' -m)
+
+.PHONY: run test test-short lint bench soak devvault certs build clean
+
+run: $(DEVVAULT) build
+	deploy/local/run.sh
+
+test: $(DEVVAULT)
+	deploy/local/test.sh $(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+# Without -race: the quick loop while editing.
+test-short: $(DEVVAULT)
+	deploy/local/test.sh $(GO) test -count=1 -timeout 10m $(PKGS)
+
+bench: $(DEVVAULT)
+	deploy/local/test.sh deploy/local/bench.sh
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./core-api/cmd/core-api ./certs/cmd/devcerts
+
+devvault: $(DEVVAULT)
+
+# The dev Vault is its own module (BSL-licensed Vault 1.17.0, never shipped),
+# outside go.work so its ~270 requirements never reach the product's modules.
+$(DEVVAULT): deploy/devvault/go.mod deploy/devvault/go.sum $(wildcard deploy/devvault/*.go)
+	@mkdir -p $(BIN)
+	cd deploy/devvault && GOWORK=off $(GO) build -trimpath -ldflags='-s -w' -o $(CURDIR)/$(DEVVAULT) .
+
+certs:
+	$(GO) run ./certs/cmd/devcerts -dir $(DATA)/certs
+
+lint:
+	deploy/local/lint.sh
+
+clean:
+	rm -rf $(BIN)

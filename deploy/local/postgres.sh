@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Prints an admin DATABASE_URL for a PostgreSQL that answers, in this order:
+#   1. $DATABASE_URL, if set and it answers;
+#   2. the machine's server on 127.0.0.1:5432 (started with pg_ctlcluster if
+#      a cluster exists but is down);
+#   3. a private trust-auth cluster under .data/pg on port 55432, created with
+#      the machine's binaries (apt-get installs them when missing).
+# Diagnostics go to stderr; stdout carries only the URL.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+log() { echo "postgres.sh: $*" >&2; }
+
+answers() { # $1 = URL
+  command -v psql >/dev/null 2>&1 || return 1
+  PGCONNECT_TIMEOUT=3 psql "$1" -Atqc 'select 1' >/dev/null 2>&1
+}
+
+if [ -n "${DATABASE_URL:-}" ]; then
+  if answers "$DATABASE_URL"; then echo "$DATABASE_URL"; exit 0; fi
+  log "DATABASE_URL is set but does not answer"; exit 1
+fi
+
+machine="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+if answers "$machine"; then echo "$machine"; exit 0; fi
+
+if [ -d /etc/postgresql ] && [ -n "$(ls /etc/postgresql 2>/dev/null)" ] && command -v pg_ctlcluster >/dev/null; then
+  ver=$(ls /etc/postgresql | sort -V | tail -n1)
+  log "starting the machine's cluster $ver/main"
+  pg_ctlcluster --skip-systemctl-redirect "$ver" main start >&2 2>&1 || true
+  for _ in $(seq 1 30); do answers "$machine" && { echo "$machine"; exit 0; }; sleep 0.5; done
+  log "the machine's cluster did not answer with trust auth; using a private cluster"
+fi
+
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
+if [ -z "$bindir" ] || ! command -v psql >/dev/null; then
+  log "installing PostgreSQL from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2 && apt-get install -y -qq postgresql postgresql-client >&2
+  bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
+  # A fresh install may bring a cluster up on 5432 with trust for local postgres.
+  ver=$(basename "$(dirname "$bindir")")
+  pg_ctlcluster --skip-systemctl-redirect "$ver" main start >&2 2>&1 || true
+  answers "$machine" && { echo "$machine"; exit 0; }
+fi
+
+data="$root/.data/pg"
+port=55432
+private="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+if answers "$private"; then echo "$private"; exit 0; fi
+mkdir -p "$data"
+chown postgres:postgres "$data" 2>/dev/null || true
+chmod 0700 "$data"
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+if [ ! -f "$data/PG_VERSION" ]; then
+  log "initdb private cluster in $data"
+  as_pg "$bindir/initdb" -D "$data" -U postgres -A trust --no-instructions >&2
+fi
+as_pg "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -o "-p $port -k /tmp -c listen_addresses=127.0.0.1" -w start >&2
+answers "$private" && { echo "$private"; exit 0; }
+log "no PostgreSQL could be started"; exit 1

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `make run`: PostgreSQL, the dev Vault, certificates, both services, on this
+# machine. Ctrl-C stops everything this script started.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+data="$root/.data"
+bin="$data/bin"
+mkdir -p "$data"
+chmod 0700 "$data"
+
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  echo; echo "stopping..."
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -f "$data/vault.env" "$data/vault-proxy.tokens"
+}
+trap cleanup INT TERM EXIT
+
+wait_http() { # url [curl args]
+  local url=$1; shift
+  for _ in $(seq 1 100); do curl -fsS "$@" "$url" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "run.sh: $url did not answer" >&2; return 1
+}
+
+# 1. PostgreSQL, the two databases and their roles.
+DATABASE_URL=$(deploy/local/postgres.sh)
+eval "$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL" | sed 's/^/export /')"
+
+# 2. The dev Vault (unless VAULT_ADDR/VAULT_TOKEN name a real one), then the
+#    transit keys, policies and the policy-bound tokens vault-proxy uses.
+if [ -z "${VAULT_ADDR:-}" ] || [ -z "${VAULT_TOKEN:-}" ]; then
+  "$bin/devvault" -listen 127.0.0.1:8200 -env-file "$data/vault.env" >/dev/null &
+  pids+=($!)
+  for _ in $(seq 1 100); do [ -s "$data/vault.env" ] && break; sleep 0.1; done
+  set -a; . "$data/vault.env"; set +a
+fi
+"$bin/vault-proxy" vault-setup -policies deploy/vault -out "$data/vault-proxy.tokens"
+service_token=$(sed -n 's/^VAULT_TOKEN=//p' "$data/vault-proxy.tokens")
+
+# 3. Development certificates (kept when still valid).
+"$bin/devcerts" -dir "$data/certs" >/dev/null
+c="$data/certs"
+
+export ENVIRONMENT=${ENVIRONMENT:-sandbox}
+
+# 4. vault-proxy: the PCI zone, with the runtime policy's token only.
+VAULT_TOKEN="$service_token" \
+VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
+VAULT_PROXY_INTERNAL_CERT_FILE="$c/vault-proxy.pem" VAULT_PROXY_INTERNAL_KEY_FILE="$c/vault-proxy-key.pem" \
+VAULT_PROXY_CLIENT_CA_FILE="$c/ca.pem" \
+  "$bin/vault-proxy" serve &
+pids+=($!)
+
+# 5. core-api: no Vault token, no vault database; mTLS to vault-proxy.
+( unset VAULT_TOKEN VAULT_ADDR VAULT_PROXY_DATABASE_URL
+  VAULT_PROXY_CA_FILE="$c/ca.pem" CORE_API_CLIENT_CERT_FILE="$c/core-api.pem" CORE_API_CLIENT_KEY_FILE="$c/core-api-key.pem" \
+    exec "$bin/core-api" serve ) &
+pids+=($!)
+
+wait_http https://127.0.0.1:8443/readyz --cacert "$c/ca.pem"
+wait_http http://127.0.0.1:8080/readyz
+
+cat <<MSG
+
+payorch is running ($ENVIRONMENT)
+  core-api             http://127.0.0.1:8080
+  vault-proxy public   https://127.0.0.1:8443   (TLS; curl --cacert $c/ca.pem)
+  vault-proxy internal https://127.0.0.1:9443   (mutual TLS; core-api's certificate only)
+  vault-proxy admin    http://127.0.0.1:9090    (loopback: /healthz, /readyz)
+  Vault                $VAULT_ADDR
+  health               curl -s http://127.0.0.1:8080/readyz
+MSG
+if "$bin/core-api" help 2>/dev/null | grep -q token; then
+  echo "  token                $("$bin/core-api" token --scopes '*.read,*.write' 2>/dev/null)"
+fi
+echo; echo "Ctrl-C stops everything."
+wait -n "${pids[@]}"
