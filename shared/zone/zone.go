@@ -1,0 +1,64 @@
+// Package zone is the one contract between the PCI zone (vault-proxy) and
+// the core (core-api): the JSON bodies of vault-proxy's internal, mutual-TLS
+// listener. Nothing here carries a card number: requests name tokens and
+// placeholders, responses carry display data. Golden fixtures in testdata
+// pin the wire shape; both sides decode them in their tests.
+package zone
+
+import "encoding/json"
+
+// Internal routes on vault-proxy's mTLS listener. The merchant account is
+// always the MerchantHeader of the request.
+const (
+	CardPath       = "/internal/cards/{token}" // GET metadata, PUT expiry, DELETE (crypto-shred)
+	DetokenizePath = "/internal/detokenize"    // POST DetokenizeRequest
+	MerchantHeader = "x-service-merchant-account-id"
+	ActorHeader    = "x-zone-actor"    // who in core-api asked (for the audit log)
+	PurposeHeader  = "x-zone-purpose"  // why (for the audit log)
+	CardPathPrefix = "/internal/cards/" // CardPath without the parameter
+)
+
+// CardMetadata is what core-api may know about a vaulted card. core-api
+// builds its payment method record from this, fetched from vault-proxy,
+// rather than trusting display data a client sends it.
+type CardMetadata struct {
+	Type              string `json:"type"` // "card-metadata"
+	ID                string `json:"id"`   // the token = payment method id
+	MerchantAccountID string `json:"merchant_account_id"`
+	Kind              string `json:"kind"` // card | gift-card
+	Scheme            string `json:"scheme"`
+	Label             string `json:"label"` // last 4
+	BIN               string `json:"bin"`   // first 6 or 8
+	CardType          string `json:"card_type,omitempty"`
+	ExpirationDate    string `json:"expiration_date,omitempty"` // MM/YY
+	Fingerprint       string `json:"fingerprint"`
+	CreatedAt         string `json:"created_at"`
+}
+
+// ExpiryUpdate changes a vaulted card's expiry (PUT CardPath).
+type ExpiryUpdate struct {
+	ExpirationDate string `json:"expiration_date"`
+}
+
+// DetokenizeRequest asks vault-proxy to send a request on core-api's behalf
+// with placeholders such as {{ CARD_NUMBER_1 }} filled from the tokens.
+// Destination names a connector configured in vault-proxy; core-api never
+// supplies a raw host to send card data to.
+type DetokenizeRequest struct {
+	Destination   string            `json:"destination"` // connector name, e.g. "mock-card"
+	Method        string            `json:"method"`
+	Path          string            `json:"path"` // appended to the destination's base URL
+	Headers       map[string]string `json:"headers,omitempty"`
+	Body          string            `json:"body"`
+	PaymentMethod []string          `json:"payment_methods"` // tokens; placeholder index X is 1-based into this list
+	Purpose       string            `json:"purpose"`         // e.g. "authorization"
+	TimeoutMillis int               `json:"timeout_ms,omitempty"`
+}
+
+// DetokenizeResponse is the destination's answer, passed back unchanged.
+type DetokenizeResponse struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body,omitempty"` // when the destination answered JSON
+	Text    string            `json:"text,omitempty"` // otherwise
+}
