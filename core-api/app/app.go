@@ -15,6 +15,8 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/auth"
 )
 
 // Main is one running core-api.
@@ -23,7 +25,7 @@ type Main struct {
 	Log    *slog.Logger
 
 	DB    *postgres.DB
-	Vault *http.Client // mTLS client to vault-proxy's internal listener
+	Vault *vaultclient.Client // mTLS client to vault-proxy's internal listener
 
 	// Listener, when set before Run, is used instead of listening on
 	// Config.Addr (tests open it on port 0 first).
@@ -56,11 +58,19 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	m.Vault = &http.Client{
+	m.Vault = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
 		Timeout:   70 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
 		// A detokenized call is never redirected: the destination is vault-proxy.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
+	if err != nil {
+		return err
+	}
+	verifier, err := auth.NewVerifier(auth.Config{Keys: keys, Logger: m.Log})
+	if err != nil {
+		return err
 	}
 
 	rt := httpapi.NewRouter(m.Log)
@@ -68,6 +78,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
 		httpapi.Check{Name: "vault-proxy", Check: m.vaultProxyReady},
 	)
+	httpapi.Routes(rt, httpapi.Deps{
+		Log:         m.Log,
+		DB:          m.DB,
+		Auth:        &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
+		Vault:       m.Vault,
+		Environment: m.Config.Environment,
+	})
 
 	if m.ln = m.Listener; m.ln == nil {
 		if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
@@ -99,7 +116,7 @@ func (m *Main) vaultProxyReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := m.Vault.Do(req)
+	resp, err := m.Vault.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

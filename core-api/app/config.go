@@ -18,6 +18,11 @@ type Config struct {
 	VaultProxyCAFile string
 	ClientCertFile   string
 	ClientKeyFile    string
+
+	// Bearer token verification: public keys only (PEM, P-521) and the
+	// issuer they are registered under.
+	AuthKeysFile string
+	AuthIssuer   string
 }
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
@@ -30,6 +35,8 @@ func LoadConfig(l *config.Loader) Config {
 		VaultProxyCAFile: l.String("VAULT_PROXY_CA_FILE"),
 		ClientCertFile:   l.String("CORE_API_CLIENT_CERT_FILE"),
 		ClientKeyFile:    l.String("CORE_API_CLIENT_KEY_FILE"),
+		AuthKeysFile:     l.String("AUTH_PUBLIC_KEYS_FILE"),
+		AuthIssuer:       l.String("AUTH_ISSUER", config.Default("payorch")),
 	}
 }
 
@@ -47,6 +54,9 @@ func (c Config) Validate() error {
 	}
 	if c.VaultProxyCAFile == "" || c.ClientCertFile == "" || c.ClientKeyFile == "" {
 		errs = append(errs, errors.New("VAULT_PROXY_CA_FILE, CORE_API_CLIENT_CERT_FILE and CORE_API_CLIENT_KEY_FILE are required"))
+	}
+	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
+		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
 	}
 	return errors.Join(errs...)
 }

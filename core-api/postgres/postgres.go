@@ -38,3 +38,10 @@ func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
 
 // Close releases the pool.
 func (db *DB) Close() { db.Pool.Close() }
+
+// MerchantAccountExists reports whether id names a merchant account.
+func (db *DB) MerchantAccountExists(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_accounts WHERE id = $1)`, id).Scan(&ok)
+	return ok, err
+}

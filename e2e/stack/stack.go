@@ -7,18 +7,23 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/testsupport"
@@ -43,6 +48,27 @@ type Stack struct {
 
 	PublicClient   *http.Client // trusts the dev CA
 	InternalClient *http.Client // presents core-api's client certificate
+
+	authDir string
+}
+
+// Token mints a bearer token with scopes from the stack's API key.
+func (s *Stack) Token(t testing.TB, scopes ...string) string {
+	t.Helper()
+	tok, err := auth.IssueDevToken(s.authDir, Issuer, scopes, time.Hour, time.Now())
+	if err != nil {
+		t.Fatalf("stack: token: %v", err)
+	}
+	return tok
+}
+
+// Issuer is the API key issuer the stack registers.
+const Issuer = "payorch-test"
+
+// WithDestinations sets vault-proxy's detokenize destinations
+// ("name=https://127.0.0.1:port,...") and a CA it trusts for them.
+func WithDestinations(spec, caFile string) Option {
+	return func(v *vpapp.Config, _ *coreapp.Config) { v.Destinations, v.ExtraCAFile = spec, caFile }
 }
 
 // Option adjusts the configuration before the services start.
@@ -68,6 +94,11 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		t.Fatalf("stack: dev PKI: %v", err)
 	}
 	s.PKI = certs.DevPKIFiles(dir)
+	s.authDir = filepath.Join(dir, "auth")
+	if _, err := auth.IssueDevToken(s.authDir, Issuer, []string{"*.read"}, time.Minute, time.Now()); err != nil {
+		t.Fatalf("stack: auth keys: %v", err)
+	}
+	keysFile := filepath.Join(s.authDir, auth.PublicKeysFile)
 
 	lns := make([]net.Listener, 4)
 	for i := range lns {
@@ -93,6 +124,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		ClientCAFile:           s.PKI.CA,
 		InternalAllowedClients: []string{certs.CoreAPIName},
 		CoreAPIURL:             "http://" + core.Addr().String(),
+		AuthKeysFile:           keysFile,
+		AuthIssuer:             Issuer,
 	}
 	ccfg := coreapp.Config{
 		Environment:      config.Sandbox,
@@ -102,6 +135,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		VaultProxyCAFile: s.PKI.CA,
 		ClientCertFile:   s.PKI.CoreAPICert,
 		ClientKeyFile:    s.PKI.CoreAPIKey,
+		AuthKeysFile:     keysFile,
+		AuthIssuer:       Issuer,
 	}
 	for _, o := range opts {
 		o(&vcfg, &ccfg)
@@ -151,4 +186,46 @@ func Start(t testing.TB, opts ...Option) *Stack {
 	}
 	s.InternalClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: clientTLS}}
 	return s
+}
+
+// Do sends a JSON request with a bearer token and returns status and body.
+func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body any, header ...string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, raw
 }

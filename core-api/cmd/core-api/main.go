@@ -1,6 +1,11 @@
 // Command core-api runs the non-PCI core: buyers, payment methods by token,
 // transactions and webhooks. Configuration comes from the environment; see
 // core-api/app/config.go.
+//
+//	core-api [serve]     run the service
+//	core-api token -scopes buyers.write,payment-methods.write [-lifetime 24h] [-key-dir .data/auth]
+//	                     create an API key pair in key-dir if missing and print a bearer token
+//	core-api help
 package main
 
 import (
@@ -24,8 +29,19 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger, args []string) error {
-	if len(args) > 0 && args[0] != "serve" {
-		return fmt.Errorf("unknown command %q (commands: serve)", args[0])
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+	case "token":
+		return token(args, os.Stdout)
+	case "help", "-h", "--help":
+		fmt.Println("commands: serve, token, help")
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (commands: serve, token, help)", cmd)
 	}
 	l := config.NewLoader(config.EnvironLookup(os.Environ()))
 	cfg := app.LoadConfig(l)

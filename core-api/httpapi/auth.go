@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
+)
+
+// MerchantHeader selects the merchant account; absent means "default".
+const MerchantHeader = "x-service-merchant-account-id"
+
+var merchantID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// AccountExists reports whether a merchant account exists.
+type AccountExists func(ctx context.Context, id string) (bool, error)
+
+// Auth authorizes requests: a valid bearer token with the needed scope,
+// acting in an existing merchant account the token may use.
+type Auth struct {
+	Verifier *auth.Verifier
+	Exists   AccountExists
+	Now      func() time.Time
+
+	// Known accounts are remembered briefly so the hot path does not pay a
+	// query per request; a deleted account stays usable for at most knownTTL.
+	mu    sync.Mutex
+	known map[string]time.Time
+}
+
+const knownTTL = 30 * time.Second
+
+// Caller is an authorized request's identity.
+type Caller struct {
+	Principal         *auth.Principal
+	MerchantAccountID string
+}
+
+// Authorize checks r for scope.
+func (a *Auth) Authorize(r *http.Request, scope string) (Caller, error) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	p, err := a.Verifier.VerifyRequest(r)
+	if err != nil {
+		return Caller{}, err
+	}
+	if err := p.Require(scope); err != nil {
+		return Caller{}, err
+	}
+	m := r.Header.Get(MerchantHeader)
+	if m == "" {
+		m = "default"
+	}
+	if !merchantID.MatchString(m) {
+		return Caller{}, apierror.BadRequest("invalid merchant account id", apierror.Detail{
+			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
+		})
+	}
+	if !p.CanAccessMerchant(m) {
+		return Caller{}, apierror.Forbidden("this token may not act in merchant account " + m)
+	}
+	if err := a.checkAccount(r.Context(), m, now()); err != nil {
+		return Caller{}, err
+	}
+	return Caller{Principal: p, MerchantAccountID: m}, nil
+}
+
+func (a *Auth) checkAccount(ctx context.Context, id string, now time.Time) error {
+	a.mu.Lock()
+	until, ok := a.known[id]
+	a.mu.Unlock()
+	if ok && now.Before(until) {
+		return nil
+	}
+	exists, err := a.Exists(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return apierror.NotFound("merchant account " + id + " not found")
+	}
+	a.mu.Lock()
+	if a.known == nil {
+		a.known = map[string]time.Time{}
+	}
+	a.known[id] = now.Add(knownTTL)
+	a.mu.Unlock()
+	return nil
+}
+
+// Forget drops an account from the cache (after it is deleted).
+func (a *Auth) Forget(id string) {
+	a.mu.Lock()
+	delete(a.known, id)
+	a.mu.Unlock()
+}

@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	"log/slog"
+
+	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/config"
+)
+
+// Deps is what handlers need; app builds it.
+type Deps struct {
+	Log         *slog.Logger
+	DB          *postgres.DB
+	Auth        *Auth
+	Vault       *vaultclient.Client
+	Environment config.Environment
+}
+
+// Routes registers every core-api route on rt. Each resource's handlers
+// live in their own file and are registered here, one line each.
+func Routes(rt *Router, d Deps) {
+}

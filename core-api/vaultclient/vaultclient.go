@@ -1,0 +1,109 @@
+// Package vaultclient is core-api's side of the zone contract
+// (shared/zone): it calls vault-proxy's internal listener over mutual TLS.
+// It never sees card data: it asks by token and receives display data.
+package vaultclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/requestid"
+	"github.com/payorch/shared/zone"
+)
+
+// Client calls vault-proxy.
+type Client struct {
+	HTTP *http.Client // carries core-api's client certificate
+	Base string       // https://vault-proxy:9443
+}
+
+// ErrNotFound is a token the merchant account does not have.
+var ErrNotFound = errors.New("vaultclient: not found")
+
+func (c *Client) do(ctx context.Context, method, path, merchant, actor string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(zone.MerchantHeader, merchant)
+	if actor != "" {
+		req.Header.Set(zone.ActorHeader, actor)
+	}
+	if id := requestid.FromContext(ctx); id != "" {
+		req.Header.Set("X-Request-Id", id)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return fmt.Errorf("vaultclient: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return ErrNotFound
+	case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		// vault-proxy's envelope is safe to pass on: it never carries card data.
+		if e, perr := apierror.Parse(raw); perr == nil {
+			return e
+		}
+		return fmt.Errorf("vaultclient: %s %s: status %d", method, path, resp.StatusCode)
+	case resp.StatusCode >= 300:
+		return fmt.Errorf("vaultclient: %s %s: status %d", method, path, resp.StatusCode)
+	}
+	if out != nil && len(raw) > 0 {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
+
+func cardPath(token string) string {
+	return zone.CardPathPrefix + strings.TrimSpace(token)
+}
+
+// Card returns a vaulted card's display data.
+func (c *Client) Card(ctx context.Context, merchant, token string) (*zone.CardMetadata, error) {
+	var m zone.CardMetadata
+	if err := c.do(ctx, http.MethodGet, cardPath(token), merchant, "", nil, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// UpdateExpiry changes a vaulted card's expiry before core-api answers, so
+// expiry placeholders use the new value at once.
+func (c *Client) UpdateExpiry(ctx context.Context, merchant, actor, token, expiry string) error {
+	return c.do(ctx, http.MethodPut, cardPath(token), merchant, actor, zone.ExpiryUpdate{ExpirationDate: expiry}, nil)
+}
+
+// Delete crypto-shreds a vaulted card.
+func (c *Client) Delete(ctx context.Context, merchant, actor, token string) error {
+	return c.do(ctx, http.MethodDelete, cardPath(token), merchant, actor, nil, nil)
+}
+
+// Detokenize asks vault-proxy to make a call with card data filled in.
+func (c *Client) Detokenize(ctx context.Context, merchant, actor string, r zone.DetokenizeRequest) (*zone.DetokenizeResponse, error) {
+	var out zone.DetokenizeResponse
+	if err := c.do(ctx, http.MethodPost, zone.DetokenizePath, merchant, actor, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
