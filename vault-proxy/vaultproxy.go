@@ -27,6 +27,7 @@ type VaultedCard struct {
 	MerchantAccountID string
 	Kind              Kind
 	Scheme            string
+	CardType          string // credit, debit, prepaid or empty
 	BIN               string
 	Last4             string
 	ExpirationDate    string // MM/YY, may be empty for gift cards

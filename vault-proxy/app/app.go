@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,9 +14,15 @@ import (
 	"time"
 
 	"github.com/payorch/certs"
+	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/zone"
+	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/destinations"
+	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
 )
 
@@ -24,8 +31,11 @@ type Main struct {
 	Config Config
 	Log    *slog.Logger
 
-	DB    *postgres.DB
-	Vault *transit.Client
+	DB       *postgres.DB
+	Vault    *transit.Client
+	Sealer   *envelope.Sealer
+	Cards    *vaulting.Service
+	Forwards *forward.Engine
 
 	// Listeners, when set before Run, are used instead of listening on the
 	// configured addresses: tests open them on port 0 first so that each
@@ -62,6 +72,42 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Vault, err = transit.New(m.Config.Vault); err != nil {
 		return err
 	}
+	// The fingerprint key is read from Vault once; failing here fails the
+	// start: there is no fallback key.
+	fpKey, err := m.Vault.HMACKey(ctx, transit.FingerprintKey)
+	if err != nil {
+		return fmt.Errorf("fingerprint key: %w", err)
+	}
+	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
+	m.Cards = vaulting.New(m.DB, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	m.Forwards = &forward.Engine{Vault: m.Cards}
+
+	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
+	if err != nil {
+		return err
+	}
+	verifier, err := auth.NewVerifier(auth.Config{Keys: keys, Logger: m.Log})
+	if err != nil {
+		return err
+	}
+	authn := &httpapi.Authenticator{Verifier: verifier}
+	core, err := httpapi.NewCore(m.Config.CoreAPIURL)
+	if err != nil {
+		return err
+	}
+	var extraCAs *x509.CertPool
+	if m.Config.ExtraCAFile != "" {
+		if extraCAs, err = certs.LoadCertPool(m.Config.ExtraCAFile); err != nil {
+			return err
+		}
+	}
+	dests, err := destinations.Parse(m.Config.Destinations, extraCAs)
+	if err != nil {
+		return err
+	}
+	cards := &httpapi.Cards{Vault: m.Cards, Auth: authn, Core: core, Log: m.Log}
+	detok := &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests}
+
 	checks := []httpapi.Check{
 		{Name: "postgres", Check: m.DB.Ping},
 		{Name: "vault", Check: m.Vault.Health},
@@ -78,8 +124,15 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	public := httpapi.NewRouter(m.Log.With("listener", "public"))
 	public.Health(checks...)
+	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
+	public.NotFound(core.Pass) // one base URL: everything else is core-api's
+
 	internal := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internal.Health(checks...)
+	internal.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
+	internal.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
+	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
+	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, detok.Handle)
 	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
 	admin.Health(checks...)
 

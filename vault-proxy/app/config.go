@@ -25,6 +25,16 @@ type Config struct {
 	InternalAllowedClients            []string // identities allowed on the internal listener
 
 	CoreAPIURL string // where non-card routes are passed on
+
+	// Bearer token verification, the same keys core-api uses.
+	AuthKeysFile string
+	AuthIssuer   string
+
+	// Destinations core-api may name in detokenized calls: name=base URL.
+	Destinations string
+	// ExtraCAFile adds a CA trusted for destinations and forwards (local
+	// simulators and test targets with their own CA).
+	ExtraCAFile string
 }
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
@@ -47,6 +57,10 @@ func LoadConfig(l *config.Loader) Config {
 		ClientCAFile:           l.String("VAULT_PROXY_CLIENT_CA_FILE"),
 		InternalAllowedClients: strings.Split(l.String("VAULT_PROXY_INTERNAL_ALLOWED_CLIENTS", config.Default(certs.CoreAPIName)), ","),
 		CoreAPIURL:             strings.TrimRight(l.String("CORE_API_URL", config.Default("http://127.0.0.1:8080")), "/"),
+		AuthKeysFile:           l.String("AUTH_PUBLIC_KEYS_FILE"),
+		AuthIssuer:             l.String("AUTH_ISSUER", config.Default("payorch")),
+		Destinations:           l.String("VAULT_PROXY_DESTINATIONS", config.Optional()),
+		ExtraCAFile:            l.String("VAULT_FORWARD_EXTRA_CA_FILE", config.Optional()),
 	}
 }
 
@@ -74,6 +88,9 @@ func (c Config) Validate() error {
 	}
 	if len(c.InternalAllowedClients) == 0 || c.InternalAllowedClients[0] == "" {
 		errs = append(errs, errors.New("VAULT_PROXY_INTERNAL_ALLOWED_CLIENTS must name at least one client"))
+	}
+	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
+		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
 	}
 	if !loopback(c.AdminAddr) {
 		errs = append(errs, errors.New("VAULT_PROXY_ADMIN_ADDR must be a loopback address"))

@@ -54,11 +54,11 @@ func (db *DB) InsertCard(ctx context.Context, c *vaultproxy.VaultedCard) error {
 	}
 	return db.Pool.QueryRow(ctx, `
 		INSERT INTO vaulted_cards (id, merchant_account_id, kind, data_key_id, wrapped_record_key, ciphertext,
-		                           fingerprint, scheme, bin, last4, expiration_date)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		                           fingerprint, scheme, card_type, bin, last4, expiration_date)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		RETURNING created_at, updated_at`,
 		c.Token, c.MerchantAccountID, string(c.Kind), c.Sealed.DataKeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
-		c.Fingerprint, c.Scheme, c.BIN, c.Last4, exp,
+		c.Fingerprint, c.Scheme, c.CardType, c.BIN, c.Last4, exp,
 	).Scan(&c.CreatedAt, &c.UpdatedAt)
 }
 
@@ -66,7 +66,7 @@ func (db *DB) InsertCard(ctx context.Context, c *vaultproxy.VaultedCard) error {
 // that is missing or belongs to another merchant account is ErrNotFound.
 func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*vaultproxy.VaultedCard, error) {
 	rows, err := db.Pool.Query(ctx, `
-		SELECT id, kind, data_key_id, wrapped_record_key, ciphertext, fingerprint, scheme, bin, last4,
+		SELECT id, kind, data_key_id, wrapped_record_key, ciphertext, fingerprint, scheme, card_type, bin, last4,
 		       coalesce(expiration_date, ''), created_at, updated_at
 		FROM vaulted_cards WHERE merchant_account_id = $1 AND id = ANY($2)`, merchantAccountID, tokens)
 	if err != nil {
@@ -77,7 +77,7 @@ func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid
 		c := &vaultproxy.VaultedCard{MerchantAccountID: merchantAccountID}
 		var kind string
 		if err := rows.Scan(&c.Token, &kind, &c.Sealed.DataKeyID, &c.Sealed.WrappedKey, &c.Sealed.Ciphertext,
-			&c.Fingerprint, &c.Scheme, &c.BIN, &c.Last4, &c.ExpirationDate, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			&c.Fingerprint, &c.Scheme, &c.CardType, &c.BIN, &c.Last4, &c.ExpirationDate, &c.CreatedAt, &c.UpdatedAt); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -25,6 +25,7 @@ CREATE TABLE vaulted_cards (
     ciphertext          bytea NOT NULL,
     fingerprint         text NOT NULL,
     scheme              text NOT NULL,
+    card_type           text NOT NULL DEFAULT '',
     bin                 text NOT NULL CHECK (bin ~ '^[0-9]{6,8}$'),
     last4               text NOT NULL CHECK (last4 ~ '^[0-9]{4}$'),
     expiration_date     text CHECK (expiration_date ~ '^(0[1-9]|1[0-2])/[0-9]{2}$'),

@@ -1,0 +1,241 @@
+// Package forward turns a request template with {{ CARD_* }} placeholders
+// into a sent request: it checks every placeholder before anything is
+// revealed, opens the cards, renders the body into a scratch buffer, lets
+// the caller apply authentication and send, zeroes the buffer, and audits
+// the call by name and outcome only. Detokenized processor calls from
+// core-api and merchants' /vault-forward requests both go through it.
+package forward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/card"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/substitute"
+	"github.com/payorch/vault-proxy/vaulting"
+	"github.com/valyala/fasthttp"
+)
+
+// NetworkTokens provisions network tokens and cryptograms (issue: network
+// tokens). A nil NetworkTokens makes every network-token placeholder
+// unavailable, which the _OR_EMPTY_STRING forms turn into "".
+type NetworkTokens interface {
+	// Token returns the card's network token and its expiry, provisioning
+	// one on first use.
+	Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (token []byte, expiry card.Expiry, err error)
+	// Cryptogram returns a fresh one-time cryptogram for the card's token.
+	Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, error)
+}
+
+// Engine renders and sends.
+type Engine struct {
+	Vault         *vaulting.Service
+	NetworkTokens NetworkTokens
+	Now           func() time.Time
+}
+
+// Request is one call to make.
+type Request struct {
+	Caller      vaulting.Caller
+	Action      string // audit action: "detokenize" or "forward"
+	Purpose     string
+	Method      string
+	URL         *url.URL
+	Header      *fasthttp.RequestHeader // headers to send (already filtered by the caller)
+	ContentType string
+	Body        []byte // the template
+	Tokens      []uuid.UUID
+	Options     substitute.Options
+}
+
+// SendFunc applies authentication and sends req; resp receives the answer.
+type SendFunc func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error
+
+// Result is what the audit log and the caller learn of a sent call.
+type Result struct {
+	Placeholders []string
+	Duration     time.Duration
+}
+
+// ErrTokensNotFound is returned when a token is not the caller's.
+var ErrTokensNotFound = vaultproxy.ErrNotFound
+
+// Send renders r and passes it to send. Placeholder problems are returned as
+// *substitute.Error before any card is opened or any byte is sent.
+func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, send SendFunc) (Result, error) {
+	start := time.Now()
+	tpl, err := substitute.Parse(r.Body, r.Options)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := tpl.CheckIndexes(len(r.Tokens)); err != nil {
+		return Result{}, err
+	}
+	names := make([]string, len(tpl.Placeholders()))
+	withCode := false
+	for i, p := range tpl.Placeholders() {
+		names[i] = p.Name
+		withCode = withCode || p.Field == substitute.SecurityCode
+	}
+	res := Result{Placeholders: names}
+	detail := func(outcome string, status int) map[string]any {
+		d := map[string]any{"placeholders": names, "host": r.URL.Host, "method": r.Method, "duration_ms": time.Since(start).Milliseconds()}
+		if status > 0 {
+			d["status"] = status
+		}
+		return d
+	}
+
+	cards, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		for _, c := range cards {
+			c.Zero()
+		}
+	}()
+	if err := checkKinds(tpl, cards); err != nil {
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail("", 0))
+		return res, err
+	}
+
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	if r.Header != nil {
+		r.Header.CopyTo(&req.Header)
+	}
+	req.Header.SetMethod(r.Method)
+	// The outbound client disables path normalising: the target gets exactly
+	// the path the caller wrote (signatures cover it).
+	req.SetRequestURI(r.URL.String())
+	if r.ContentType != "" {
+		req.Header.SetContentType(r.ContentType)
+	}
+
+	buf := bufPool.Get()
+	defer func() {
+		// The rendered body held card numbers: clear both our buffer and
+		// fasthttp's copy before they go back to their pools.
+		clear(buf.B[:cap(buf.B)])
+		bufPool.Put(buf)
+		clear(req.Body())
+	}()
+	rv := &resolver{ctx: ctx, e: e, caller: r.Caller, cards: cards}
+	buf.B, err = tpl.Render(buf.B[:0], substitute.EncodingFor(r.ContentType), rv.resolve)
+	if err != nil {
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: placeholder", detail("", 0))
+		return res, err
+	}
+	req.SetBodyRaw(buf.B)
+
+	err = send(ctx, req, resp)
+	res.Duration = time.Since(start)
+	if err != nil {
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail("", 0))
+		return res, err
+	}
+	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail("", resp.StatusCode()))
+	return res, nil
+}
+
+// checkKinds refuses placeholders a payment method cannot fill (a network
+// token for a gift card) before anything is rendered.
+func checkKinds(tpl *substitute.Template, cards []*vaulting.Revealed) error {
+	for _, p := range tpl.Placeholders() {
+		c := cards[p.Index-1]
+		if c.Card.Kind != vaultproxy.KindCard && p.Field != substitute.CardNumber {
+			return &substitute.Error{Placeholder: p.Name, Code: "placeholder_not_allowed",
+				Message: fmt.Sprintf("placeholder %s: payment method %d is not a card", p.Name, p.Index)}
+		}
+	}
+	return nil
+}
+
+type resolver struct {
+	ctx    context.Context
+	e      *Engine
+	caller vaulting.Caller
+	cards  []*vaulting.Revealed
+	nt     map[int]ntValue
+}
+
+type ntValue struct {
+	token  []byte
+	expiry card.Expiry
+	err    error
+}
+
+func unavailable(p substitute.Placeholder, what string) error {
+	return &substitute.Error{Placeholder: p.Name, Code: "value_unavailable", Message: fmt.Sprintf("placeholder %s: %s", p.Name, what)}
+}
+
+func (rv *resolver) resolve(p substitute.Placeholder) ([]byte, error) {
+	c := rv.cards[p.Index-1]
+	switch p.Field {
+	case substitute.CardNumber:
+		return c.Number, nil
+	case substitute.CardExpiry:
+		var exp card.Expiry
+		if err := exp.UnmarshalText([]byte(c.Card.ExpirationDate)); err != nil {
+			return nil, unavailable(p, "the payment method has no expiry")
+		}
+		v, err := exp.FormatAs(p.Format)
+		if err != nil {
+			return nil, unavailable(p, "the expiry cannot be formatted")
+		}
+		return []byte(v), nil
+	case substitute.SecurityCode:
+		if c.SecurityCode == nil {
+			return nil, unavailable(p, "no security code is held for this payment method")
+		}
+		return c.SecurityCode, nil
+	}
+	v, err := rv.networkValue(p, c)
+	if err != nil {
+		if p.OrEmpty {
+			return nil, nil
+		}
+		return nil, unavailable(p, "network token provisioning failed")
+	}
+	return v, nil
+}
+
+func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed) ([]byte, error) {
+	if rv.e.NetworkTokens == nil {
+		return nil, errors.New("no token service")
+	}
+	if rv.nt == nil {
+		rv.nt = map[int]ntValue{}
+	}
+	v, ok := rv.nt[p.Index]
+	if !ok {
+		v.token, v.expiry, v.err = rv.e.NetworkTokens.Token(rv.ctx, rv.caller, c)
+		rv.nt[p.Index] = v
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	switch p.Field {
+	case substitute.NetworkToken:
+		return v.token, nil
+	case substitute.NetworkTokenExpiry:
+		s, err := v.expiry.FormatAs(p.Format)
+		return []byte(s), err
+	}
+	return rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
+}
+
+// errorCode names a send failure for the audit log.
+func errorCode(err error) string {
+	var coded interface{ ErrorCode() string }
+	if errors.As(err, &coded) {
+		return coded.ErrorCode()
+	}
+	return "send"
+}

@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
+	"github.com/valyala/fasthttp"
+)
+
+// MerchantHeader selects the merchant account (SPEC: default "default").
+const MerchantHeader = "x-service-merchant-account-id"
+
+var merchantID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// Authenticator checks bearer tokens with the same verifier core-api uses.
+type Authenticator struct {
+	Verifier *auth.Verifier
+	Now      func() time.Time
+}
+
+// Caller is an authenticated request's identity.
+type Caller struct {
+	Principal         *auth.Principal
+	MerchantAccountID string
+}
+
+// Authorize verifies the bearer token, requires scope and resolves the
+// merchant account the request acts in.
+func (a *Authenticator) Authorize(ctx *fasthttp.RequestCtx, scope string) (Caller, error) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	p, err := a.Verifier.Verify(ctx, string(ctx.Request.Header.Peek("Authorization")), now())
+	if err != nil {
+		return Caller{}, err
+	}
+	if err := p.Require(scope); err != nil {
+		return Caller{}, err
+	}
+	m, err := MerchantAccount(ctx)
+	if err != nil {
+		return Caller{}, err
+	}
+	if !p.CanAccessMerchant(m) {
+		return Caller{}, apierror.Forbidden("this token may not act in merchant account " + m)
+	}
+	return Caller{Principal: p, MerchantAccountID: m}, nil
+}
+
+// MerchantAccount reads and checks the merchant account header.
+func MerchantAccount(ctx *fasthttp.RequestCtx) (string, error) {
+	m := string(ctx.Request.Header.Peek(MerchantHeader))
+	if m == "" {
+		return "default", nil
+	}
+	if !merchantID.MatchString(m) {
+		return "", apierror.BadRequest("invalid merchant account id", apierror.Detail{
+			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
+		})
+	}
+	return m, nil
+}

@@ -1,0 +1,241 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/vaulting"
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+)
+
+// Cards serves the routes where card data enters or leaves by token.
+type Cards struct {
+	Vault *vaulting.Service
+	Auth  *Authenticator
+	Core  *Core
+	Log   *slog.Logger
+}
+
+// cardFields are the fields POST /payment-methods accepts for a card or a
+// gift card; anything else is refused with a pointer to it.
+var cardFields = map[string]gjson.Type{
+	"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String,
+	"security_code": gjson.String, "pin": gjson.String,
+	"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
+}
+
+// CreatePaymentMethod vaults a card (or gift card) and passes the request on
+// to core-api with the card replaced by its token; other payment methods
+// (bank accounts) pass through unchanged. If core-api refuses, the card is
+// shredded again so nothing is left half-done.
+func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
+	body := ctx.Request.Body()
+	// The pooled request buffer held the card number: clear it once done.
+	defer clear(body)
+	method := gjson.GetBytes(body, "method")
+	if method.Str != string(vaultproxy.KindCard) && method.Str != string(vaultproxy.KindGiftCard) {
+		return h.Core.Pass(ctx)
+	}
+	c, err := h.Auth.Authorize(ctx, "payment-methods.write")
+	if err != nil {
+		return err
+	}
+	doc, err := strictObject(body, cardFields)
+	if err != nil {
+		return err
+	}
+	req := vaulting.CardRequest{
+		Kind:           vaultproxy.Kind(method.Str),
+		Number:         []byte(doc["number"].Str),
+		ExpirationDate: doc["expiration_date"].Str,
+		SecurityCode:   []byte(doc["security_code"].Str),
+	}
+	if req.Kind == vaultproxy.KindGiftCard {
+		req.SecurityCode = []byte(doc["pin"].Str)
+	}
+	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
+	rec, err := h.Vault.Vault(ctx, caller, req)
+	if err != nil {
+		return vaultingError(err)
+	}
+
+	onward := map[string]any{"method": method.Str, "id": rec.Token.String()}
+	for _, k := range []string{"buyer_id", "buyer_external_identifier", "external_identifier"} {
+		if v, ok := doc[k]; ok {
+			onward[k] = v.Value()
+		}
+	}
+	out, _ := json.Marshal(onward)
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
+	if err != nil || status >= 300 {
+		h.rollback(caller, rec.Token)
+		if err != nil {
+			return apierror.BadGateway("core-api is unreachable; nothing was stored")
+		}
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(ct)
+	ctx.SetBody(respBody)
+	return nil
+}
+
+func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Vault.Delete(ctx, c, token); err != nil {
+		h.Log.Error("rollback of a vaulted card failed", "request_id", c.RequestID, "token", token, "err", err)
+	}
+}
+
+func actor(c Caller) string {
+	return "token:" + c.Principal.TokenID
+}
+
+// strictObject parses a JSON object whose top-level keys must be in allowed
+// with the given types (null is allowed for any of them).
+func strictObject(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, apierror.BadRequest("request body is not valid JSON")
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, apierror.BadRequest("request body must be a JSON object")
+	}
+	out := map[string]gjson.Result{}
+	var details []apierror.Detail
+	root.ForEach(func(k, v gjson.Result) bool {
+		want, ok := allowed[k.Str]
+		switch {
+		case !ok:
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "unknown field", Type: "value_error.extra"})
+		case v.Type != want && v.Type != gjson.Null:
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "must be a " + typeName(want), Type: "type_error"})
+		case v.Type != gjson.Null:
+			out[k.Str] = v
+		}
+		return true
+	})
+	if len(details) > 0 {
+		return nil, apierror.BadRequest("request body has invalid fields", details...)
+	}
+	return out, nil
+}
+
+func typeName(t gjson.Type) string {
+	switch t {
+	case gjson.String:
+		return "string"
+	case gjson.Number:
+		return "number"
+	case gjson.JSON:
+		return "object or array"
+	}
+	return "boolean"
+}
+
+// vaultingError maps the vault's errors to the envelope: field errors become
+// a 400 with one detail each, never echoing the input.
+func vaultingError(err error) error {
+	var fe vaulting.FieldErrors
+	if errors.As(err, &fe) {
+		details := make([]apierror.Detail, len(fe))
+		for i, f := range fe {
+			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + f.Field, Message: f.Message, Type: "value_error.card." + f.Code}
+		}
+		return apierror.BadRequest("the card is not valid", details...)
+	}
+	if errors.Is(err, vaultproxy.ErrNotFound) {
+		return apierror.NotFound("payment method not found")
+	}
+	return err
+}
+
+// --- internal listener (mTLS, core-api only) ---
+
+func internalCaller(ctx *fasthttp.RequestCtx) (vaulting.Caller, error) {
+	m, err := MerchantAccount(ctx)
+	if err != nil {
+		return vaulting.Caller{}, err
+	}
+	a := "core-api"
+	if v := ctx.Request.Header.Peek(zone.ActorHeader); len(v) > 0 && len(v) <= 128 {
+		a += ":" + string(v)
+	}
+	return vaulting.Caller{MerchantAccountID: m, Actor: a, RequestID: RequestID(ctx)}, nil
+}
+
+func tokenParam(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
+	s, _ := ctx.UserValue("token").(string)
+	t, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, apierror.NotFound("payment method not found")
+	}
+	return t, nil
+}
+
+// Metadata answers GET /internal/cards/{token}: display data only.
+func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
+	c, err := internalCaller(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := tokenParam(ctx)
+	if err != nil {
+		return err
+	}
+	vc, err := h.Vault.Metadata(ctx, c, t)
+	if err != nil {
+		return vaultingError(err)
+	}
+	return WriteJSON(ctx, fasthttp.StatusOK, zone.CardMetadata{
+		Type: "card-metadata", ID: vc.Token.String(), MerchantAccountID: vc.MerchantAccountID, Kind: string(vc.Kind),
+		Scheme: vc.Scheme, Label: vc.Last4, BIN: vc.BIN, CardType: vc.CardType, ExpirationDate: vc.ExpirationDate,
+		Fingerprint: vc.Fingerprint, CreatedAt: vc.CreatedAt.UTC().Format(time.RFC3339),
+	})
+}
+
+// UpdateExpiry answers PUT /internal/cards/{token}.
+func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
+	c, err := internalCaller(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := tokenParam(ctx)
+	if err != nil {
+		return err
+	}
+	doc, err := strictObject(ctx.Request.Body(), map[string]gjson.Type{"expiration_date": gjson.String})
+	if err != nil {
+		return err
+	}
+	if err := h.Vault.UpdateExpiry(ctx, c, t, doc["expiration_date"].Str); err != nil {
+		return vaultingError(err)
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// Delete answers DELETE /internal/cards/{token}: crypto-shredding.
+func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
+	c, err := internalCaller(ctx)
+	if err != nil {
+		return err
+	}
+	t, err := tokenParam(ctx)
+	if err != nil {
+		return err
+	}
+	if err := h.Vault.Delete(ctx, c, t); err != nil {
+		return vaultingError(err)
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
+	"github.com/payorch/vault-proxy/destinations"
+	"github.com/payorch/vault-proxy/forward"
+	"github.com/payorch/vault-proxy/substitute"
+	"github.com/valyala/fasthttp"
+)
+
+// Detokenize serves core-api's detokenized processor calls on the internal
+// listener.
+type Detokenize struct {
+	Engine       *forward.Engine
+	Destinations *destinations.Set
+}
+
+// Handle answers POST /internal/detokenize.
+func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
+	c, err := internalCaller(ctx)
+	if err != nil {
+		return err
+	}
+	var in zone.DetokenizeRequest
+	dec := json.NewDecoder(strings.NewReader(string(ctx.Request.Body())))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return apierror.BadRequest("detokenize request is not valid JSON for its schema")
+	}
+	if len(in.PaymentMethod) == 0 || len(in.PaymentMethod) > 100 {
+		return apierror.BadRequest("payment_methods must list 1 to 100 tokens")
+	}
+	tokens := make([]uuid.UUID, len(in.PaymentMethod))
+	for i, s := range in.PaymentMethod {
+		if tokens[i], err = uuid.Parse(s); err != nil {
+			return apierror.NotFound("payment method not found")
+		}
+	}
+	u, err := h.Destinations.URL(in.Destination, in.Path)
+	if err != nil {
+		if errors.Is(err, destinations.ErrUnknown) {
+			return apierror.New(422, "forward_host_not_allowed", "destination "+in.Destination+" is not configured")
+		}
+		return apierror.BadRequest("path must be an absolute path")
+	}
+	method := strings.ToUpper(in.Method)
+	if method == "" {
+		method = fasthttp.MethodPost
+	}
+	timeout := 30 * time.Second
+	if in.TimeoutMillis > 0 && in.TimeoutMillis <= 60_000 {
+		timeout = time.Duration(in.TimeoutMillis) * time.Millisecond
+	}
+	var hdr fasthttp.RequestHeader
+	ct := "application/json"
+	for k, v := range in.Headers {
+		if strings.EqualFold(k, "content-type") {
+			ct = v
+			continue
+		}
+		hdr.Set(k, v)
+	}
+	StripHopByHop(&hdr)
+	hdr.Del("Host")
+
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	_, err = h.Engine.Send(ctx, forward.Request{
+		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
+		ContentType: ct, Body: []byte(in.Body), Tokens: tokens,
+		Options: substitute.Options{AllowSecurityCode: in.Purpose == "authorization"},
+	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
+		return h.Destinations.Do(ctx, req, resp, timeout)
+	})
+	if err != nil {
+		return sendError(err)
+	}
+	out := zone.DetokenizeResponse{Status: resp.StatusCode(), Headers: map[string]string{}}
+	StripHopByHop(&resp.Header)
+	for k, v := range resp.Header.All() {
+		out.Headers[strings.ToLower(string(k))] = string(v)
+	}
+	if b := resp.Body(); json.Valid(b) {
+		out.Body = append(json.RawMessage(nil), b...)
+	} else {
+		out.Text = string(b)
+	}
+	return WriteJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// sendError maps placeholder and send failures to the envelope. Nothing of
+// the rendered request is ever echoed.
+func sendError(err error) error {
+	var se *substitute.Error
+	if errors.As(err, &se) {
+		return apierror.BadRequest(se.Message, apierror.Detail{
+			Location: apierror.LocationBody, Pointer: "{{ " + se.Placeholder + " }}", Message: se.Message, Type: "value_error.placeholder." + se.Code,
+		})
+	}
+	if errors.Is(err, forward.ErrTokensNotFound) {
+		return apierror.NotFound("payment method not found")
+	}
+	var coded interface {
+		ErrorCode() string
+		HTTPStatus() int
+	}
+	if errors.As(err, &coded) {
+		return apierror.New(coded.HTTPStatus(), coded.ErrorCode(), "the request could not be sent: "+coded.ErrorCode())
+	}
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return apierror.New(504, "forward_timeout", "the destination did not answer in time")
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return apierror.New(502, "forward_response_too_large", "the destination's response is too large")
+	}
+	return apierror.New(502, "forward_failed", "the request could not be sent")
+}

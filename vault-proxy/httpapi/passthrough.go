@@ -1,0 +1,113 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/payorch/shared/apierror"
+	"github.com/valyala/fasthttp"
+)
+
+// Core passes requests on to core-api so that a merchant can use one base
+// URL. It is a plain reverse proxy for non-card routes, and the second half
+// of card vaulting.
+type Core struct {
+	client *fasthttp.HostClient
+}
+
+// NewCore returns a client for core-api at base (http or https URL).
+func NewCore(base string) (*Core, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("core-api URL %q is not an http(s) URL", base)
+	}
+	return &Core{client: &fasthttp.HostClient{
+		Addr:                          u.Host,
+		IsTLS:                         u.Scheme == "https",
+		Name:                          "vault-proxy",
+		ReadTimeout:                   60 * time.Second,
+		WriteTimeout:                  60 * time.Second,
+		MaxIdleConnDuration:           time.Minute,
+		MaxResponseBodySize:           16 << 20,
+		DisableHeaderNamesNormalizing: true,
+		DisablePathNormalizing:        true,
+		NoDefaultUserAgentHeader:      true,
+		// A request that moves money is never sent twice by this hop.
+		RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+	}}, nil
+}
+
+// hopByHop headers are connection-scoped and never passed on (RFC 9110 7.6.1).
+var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// StripHopByHop removes connection-scoped headers, including any named in
+// Connection.
+func StripHopByHop(h interface {
+	Peek(string) []byte
+	Del(string)
+}) {
+	for _, f := range strings.Split(string(h.Peek("Connection")), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			h.Del(f)
+		}
+	}
+	for _, k := range hopByHop {
+		h.Del(k)
+	}
+}
+
+// Pass sends ctx's request to core-api unchanged (same method, path, query,
+// headers, body) and writes core-api's answer to ctx.
+func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	ctx.Request.CopyTo(req)
+	return c.send(ctx, req)
+}
+
+// Send sends a request built by the caller (method, URI path, headers and
+// body already set) and writes core-api's answer to ctx.
+func (c *Core) send(ctx *fasthttp.RequestCtx, req *fasthttp.Request) error {
+	StripHopByHop(&req.Header)
+	req.SetHost(c.client.Addr)
+	req.Header.Set("X-Request-Id", RequestID(ctx))
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	if err := c.client.DoTimeout(req, resp, 60*time.Second); err != nil {
+		if err == fasthttp.ErrTimeout {
+			return apierror.GatewayTimeout("core-api did not answer in time")
+		}
+		return apierror.BadGateway("core-api is unreachable")
+	}
+	StripHopByHop(&resp.Header)
+	resp.Header.Del("Server")
+	resp.CopyTo(&ctx.Response)
+	return nil
+}
+
+// Call sends method path with body and the caller's auth headers to core-api,
+// returning its status and body (for the vaulting flow, which must look at
+// the answer before passing it back).
+func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) (status int, respBody []byte, contentType string, err error) {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(method)
+	req.SetRequestURI(path)
+	req.SetHost(c.client.Addr)
+	for _, h := range []string{"Authorization", MerchantHeader, "Idempotency-Key", "Accept"} {
+		if v := ctx.Request.Header.Peek(h); len(v) > 0 {
+			req.Header.SetBytesV(h, v)
+		}
+	}
+	req.Header.Set("X-Request-Id", RequestID(ctx))
+	req.Header.SetContentType("application/json")
+	req.SetBody(body)
+	if err := c.client.DoTimeout(req, resp, 60*time.Second); err != nil {
+		return 0, nil, "", err
+	}
+	return resp.StatusCode(), append([]byte(nil), resp.Body()...), string(resp.Header.ContentType()), nil
+}

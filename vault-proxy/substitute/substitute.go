@@ -1,0 +1,332 @@
+// Package substitute finds {{ NAME_X }} placeholders in a request body and
+// fills them with card data, escaping each value for the body's encoding so
+// that substitution never breaks the document: JSON-escaped in JSON, XML-
+// escaped in XML, percent-encoded in a form, raw in plain text.
+//
+// Grammar: "{{", optional spaces, NAME "_" INDEX, optional spaces, "}}".
+// Anything between double braces that looks like an identifier
+// ([A-Za-z0-9_]+) is a placeholder and must be known; other brace pairs
+// (a template language's "{{ user.name }}") are left as text. INDEX is
+// 1-based into the request's payment-method list.
+//
+// The parser reads the body once and records offsets; Render appends to a
+// caller-owned buffer so the caller can zero it after sending.
+package substitute
+
+import (
+	"bytes"
+	"fmt"
+	"mime"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/payorch/tokenizer/card"
+)
+
+// Field is the card datum a placeholder asks for.
+type Field int
+
+const (
+	CardNumber Field = iota + 1
+	CardExpiry
+	NetworkToken
+	NetworkTokenExpiry
+	Cryptogram
+	SecurityCode
+)
+
+func (f Field) String() string {
+	switch f {
+	case CardNumber:
+		return "card number"
+	case CardExpiry:
+		return "card expiry"
+	case NetworkToken:
+		return "network token"
+	case NetworkTokenExpiry:
+		return "network token expiry"
+	case Cryptogram:
+		return "cryptogram"
+	case SecurityCode:
+		return "security code"
+	}
+	return "unknown"
+}
+
+// NeedsNetworkToken reports whether the field is provisioned through a
+// token service (and so may fail, and may have an _OR_EMPTY_STRING form).
+func (f Field) NeedsNetworkToken() bool {
+	return f == NetworkToken || f == NetworkTokenExpiry || f == Cryptogram
+}
+
+// Placeholder is one parsed {{ ... }}.
+type Placeholder struct {
+	Name       string // e.g. CARD_EXPIRATION_DATE_YYYY_2 (no braces, no spaces)
+	Field      Field
+	Format     card.ExpiryFormat // for the expiry fields
+	OrEmpty    bool              // _OR_EMPTY_STRING: "" instead of an error when provisioning fails
+	Index      int               // 1-based
+	start, end int               // byte offsets of the whole "{{ ... }}"
+}
+
+// Error is a placeholder problem, reported before anything is sent.
+type Error struct {
+	Placeholder string // the name, safe to show: it is never card data
+	Code        string // unknown_placeholder, index_out_of_range, placeholder_not_allowed, value_unavailable, too_many_placeholders
+	Message     string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// MaxPlaceholders bounds the work one body can ask for.
+const MaxPlaceholders = 1000
+
+// Template is a parsed body.
+type Template struct {
+	body []byte
+	ph   []Placeholder
+}
+
+// Options decide which fields a caller may use.
+type Options struct {
+	// AllowSecurityCode enables CARD_SECURITY_CODE_X; only detokenized
+	// authorization calls from core-api set it, never /vault-forward.
+	AllowSecurityCode bool
+}
+
+// Parse scans body for placeholders. It keeps a reference to body.
+func Parse(body []byte, opts Options) (*Template, error) {
+	t := &Template{body: body}
+	i := 0
+	for {
+		j := bytes.Index(body[i:], open)
+		if j < 0 {
+			return t, nil
+		}
+		start := i + j
+		k := bytes.Index(body[start+2:], close)
+		if k < 0 {
+			return t, nil
+		}
+		end := start + 2 + k + 2
+		inner := bytes.TrimSpace(body[start+2 : end-2])
+		if !identifier(inner) {
+			i = start + 2 // not ours: leave it as text
+			continue
+		}
+		p, err := parseName(string(inner), opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(t.ph) == MaxPlaceholders {
+			return nil, &Error{Code: "too_many_placeholders", Message: fmt.Sprintf("more than %d placeholders", MaxPlaceholders)}
+		}
+		p.start, p.end = start, end
+		t.ph = append(t.ph, p)
+		i = end
+	}
+}
+
+var open, close = []byte("{{"), []byte("}}")
+
+func identifier(b []byte) bool {
+	if len(b) == 0 || len(b) > 128 {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseName understands NAME_INDEX where NAME is a base name, then an
+// optional expiry variant word, then an optional OR_EMPTY_STRING, e.g.
+// CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING_1.
+func parseName(name string, opts Options) (Placeholder, error) {
+	unknown := &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
+	cut := strings.LastIndexByte(name, '_')
+	if cut <= 0 {
+		return Placeholder{}, unknown
+	}
+	idx, err := strconv.Atoi(name[cut+1:])
+	if err != nil || idx < 0 || name[cut+1] == '+' {
+		return Placeholder{}, unknown
+	}
+	p := Placeholder{Name: name, Index: idx}
+	rest := name[:cut]
+	if r, ok := strings.CutSuffix(rest, "_OR_EMPTY_STRING"); ok {
+		rest, p.OrEmpty = r, true
+	}
+	// Longest base names first: CARD_NETWORK_TOKEN_EXPIRATION_DATE before
+	// CARD_NETWORK_TOKEN.
+	for _, b := range bases {
+		variant, ok := strings.CutPrefix(rest, b.name)
+		if !ok {
+			continue
+		}
+		p.Field = b.field
+		switch {
+		case variant == "":
+		case b.expiry && variant[0] == '_':
+			f, ok := card.ParseExpiryFormat(variant[1:])
+			if !ok || f == card.ExpiryMMYY {
+				return Placeholder{}, unknown
+			}
+			p.Format = f
+		default:
+			return Placeholder{}, unknown
+		}
+		if p.OrEmpty && !p.Field.NeedsNetworkToken() {
+			return Placeholder{}, unknown
+		}
+		if p.Field == SecurityCode && !opts.AllowSecurityCode {
+			return Placeholder{}, &Error{Placeholder: name, Code: "placeholder_not_allowed", Message: "placeholder " + name + " is not allowed here"}
+		}
+		return p, nil
+	}
+	return Placeholder{}, unknown
+}
+
+var bases = []struct {
+	name   string
+	field  Field
+	expiry bool
+}{
+	{"CARD_NETWORK_TOKEN_EXPIRATION_DATE", NetworkTokenExpiry, true},
+	{"CARD_NETWORK_TOKEN", NetworkToken, false},
+	{"CARD_EXPIRATION_DATE", CardExpiry, true},
+	{"CARD_NUMBER", CardNumber, false},
+	{"CARD_CRYPTOGRAM", Cryptogram, false},
+	{"CARD_SECURITY_CODE", SecurityCode, false},
+}
+
+// Placeholders lists what the body asks for, in order.
+func (t *Template) Placeholders() []Placeholder { return t.ph }
+
+// CheckIndexes verifies every index is within 1..n.
+func (t *Template) CheckIndexes(n int) error {
+	for _, p := range t.ph {
+		if p.Index < 1 || p.Index > n {
+			return &Error{Placeholder: p.Name, Code: "index_out_of_range",
+				Message: fmt.Sprintf("placeholder %s: index %d is outside 1..%d", p.Name, p.Index, n)}
+		}
+	}
+	return nil
+}
+
+// Encoding is how a value is escaped into the body.
+type Encoding int
+
+const (
+	Plain Encoding = iota
+	JSON
+	XML
+	Form
+)
+
+// EncodingFor picks the escaping from a Content-Type header value.
+func EncodingFor(contentType string) Encoding {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(contentType))
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return JSON
+	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+		return XML
+	case mt == "application/x-www-form-urlencoded":
+		return Form
+	}
+	return Plain
+}
+
+// Resolver returns the value for one placeholder. It may return (nil, err)
+// with an *Error for a value that cannot be had.
+type Resolver func(p Placeholder) ([]byte, error)
+
+// Render appends the body with every placeholder replaced to dst.
+func (t *Template) Render(dst []byte, enc Encoding, resolve Resolver) ([]byte, error) {
+	prev := 0
+	for _, p := range t.ph {
+		dst = append(dst, t.body[prev:p.start]...)
+		v, err := resolve(p)
+		if err != nil {
+			return dst, err
+		}
+		dst = appendEscaped(dst, v, enc)
+		prev = p.end
+	}
+	return append(dst, t.body[prev:]...), nil
+}
+
+func appendEscaped(dst, v []byte, enc Encoding) []byte {
+	switch enc {
+	case JSON:
+		return appendJSON(dst, v)
+	case XML:
+		return appendXML(dst, v)
+	case Form:
+		return append(dst, url.QueryEscape(string(v))...)
+	}
+	return append(dst, v...)
+}
+
+const hex = "0123456789abcdef"
+
+// appendJSON escapes v for the inside of a JSON string.
+func appendJSON(dst, v []byte) []byte {
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(v[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, v[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
+}
+
+func appendXML(dst, v []byte) []byte {
+	for _, c := range v {
+		switch c {
+		case '&':
+			dst = append(dst, "&amp;"...)
+		case '<':
+			dst = append(dst, "&lt;"...)
+		case '>':
+			dst = append(dst, "&gt;"...)
+		case '"':
+			dst = append(dst, "&quot;"...)
+		case '\'':
+			dst = append(dst, "&apos;"...)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}

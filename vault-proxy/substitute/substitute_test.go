@@ -1,0 +1,271 @@
+package substitute
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/payorch/tokenizer/card"
+)
+
+func TestParseNames(t *testing.T) {
+	cases := []struct {
+		name    string
+		field   Field
+		format  card.ExpiryFormat
+		orEmpty bool
+		index   int
+	}{
+		{"CARD_NUMBER_1", CardNumber, "", false, 1},
+		{"CARD_NUMBER_100", CardNumber, "", false, 100},
+		{"CARD_EXPIRATION_DATE_2", CardExpiry, "", false, 2},
+		{"CARD_EXPIRATION_DATE_M_1", CardExpiry, card.ExpiryM, false, 1},
+		{"CARD_EXPIRATION_DATE_MM_1", CardExpiry, card.ExpiryMM, false, 1},
+		{"CARD_EXPIRATION_DATE_YY_1", CardExpiry, card.ExpiryYY, false, 1},
+		{"CARD_EXPIRATION_DATE_YYYY_2", CardExpiry, card.ExpiryYYYY, false, 2},
+		{"CARD_NETWORK_TOKEN_1", NetworkToken, "", false, 1},
+		{"CARD_NETWORK_TOKEN_OR_EMPTY_STRING_1", NetworkToken, "", true, 1},
+		{"CARD_NETWORK_TOKEN_EXPIRATION_DATE_1", NetworkTokenExpiry, "", false, 1},
+		{"CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING_1", NetworkTokenExpiry, card.ExpiryMM, true, 1},
+		{"CARD_NETWORK_TOKEN_EXPIRATION_DATE_YYYY_3", NetworkTokenExpiry, card.ExpiryYYYY, false, 3},
+		{"CARD_CRYPTOGRAM_1", Cryptogram, "", false, 1},
+		{"CARD_CRYPTOGRAM_OR_EMPTY_STRING_1", Cryptogram, "", true, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, body := range []string{"{{" + tc.name + "}}", "{{ " + tc.name + " }}", "{{   " + tc.name + "\t}}"} {
+				tpl, err := Parse([]byte(body), Options{})
+				if err != nil {
+					t.Fatalf("Parse(%q): %v", body, err)
+				}
+				ph := tpl.Placeholders()
+				if len(ph) != 1 {
+					t.Fatalf("Parse(%q) found %d placeholders", body, len(ph))
+				}
+				p := ph[0]
+				if p.Name != tc.name || p.Field != tc.field || p.Format != tc.format || p.OrEmpty != tc.orEmpty || p.Index != tc.index {
+					t.Fatalf("Parse(%q) = %+v", body, p)
+				}
+			}
+		})
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	cases := []struct{ body, code string }{
+		{"{{ CARD_NUMBER }}", "unknown_placeholder"},
+		{"{{ CARD_NUMBERS_1 }}", "unknown_placeholder"},
+		{"{{ card_number_1 }}", "unknown_placeholder"},
+		{"{{ CARD_NUMBER_OR_EMPTY_STRING_1 }}", "unknown_placeholder"},
+		{"{{ CARD_EXPIRATION_DATE_OR_EMPTY_STRING_1 }}", "unknown_placeholder"},
+		{"{{ CARD_EXPIRATION_DATE_DD_1 }}", "unknown_placeholder"},
+		{"{{ CARD_EXPIRATION_DATE_MMYY_1 }}", "unknown_placeholder"},
+		{"{{ CARD_CVV_1 }}", "unknown_placeholder"},
+		{"{{ CARD_NUMBER_x }}", "unknown_placeholder"},
+		{"{{ CARD_SECURITY_CODE_1 }}", "placeholder_not_allowed"},
+		{"{{ _1 }}", "unknown_placeholder"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.body, func(t *testing.T) {
+			_, err := Parse([]byte(`{"a":"`+tc.body+`"}`), Options{})
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tc.code {
+				t.Fatalf("Parse = %v, want code %s", err, tc.code)
+			}
+			if !strings.Contains(e.Message, e.Placeholder) || e.Placeholder == "" {
+				t.Fatalf("error %q does not name the placeholder", e.Message)
+			}
+		})
+	}
+}
+
+func TestNonPlaceholderBracesStayText(t *testing.T) {
+	body := `{"greeting":"{{ user.name }}","x":"{{}}","y":"{{ a b }}","open":"{{ CARD_NUMBER_1"}`
+	tpl, err := Parse([]byte(body), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(tpl.Placeholders()); n != 0 {
+		t.Fatalf("found %d placeholders in text that has none", n)
+	}
+	out, _ := tpl.Render(nil, JSON, func(Placeholder) ([]byte, error) { t.Fatal("resolver called"); return nil, nil })
+	if string(out) != body {
+		t.Fatalf("body changed: %s", out)
+	}
+}
+
+func TestIndexes(t *testing.T) {
+	tpl, err := Parse([]byte("{{ CARD_NUMBER_1 }} {{ CARD_NUMBER_3 }} {{ CARD_NUMBER_0 }}"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Error
+	if err := tpl.CheckIndexes(3); !errors.As(err, &e) || e.Placeholder != "CARD_NUMBER_0" {
+		t.Fatalf("index 0 accepted: %v", err)
+	}
+	tpl, _ = Parse([]byte("{{ CARD_NUMBER_1 }} {{ CARD_NUMBER_3 }}"), Options{})
+	if err := tpl.CheckIndexes(2); !errors.As(err, &e) || e.Code != "index_out_of_range" {
+		t.Fatalf("index 3 of 2 accepted: %v", err)
+	}
+	if err := tpl.CheckIndexes(3); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A hostile value (quotes, angle brackets, ampersands, newlines) must not
+// break out of its place in any encoding.
+func TestRenderEscapesForTheEncoding(t *testing.T) {
+	hostile := []byte("a\"b</x>&c=d\n'e\\f")
+	resolve := func(Placeholder) ([]byte, error) { return hostile, nil }
+
+	t.Run("json", func(t *testing.T) {
+		tpl, _ := Parse([]byte(`{"n":"{{ CARD_NUMBER_1 }}","ok":true}`), Options{})
+		out, err := tpl.Render(nil, JSON, resolve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			N  string `json:"n"`
+			OK bool   `json:"ok"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil || v.N != string(hostile) || !v.OK {
+			t.Fatalf("json broke: %s (%v)", out, err)
+		}
+	})
+	t.Run("xml", func(t *testing.T) {
+		tpl, _ := Parse([]byte(`<p><n a="{{ CARD_NUMBER_1 }}">{{ CARD_NUMBER_1 }}</n></p>`), Options{})
+		out, err := tpl.Render(nil, XML, resolve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			N struct {
+				A    string `xml:"a,attr"`
+				Text string `xml:",chardata"`
+			} `xml:"n"`
+		}
+		if err := xml.Unmarshal(out, &v); err != nil || v.N.Text != string(hostile) {
+			t.Fatalf("xml broke: %s (%v)", out, err)
+		}
+		// XML normalises newlines in attributes to spaces; the text is exact.
+		if !strings.HasPrefix(v.N.A, `a"b</x>&c=d`) {
+			t.Fatalf("attribute broke: %q", v.N.A)
+		}
+	})
+	t.Run("form", func(t *testing.T) {
+		tpl, _ := Parse([]byte(`number={{ CARD_NUMBER_1 }}&amount=10`), Options{})
+		out, err := tpl.Render(nil, Form, resolve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := url.ParseQuery(string(out))
+		if err != nil || q.Get("number") != string(hostile) || q.Get("amount") != "10" {
+			t.Fatalf("form broke: %s (%v)", out, err)
+		}
+	})
+	t.Run("plain", func(t *testing.T) {
+		tpl, _ := Parse([]byte(`n={{ CARD_NUMBER_1 }};`), Options{})
+		out, _ := tpl.Render(nil, Plain, resolve)
+		if string(out) != "n="+string(hostile)+";" {
+			t.Fatalf("plain changed the value: %q", out)
+		}
+	})
+}
+
+func TestRenderStopsAtTheFirstUnavailableValue(t *testing.T) {
+	tpl, _ := Parse([]byte(`{{ CARD_NUMBER_1 }}{{ CARD_CRYPTOGRAM_1 }}`), Options{})
+	want := &Error{Placeholder: "CARD_CRYPTOGRAM_1", Code: "value_unavailable", Message: "x"}
+	_, err := tpl.Render(nil, Plain, func(p Placeholder) ([]byte, error) {
+		if p.Field == Cryptogram {
+			return nil, want
+		}
+		return []byte("1"), nil
+	})
+	if !errors.Is(err, want) {
+		t.Fatalf("Render = %v", err)
+	}
+}
+
+func TestEncodingFor(t *testing.T) {
+	for ct, want := range map[string]Encoding{
+		"application/json":                  JSON,
+		"application/json; charset=utf-8":   JSON,
+		"application/vnd.api+json":          JSON,
+		"APPLICATION/JSON":                  JSON,
+		"application/xml":                   XML,
+		"text/xml; charset=utf-8":           XML,
+		"application/soap+xml":              XML,
+		"application/x-www-form-urlencoded": Form,
+		"text/plain":                        Plain,
+		"":                                  Plain,
+		"garbage;;;":                        Plain,
+	} {
+		if got := EncodingFor(ct); got != want {
+			t.Errorf("EncodingFor(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+func TestSecurityCodeOnlyWhenAllowed(t *testing.T) {
+	if _, err := Parse([]byte("{{ CARD_SECURITY_CODE_1 }}"), Options{AllowSecurityCode: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"n":"{{ CARD_NUMBER_1 }}"}`, "{{CARD_EXPIRATION_DATE_YYYY_2}}", "{{ {{ CARD_NUMBER_1 }} }}",
+		"{{", "}}{{", "{{ CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING_1 }}", "{{ a }}", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		tpl, err := Parse(body, Options{})
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.Code == "" {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		// Rendering every placeholder as "" must remove exactly the
+		// placeholders and keep every other byte in order.
+		out, err := tpl.Render(nil, Plain, func(Placeholder) ([]byte, error) { return nil, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed := 0
+		for _, p := range tpl.Placeholders() {
+			if p.Index < 0 || p.start >= p.end || p.end > len(body) {
+				t.Fatalf("bad offsets %+v", p)
+			}
+			removed += p.end - p.start
+		}
+		if len(out) != len(body)-removed {
+			t.Fatalf("render kept %d bytes, want %d", len(out), len(body)-removed)
+		}
+		// Rendering with the placeholder's own text is the identity.
+		same, _ := tpl.Render(nil, Plain, func(p Placeholder) ([]byte, error) { return body[p.start:p.end], nil })
+		if string(same) != string(body) {
+			t.Fatal("identity render changed the body")
+		}
+	})
+}
+
+func BenchmarkParseRender(b *testing.B) {
+	body := []byte(`{"source":{"card":{"number":"{{ CARD_NUMBER_1 }}","exp_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}","exp_year":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}"},"backup":{"number":"{{ CARD_NUMBER_2 }}"}},"amount":1299,"currency":"EUR","description":"` + strings.Repeat("x", 800) + `"}`)
+	val := []byte("4111111111111111")
+	buf := make([]byte, 0, 2048)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		tpl, err := Parse(body, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf, _ = tpl.Render(buf[:0], JSON, func(Placeholder) ([]byte, error) { return val, nil })
+	}
+}

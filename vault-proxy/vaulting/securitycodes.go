@@ -1,0 +1,109 @@
+package vaulting
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SecurityCodes holds card security codes in memory only (PCI DSS 3.3.1:
+// never stored after authorization), encrypted under a process-lifetime key,
+// for at most one use or TTL, whichever comes first, then zeroed.
+type SecurityCodes struct {
+	ttl  time.Duration
+	aead cipher.AEAD
+
+	mu        sync.Mutex
+	codes     map[uuid.UUID]heldCode
+	nextPurge time.Time
+}
+
+type heldCode struct {
+	sealed  []byte
+	expires time.Time
+}
+
+// NewSecurityCodes returns an empty holder; ttl defaults to 15 minutes.
+func NewSecurityCodes(ttl time.Duration) *SecurityCodes {
+	if ttl <= 0 {
+		ttl = 15 * time.Minute
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	b, _ := aes.NewCipher(key)
+	a, _ := cipher.NewGCM(b)
+	clear(key)
+	return &SecurityCodes{ttl: ttl, aead: a, codes: map[uuid.UUID]heldCode{}}
+}
+
+// Put holds code for token, encrypted; it copies code.
+func (s *SecurityCodes) Put(token uuid.UUID, code []byte, now time.Time) {
+	nonce := make([]byte, s.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	sealed := s.aead.Seal(nonce, nonce, code, token[:])
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.purgeLocked(now)
+	s.codes[token] = heldCode{sealed: sealed, expires: now.Add(s.ttl)}
+}
+
+// Take returns the code for token once, then forgets it. Nil when there is
+// none or it expired.
+func (s *SecurityCodes) Take(token uuid.UUID, now time.Time) []byte {
+	s.mu.Lock()
+	h, ok := s.codes[token]
+	delete(s.codes, token)
+	s.purgeLocked(now)
+	s.mu.Unlock()
+	if !ok || !now.Before(h.expires) {
+		clear(h.sealed)
+		return nil
+	}
+	n := s.aead.NonceSize()
+	code, err := s.aead.Open(nil, h.sealed[:n], h.sealed[n:], token[:])
+	clear(h.sealed)
+	if err != nil {
+		return nil
+	}
+	return code
+}
+
+// Delete forgets token's code.
+func (s *SecurityCodes) Delete(token uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.codes[token]; ok {
+		clear(h.sealed)
+		delete(s.codes, token)
+	}
+}
+
+// Len is how many codes are held (tests, metrics).
+func (s *SecurityCodes) Len(now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextPurge = time.Time{}
+	s.purgeLocked(now)
+	return len(s.codes)
+}
+
+// purgeLocked sweeps expired codes at most every 30 seconds, so a busy
+// vault does not scan the whole map on every card; Take checks expiry itself.
+func (s *SecurityCodes) purgeLocked(now time.Time) {
+	if now.Before(s.nextPurge) {
+		return
+	}
+	s.nextPurge = now.Add(30 * time.Second)
+	for t, h := range s.codes {
+		if !now.Before(h.expires) {
+			clear(h.sealed)
+			delete(s.codes, t)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+// Package vaulting is the card vault's service: it validates a card,
+// fingerprints it with the Vault-held HMAC key, seals it with envelope
+// encryption, stores it, and audits every touch. It also reveals cards for
+// substitution and shreds them on delete. Transport lives in httpapi.
+package vaulting
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/card"
+	"github.com/payorch/tokenizer/envelope"
+	vaultproxy "github.com/payorch/vault-proxy"
+)
+
+// Store is what the vault needs from the database.
+type Store interface {
+	vaultproxy.CardStore
+	vaultproxy.AuditLog
+}
+
+// Service vaults and reveals cards.
+type Service struct {
+	store          Store
+	sealer         *envelope.Sealer
+	fingerprintKey []byte
+	codes          *SecurityCodes
+	now            func() time.Time
+}
+
+// New builds the service. fingerprintKey is the HMAC key exported from
+// Vault at start; it is never stored on disk.
+func New(store Store, sealer *envelope.Sealer, fingerprintKey []byte, codes *SecurityCodes, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, sealer: sealer, fingerprintKey: fingerprintKey, codes: codes, now: now}
+}
+
+// Caller identifies who asks, for the audit log.
+type Caller struct {
+	MerchantAccountID string
+	Actor             string // token id (jti) or client identity
+	RequestID         string
+}
+
+// CardRequest is a card to vault. Number and SecurityCode are scratch bytes
+// the service zeroes before it returns.
+type CardRequest struct {
+	Kind           vaultproxy.Kind
+	Number         []byte
+	ExpirationDate string
+	SecurityCode   []byte // optional; gift cards: the PIN (stored sealed, as a bearer credential)
+}
+
+// FieldErrors is a validation failure with one entry per bad field.
+type FieldErrors []card.FieldError
+
+func (f FieldErrors) Error() string { return fmt.Sprintf("vaulting: %d invalid field(s)", len(f)) }
+
+// Vault validates, seals and stores a card and returns its record. A card's
+// security code is held in memory only (SecurityCodes), never stored.
+func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultproxy.VaultedCard, error) {
+	defer clear(req.Number)
+	defer clear(req.SecurityCode)
+	now := s.now()
+	rec := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: c.MerchantAccountID, Kind: req.Kind}
+	var payload []byte
+	switch req.Kind {
+	case vaultproxy.KindCard:
+		in := card.CardInput{Number: req.Number, ExpirationDate: req.ExpirationDate, SecurityCode: req.SecurityCode}
+		parsed, errs := card.Validate(in, now)
+		if len(errs) > 0 {
+			return nil, FieldErrors(errs)
+		}
+		defer parsed.Zero()
+		d := parsed.Number.Display()
+		rec.Scheme, rec.CardType, rec.BIN, rec.Last4 = string(d.Scheme), string(d.CardType), d.BIN, d.Label
+		rec.ExpirationDate = parsed.Expiry.String()
+		rec.Fingerprint = s.fingerprint(c.MerchantAccountID, parsed.Number.Reveal())
+		payload = encodePayload(parsed.Number.Reveal(), nil)
+		defer clear(payload)
+		if !parsed.SecurityCode.IsZero() {
+			s.codes.Put(rec.Token, parsed.SecurityCode.Reveal(), now)
+		}
+	case vaultproxy.KindGiftCard:
+		g, errs := parseGiftCard(req.Number, req.SecurityCode, req.ExpirationDate, now)
+		if len(errs) > 0 {
+			return nil, FieldErrors(errs)
+		}
+		rec.Scheme, rec.BIN, rec.Last4, rec.ExpirationDate = "gift-card", g.bin, g.last4, g.expiry
+		rec.Fingerprint = s.fingerprint(c.MerchantAccountID, req.Number)
+		payload = encodePayload(req.Number, req.SecurityCode)
+		defer clear(payload)
+	default:
+		return nil, FieldErrors{{Field: "method", Code: "invalid_value", Message: "method must be card or gift-card"}}
+	}
+	sealed, err := s.sealer.Seal(ctx, payload, AAD(c.MerchantAccountID, rec.Token))
+	if err != nil {
+		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: seal")
+		return nil, err
+	}
+	rec.Sealed = sealed
+	if err := s.store.InsertCard(ctx, rec); err != nil {
+		s.codes.Delete(rec.Token)
+		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: store")
+		return nil, err
+	}
+	s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "success")
+	return rec, nil
+}
+
+// AAD binds a ciphertext to its merchant account and token.
+func AAD(merchantAccountID string, token uuid.UUID) []byte {
+	return []byte("payorch/card/v1|" + merchantAccountID + "|" + token.String())
+}
+
+// fingerprint is a keyed HMAC of the PAN, scoped to the merchant account so
+// that one merchant's fingerprints say nothing about another's.
+func (s *Service) fingerprint(merchantAccountID string, pan []byte) string {
+	m := hmac.New(sha256.New, s.fingerprintKey)
+	m.Write([]byte("payorch/fingerprint/v1|" + merchantAccountID + "|"))
+	m.Write(pan)
+	return "fp_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Revealed is a card opened for substitution. Zero it after use.
+type Revealed struct {
+	Card         *vaultproxy.VaultedCard
+	Number       []byte
+	PIN          []byte // gift cards
+	SecurityCode []byte // only when asked for and still held
+}
+
+// Zero clears the revealed secrets.
+func (r *Revealed) Zero() {
+	clear(r.Number)
+	clear(r.PIN)
+	clear(r.SecurityCode)
+}
+
+// Reveal opens the merchant's cards for tokens, in order. It audits the
+// detokenization with purpose and outcome, never the values.
+func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, error) {
+	cards, err := s.store.Cards(ctx, c.MerchantAccountID, tokens)
+	if err != nil {
+		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
+		return nil, err
+	}
+	out := make([]*Revealed, len(cards))
+	for i, vc := range cards {
+		pt, err := s.sealer.Open(ctx, vc.Sealed, AAD(c.MerchantAccountID, vc.Token))
+		if err != nil {
+			for _, r := range out[:i] {
+				r.Zero()
+			}
+			s.audit(ctx, c, action, tokens, purpose, "failure: decrypt")
+			return nil, err
+		}
+		num, pin := decodePayload(pt)
+		r := &Revealed{Card: vc, Number: num, PIN: pin}
+		if withSecurityCode {
+			r.SecurityCode = s.codes.Take(vc.Token, s.now())
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// AuditOutcome records the end of a reveal (after the send).
+func (s *Service) AuditOutcome(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, outcome string, detail map[string]any) {
+	s.store.Record(ctx, vaultproxy.AuditEvent{ //nolint:errcheck // best effort, logged by caller
+		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
+		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID, Detail: detail,
+	})
+}
+
+// Metadata returns display data for one token of the merchant.
+func (s *Service) Metadata(ctx context.Context, c Caller, token uuid.UUID) (*vaultproxy.VaultedCard, error) {
+	cards, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
+	if err != nil {
+		return nil, err
+	}
+	return cards[0], nil
+}
+
+// UpdateExpiry changes a card's expiry; expiry placeholders use it at once.
+func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, expiry string) error {
+	e, err := card.ParseExpiry(expiry, s.now())
+	if err != nil {
+		var fe card.FieldError
+		if errors.As(err, &fe) {
+			return FieldErrors{fe}
+		}
+		return FieldErrors{{Field: card.FieldExpirationDate, Code: card.CodeInvalidFormat, Message: "expiration_date must be MM/YY"}}
+	}
+	if err := s.store.UpdateExpiry(ctx, c.MerchantAccountID, token, e.String()); err != nil {
+		return err
+	}
+	s.audit(ctx, c, "update", []uuid.UUID{token}, "expiry", "success")
+	return nil
+}
+
+// Delete crypto-shreds a card: the row and its record key are removed, and
+// any security code held for it is zeroed.
+func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
+	s.codes.Delete(token)
+	if err := s.store.DeleteCard(ctx, c.MerchantAccountID, token); err != nil {
+		s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "failure: "+outcomeOf(err))
+		return err
+	}
+	s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "success")
+	return nil
+}
+
+func (s *Service) audit(ctx context.Context, c Caller, action string, tokens []uuid.UUID, purpose, outcome string) {
+	_ = s.store.Record(ctx, vaultproxy.AuditEvent{
+		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
+		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID,
+	})
+}
+
+func outcomeOf(err error) string {
+	if errors.Is(err, vaultproxy.ErrNotFound) {
+		return "not_found"
+	}
+	return "error"
+}
+
+// The sealed payload: version byte, then length-prefixed number and PIN.
+// Display data stays out of it; it lives in clear columns.
+func encodePayload(number, pin []byte) []byte {
+	b := make([]byte, 0, 1+2+len(number)+2+len(pin))
+	b = append(b, 1)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(number)))
+	b = append(b, number...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(pin)))
+	return append(b, pin...)
+}
+
+func decodePayload(b []byte) (number, pin []byte) {
+	if len(b) < 5 || b[0] != 1 {
+		return nil, nil
+	}
+	n := int(binary.BigEndian.Uint16(b[1:3]))
+	if 3+n+2 > len(b) {
+		return nil, nil
+	}
+	number = b[3 : 3+n]
+	p := int(binary.BigEndian.Uint16(b[3+n : 5+n]))
+	if 5+n+p > len(b) {
+		return number, nil
+	}
+	return number, b[5+n : 5+n+p]
+}
