@@ -16,8 +16,9 @@ import (
 type Kind string
 
 const (
-	KindCard     Kind = "card"
-	KindGiftCard Kind = "gift-card"
+	KindCard        Kind = "card"
+	KindGiftCard    Kind = "gift-card"
+	KindBankAccount Kind = "bank-account"
 )
 
 // VaultedCard is a stored card: display data in the clear, the number only

@@ -125,6 +125,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	public := httpapi.NewRouter(m.Log.With("listener", "public"))
 	public.Health(checks...)
 	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
+	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Auth: authn}).List)
 	public.NotFound(core.Pass) // one base URL: everything else is core-api's
 
 	internal := httpapi.NewRouter(m.Log.With("listener", "internal"))

@@ -144,12 +144,12 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	return res, nil
 }
 
-// checkKinds refuses placeholders a payment method cannot fill (a network
-// token for a gift card) before anything is rendered.
+// checkKinds refuses placeholders that name a payment method that is not a
+// card (a gift card or bank account) before anything is rendered.
 func checkKinds(tpl *substitute.Template, cards []*vaulting.Revealed) error {
 	for _, p := range tpl.Placeholders() {
 		c := cards[p.Index-1]
-		if c.Card.Kind != vaultproxy.KindCard && p.Field != substitute.CardNumber {
+		if c.Card.Kind != vaultproxy.KindCard {
 			return &substitute.Error{Placeholder: p.Name, Code: "placeholder_not_allowed",
 				Message: fmt.Sprintf("placeholder %s: payment method %d is not a card", p.Name, p.Index)}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
+	"github.com/payorch/tokenizer/bank"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/tidwall/gjson"
@@ -41,7 +42,11 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	// The pooled request buffer held the card number: clear it once done.
 	defer clear(body)
 	method := gjson.GetBytes(body, "method")
-	if method.Str != string(vaultproxy.KindCard) && method.Str != string(vaultproxy.KindGiftCard) {
+	switch method.Str {
+	case string(vaultproxy.KindCard), string(vaultproxy.KindGiftCard):
+	case "bank":
+		return h.createBank(ctx, body)
+	default:
 		return h.Core.Pass(ctx)
 	}
 	c, err := h.Auth.Authorize(ctx, "payment-methods.write")
@@ -68,6 +73,13 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	}
 
 	onward := map[string]any{"method": method.Str, "id": rec.Token.String()}
+	return h.passOn(ctx, caller, rec.Token, doc, onward)
+}
+
+// passOn sends the payment method, now holding a token instead of the
+// sensitive number, to core-api, and shreds the vaulted record again when
+// core-api does not store it.
+func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token uuid.UUID, doc map[string]gjson.Result, onward map[string]any) error {
 	for _, k := range []string{"buyer_id", "buyer_external_identifier", "external_identifier"} {
 		if v, ok := doc[k]; ok {
 			onward[k] = v.Value()
@@ -76,7 +88,7 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	out, _ := json.Marshal(onward)
 	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
 	if err != nil || status >= 300 {
-		h.rollback(caller, rec.Token)
+		h.rollback(caller, token)
 		if err != nil {
 			return apierror.BadGateway("core-api is unreachable; nothing was stored")
 		}
@@ -85,6 +97,50 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	ctx.SetContentType(ct)
 	ctx.SetBody(respBody)
 	return nil
+}
+
+var bankFields = map[string]gjson.Type{
+	"method": gjson.String, "scheme": gjson.String, "account_number": gjson.String, "routing_number": gjson.String,
+	"account_type": gjson.String, "iban": gjson.String, "bic": gjson.String, "sort_code": gjson.String,
+	"account_holder_name": gjson.String, "country": gjson.String, "currency": gjson.String, "mandate": gjson.JSON,
+	"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
+}
+
+// createBank vaults a bank account number or IBAN and passes the rest on.
+func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
+	c, err := h.Auth.Authorize(ctx, "payment-methods.write")
+	if err != nil {
+		return err
+	}
+	doc, err := strictObject(body, bankFields)
+	if err != nil {
+		return err
+	}
+	in := bank.Input{
+		Scheme: doc["scheme"].Str, AccountNumber: []byte(doc["account_number"].Str), RoutingNumber: doc["routing_number"].Str,
+		AccountType: doc["account_type"].Str, IBAN: []byte(doc["iban"].Str), BIC: doc["bic"].Str, SortCode: doc["sort_code"].Str,
+		AccountHolderName: doc["account_holder_name"].Str, Country: doc["country"].Str, Currency: doc["currency"].Str,
+	}
+	defer clear(in.AccountNumber)
+	defer clear(in.IBAN)
+	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
+	rec, acct, err := h.Vault.VaultBank(ctx, caller, in)
+	if err != nil {
+		return vaultingError(err)
+	}
+	onward := map[string]any{
+		"method": "bank", "id": rec.Token.String(), "scheme": acct.Scheme, "country": acct.Country, "currency": acct.Currency,
+		"account_holder_name": acct.AccountHolderName,
+	}
+	for k, v := range map[string]string{"account_type": acct.AccountType, "routing_number": acct.RoutingNumber, "sort_code": acct.SortCode, "bic": acct.BIC} {
+		if v != "" {
+			onward[k] = v
+		}
+	}
+	if m, ok := doc["mandate"]; ok {
+		onward["mandate"] = json.RawMessage(m.Raw)
+	}
+	return h.passOn(ctx, caller, rec.Token, doc, onward)
 }
 
 func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
@@ -150,7 +206,7 @@ func vaultingError(err error) error {
 		for i, f := range fe {
 			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + f.Field, Message: f.Message, Type: "value_error.card." + f.Code}
 		}
-		return apierror.BadRequest("the card is not valid", details...)
+		return apierror.BadRequest("the payment method is not valid", details...)
 	}
 	if errors.Is(err, vaultproxy.ErrNotFound) {
 		return apierror.NotFound("payment method not found")

@@ -86,7 +86,6 @@ func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultp
 		rec.ExpirationDate = parsed.Expiry.String()
 		rec.Fingerprint = s.fingerprint(c.MerchantAccountID, parsed.Number.Reveal())
 		payload = encodePayload(parsed.Number.Reveal(), nil)
-		defer clear(payload)
 		if !parsed.SecurityCode.IsZero() {
 			s.codes.Put(rec.Token, parsed.SecurityCode.Reveal(), now)
 		}
@@ -98,23 +97,31 @@ func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultp
 		rec.Scheme, rec.BIN, rec.Last4, rec.ExpirationDate = "gift-card", g.bin, g.last4, g.expiry
 		rec.Fingerprint = s.fingerprint(c.MerchantAccountID, req.Number)
 		payload = encodePayload(req.Number, req.SecurityCode)
-		defer clear(payload)
 	default:
 		return nil, FieldErrors{{Field: "method", Code: "invalid_value", Message: "method must be card or gift-card"}}
 	}
+	if err := s.seal(ctx, c, rec, payload); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// seal encrypts payload into rec, stores it and audits; it clears payload.
+func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCard, payload []byte) error {
+	defer clear(payload)
 	sealed, err := s.sealer.Seal(ctx, payload, AAD(c.MerchantAccountID, rec.Token))
 	if err != nil {
 		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: seal")
-		return nil, err
+		return err
 	}
 	rec.Sealed = sealed
 	if err := s.store.InsertCard(ctx, rec); err != nil {
 		s.codes.Delete(rec.Token)
 		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: store")
-		return nil, err
+		return err
 	}
 	s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "success")
-	return rec, nil
+	return nil
 }
 
 // AAD binds a ciphertext to its merchant account and token.

@@ -42,7 +42,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	case "vault-setup":
 		return vaultSetup(ctx, args)
 	case "keys":
-		return keys(ctx, args)
+		return keysCmd(ctx, args)
 	}
 	return fmt.Errorf("unknown command %q (commands: serve, vault-setup, keys)", cmd)
 }

@@ -1,0 +1,90 @@
+package keys_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/testsupport"
+	"github.com/payorch/tokenizer/envelope"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/tokenizer/transit/transittest"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/keys"
+	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/vaulting"
+)
+
+// Cards vaulted under key version 1 stay readable after a rotation that
+// rewraps their data keys and retires version 1, with the real Vault.
+func TestRotateKeepsCardsReadable(t *testing.T) {
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	env := transittest.New(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fp, _ := env.Service.HMACKey(ctx, transit.FingerprintKey)
+	// MaxUses 2 spreads the cards over several data keys.
+	newService := func() *vaulting.Service {
+		sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey, MaxUses: 2})
+		return vaulting.New(db, sealer, fp, vaulting.NewSecurityCodes(0), nil)
+	}
+	svc := newService()
+	c := vaulting.Caller{MerchantAccountID: "m1", Actor: "test"}
+	pans := []string{"4111111111111111", "5555555555554444", "378282246310005", "4242424242424242", "6011111111111117"}
+	var tokens []uuid.UUID
+	for _, p := range pans {
+		rec, err := svc.Vault(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte(p), ExpirationDate: "12/30"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, rec.Token)
+	}
+
+	before, err := keys.GetStatus(ctx, env.KeyAdmin, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.LatestVersion != 1 || len(before.InUse) != 1 || before.InUse[0].Records != 5 || before.InUse[0].DataKeys != 3 {
+		t.Fatalf("status before: %+v", before)
+	}
+
+	var progress bytes.Buffer
+	n, err := keys.Rotate(ctx, env.KeyAdmin, db, keys.RotateOptions{BatchSize: 2, Retire: true, Progress: &progress})
+	if err != nil {
+		t.Fatalf("rotate: %v", err)
+	}
+	if n != 3 || !strings.Contains(progress.String(), "rewrapped 2 data keys") || !strings.Contains(progress.String(), "rewrapped 3 data keys") {
+		t.Fatalf("rewrapped %d, progress:\n%s", n, progress.String())
+	}
+	after, _ := keys.GetStatus(ctx, env.KeyAdmin, db)
+	if after.LatestVersion != 2 || after.MinDecryptionVersion != 2 || len(after.InUse) != 1 || after.InUse[0].Version != 2 || after.InUse[0].Records != 5 {
+		t.Fatalf("status after: %+v", after)
+	}
+	var out bytes.Buffer
+	after.Print(&out)
+	if !strings.Contains(out.String(), "v2: 3 data keys, 5 records") {
+		t.Fatalf("status print: %s", out.String())
+	}
+
+	// A fresh process (no cached data keys) reads every card.
+	cards, err := newService().Reveal(ctx, c, "detokenize", "test", tokens, false)
+	if err != nil {
+		t.Fatalf("reveal after rotation: %v", err)
+	}
+	for i, card := range cards {
+		if string(card.Number) != pans[i] {
+			t.Fatalf("card %d changed across rotation", i)
+		}
+	}
+
+	// The runtime token cannot rotate: key management needs the admin policy.
+	if _, err := keys.Rotate(ctx, env.Service, db, keys.RotateOptions{}); err == nil {
+		t.Fatal("the runtime token rotated the key")
+	}
+}

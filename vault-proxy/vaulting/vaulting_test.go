@@ -1,0 +1,306 @@
+package vaulting_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/testsupport"
+	"github.com/payorch/tokenizer/envelope"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/tokenizer/transit/transittest"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/vaulting"
+)
+
+var testPANs = []string{"4111111111111111", "5555555555554444", "378282246310005"}
+
+type fixture struct {
+	db    *postgres.DB
+	svc   *vaulting.Service
+	dbs   *testsupport.Databases
+	now   time.Time
+	codes *vaulting.SecurityCodes
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	env := transittest.New(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute)}
+	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
+	f.svc = vaulting.New(db, sealer, key, f.codes, func() time.Time { return f.now })
+	return f
+}
+
+func caller(m string) vaulting.Caller {
+	return vaulting.Caller{MerchantAccountID: m, Actor: "test", RequestID: "req-1"}
+}
+
+func (f *fixture) vault(t *testing.T, m, pan, cvv string) *vaultproxy.VaultedCard {
+	t.Helper()
+	rec, err := f.svc.Vault(context.Background(), caller(m), vaulting.CardRequest{
+		Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: "12/30", SecurityCode: []byte(cvv),
+	})
+	if err != nil {
+		t.Fatalf("vault: %v", err)
+	}
+	return rec
+}
+
+func TestVaultAndReveal(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	var tokens []uuid.UUID
+	for _, pan := range testPANs {
+		rec := f.vault(t, "m1", pan, "")
+		if rec.Last4 != pan[len(pan)-4:] || !strings.HasPrefix(pan, rec.BIN) || rec.Fingerprint == "" {
+			t.Fatalf("display data wrong: %+v", rec)
+		}
+		tokens = append(tokens, rec.Token)
+	}
+	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cards {
+		if string(c.Number) != testPANs[i] {
+			t.Fatalf("card %d revealed wrong", i)
+		}
+		c.Zero()
+	}
+	if _, err := f.svc.Reveal(ctx, caller("m2"), "detokenize", "test", tokens[:1], false); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant revealed a card: %v", err)
+	}
+}
+
+func TestFingerprintFindsDuplicatesWithinAMerchantOnly(t *testing.T) {
+	f := setup(t)
+	a := f.vault(t, "m1", "4111111111111111", "")
+	b := f.vault(t, "m1", "4111 1111 1111 1111", "")
+	c := f.vault(t, "m2", "4111111111111111", "")
+	d := f.vault(t, "m1", "5555555555554444", "")
+	if a.Fingerprint != b.Fingerprint {
+		t.Fatal("the same card got two fingerprints")
+	}
+	if a.Fingerprint == c.Fingerprint {
+		t.Fatal("fingerprints correlate across merchant accounts")
+	}
+	if a.Fingerprint == d.Fingerprint {
+		t.Fatal("two cards share a fingerprint")
+	}
+	if a.Token == b.Token {
+		t.Fatal("two vaultings returned one token")
+	}
+}
+
+func TestInvalidCardsAreRefusedAndNothingIsStored(t *testing.T) {
+	f := setup(t)
+	cases := []struct {
+		name   string
+		req    vaulting.CardRequest
+		fields []string
+	}{
+		{"luhn", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111112"), ExpirationDate: "12/30"}, []string{"number"}},
+		{"expired", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "01/20"}, []string{"expiration_date"}},
+		{"all bad", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("12ab"), ExpirationDate: "13/30", SecurityCode: []byte("1")}, []string{"number", "expiration_date", "security_code"}},
+		{"amex code length", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("378282246310005"), ExpirationDate: "12/30", SecurityCode: []byte("123")}, []string{"security_code"}},
+		{"gift card pin", vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("12")}, []string{"pin"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := f.svc.Vault(context.Background(), caller("m1"), tc.req)
+			var fe vaulting.FieldErrors
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want field errors", err)
+			}
+			var got []string
+			for _, e := range fe {
+				got = append(got, e.Field)
+				if strings.ContainsAny(e.Message, "0123456789") && strings.Contains(e.Message, "4111") {
+					t.Fatalf("message echoes input: %q", e.Message)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
+				t.Fatalf("fields %v, want %v", got, tc.fields)
+			}
+		})
+	}
+	var n int
+	if err := f.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM vaulted_cards`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d cards stored after refusals (%v)", n, err)
+	}
+}
+
+// A row whose ciphertext was copied from another token must not decrypt:
+// associated data binds each record to its merchant account and token.
+func TestCiphertextCopiedToAnotherRowFailsToDecrypt(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.vault(t, "m1", "4111111111111111", "")
+	b := f.vault(t, "m1", "5555555555554444", "")
+	if _, err := f.db.Pool.Exec(ctx, `UPDATE vaulted_cards SET data_key_id = a.data_key_id, wrapped_record_key = a.wrapped_record_key, ciphertext = a.ciphertext
+		FROM vaulted_cards a WHERE a.id = $1 AND vaulted_cards.id = $2`, a.Token, b.Token); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{b.Token}, false)
+	if !errors.Is(err, envelope.ErrOpen) {
+		t.Fatalf("copied ciphertext: %v, want envelope.ErrOpen", err)
+	}
+	// The same row moved to another merchant account fails too.
+	if _, err := f.db.Pool.Exec(ctx, `UPDATE vaulted_cards SET merchant_account_id = 'm2' WHERE id = $1`, a.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Reveal(ctx, caller("m2"), "detokenize", "test", []uuid.UUID{a.Token}, false); !errors.Is(err, envelope.ErrOpen) {
+		t.Fatalf("row moved to another merchant: %v, want envelope.ErrOpen", err)
+	}
+}
+
+func TestSecurityCodeIsHeldInMemoryOnceAndNeverStored(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	const cvv = "7319"
+	rec := f.vault(t, "m1", "378282246310005", cvv)
+	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
+	if err != nil || string(cards[0].SecurityCode) != cvv {
+		t.Fatalf("first use: %v", err)
+	}
+	cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
+	if cards[0].SecurityCode != nil {
+		t.Fatal("security code usable twice")
+	}
+	// Expiry: a code not used within 15 minutes is gone.
+	rec2 := f.vault(t, "m1", "378282246310005", cvv)
+	f.now = f.now.Add(16 * time.Minute)
+	cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec2.Token}, true)
+	if cards[0].SecurityCode != nil {
+		t.Fatal("security code outlived 15 minutes")
+	}
+	if f.codes.Len(f.now) != 0 {
+		t.Fatal("expired codes still held")
+	}
+	assertNotInAnyTextColumn(t, f, cvv)
+	var cols int
+	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public'
+		AND (column_name ILIKE '%cvv%' OR column_name ILIKE '%cvc%' OR column_name ILIKE '%security%')`).Scan(&cols)
+	if cols != 0 {
+		t.Fatalf("%d columns look like they hold security codes", cols)
+	}
+}
+
+// assertNotInAnyTextColumn searches every text and jsonb column of the vault
+// database for s.
+func assertNotInAnyTextColumn(t *testing.T, f *fixture, s string) {
+	t.Helper()
+	ctx := context.Background()
+	rows, err := f.db.Pool.Query(ctx, `SELECT table_name, column_name FROM information_schema.columns
+		WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'ARRAY')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cols [][2]string
+	for rows.Next() {
+		var tbl, col string
+		_ = rows.Scan(&tbl, &col)
+		cols = append(cols, [2]string{tbl, col})
+	}
+	rows.Close()
+	for _, c := range cols {
+		var n int
+		q := `SELECT count(*) FROM "` + c[0] + `" WHERE "` + c[1] + `"::text LIKE '%' || $1 || '%'`
+		if err := f.db.Pool.QueryRow(ctx, q, s).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			t.Fatalf("%s.%s holds the secret", c[0], c[1])
+		}
+	}
+}
+
+func TestVaultDatabaseHoldsNoPlaintextPAN(t *testing.T) {
+	f := setup(t)
+	for _, pan := range testPANs {
+		f.vault(t, "m1", pan, "")
+	}
+	dump := pgDump(t, f.dbs.AdminDSN, f.dbs.Vault.Name)
+	if len(dump) < 1000 {
+		t.Fatalf("dump too small to judge (%d bytes)", len(dump))
+	}
+	for _, pan := range testPANs {
+		if strings.Contains(dump, pan) {
+			t.Fatalf("the vault database dump holds a plaintext card number")
+		}
+	}
+	for _, pan := range testPANs {
+		assertNotInAnyTextColumn(t, f, pan)
+	}
+}
+
+func TestDeleteShredsTheCard(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	rec := f.vault(t, "m1", "4111111111111111", "123")
+	if err := f.svc.Delete(ctx, caller("m2"), rec.Token); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant deleted the card: %v", err)
+	}
+	if err := f.svc.Delete(ctx, caller("m1"), rec.Token); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM vaulted_cards WHERE id = $1`, rec.Token).Scan(&n)
+	if n != 0 {
+		t.Fatal("row survived delete")
+	}
+	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("deleted card revealed: %v", err)
+	}
+	if f.codes.Len(f.now) != 0 {
+		t.Fatal("security code of a deleted card still held")
+	}
+	var actions []string
+	rows, _ := f.db.Pool.Query(ctx, `SELECT action || ':' || outcome FROM audit_events WHERE $1 = ANY(tokens) ORDER BY id`, rec.Token)
+	for rows.Next() {
+		var a string
+		_ = rows.Scan(&a)
+		actions = append(actions, a)
+	}
+	rows.Close()
+	want := "vault:success,delete:failure: not_found,delete:success,detokenize:failure: not_found"
+	if strings.Join(actions, ",") != want {
+		t.Fatalf("audit trail %v, want %s", actions, want)
+	}
+}
+
+func pgDump(t *testing.T, adminDSN, db string) string {
+	t.Helper()
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+		if len(matches) == 0 {
+			t.Fatal("pg_dump not found")
+		}
+		bin = matches[len(matches)-1]
+	}
+	dsn := strings.Replace(adminDSN, "/postgres?", "/"+db+"?", 1)
+	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	return string(out)
+}
