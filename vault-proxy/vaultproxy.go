@@ -44,7 +44,8 @@ var ErrNotFound = errors.New("vaultproxy: not found")
 
 // CardStore persists vaulted cards.
 type CardStore interface {
-	InsertCard(ctx context.Context, c *VaultedCard) error
+	// InsertCardAudited stores the card together with its audit event.
+	InsertCardAudited(ctx context.Context, c *VaultedCard, e AuditEvent) error
 	Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*VaultedCard, error)
 	UpdateExpiry(ctx context.Context, merchantAccountID string, token uuid.UUID, expiry string) error
 	DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error

@@ -45,11 +45,14 @@ type KeyStore interface {
 
 // Config bounds how long and how often a data key stays in memory.
 type Config struct {
-	TransitKey string           // e.g. transit.CardKey
-	MaxUses    int              // encryptions (seal) or decryptions (open) per cached key; default 1,000,000
-	MaxAge     time.Duration    // default 1h
-	CacheSize  int              // unwrapped data keys held for opening; default 256
-	Now        func() time.Time // default time.Now
+	TransitKey string        // e.g. transit.CardKey
+	MaxUses    int           // encryptions (seal) or decryptions (open) per cached key; default 1,000,000
+	MaxAge     time.Duration // default 1h
+	CacheSize  int           // unwrapped data keys held for opening; default 256
+	// RecordCacheSize bounds the opened record keys kept for hot records;
+	// default 10,000; negative disables the cache.
+	RecordCacheSize int
+	Now             func() time.Time // default time.Now
 }
 
 // Sealed is an encrypted record as it is stored.
@@ -74,6 +77,7 @@ type Sealer struct {
 	cache   map[uuid.UUID]*dataKey  // opening keys, including current
 	order   []uuid.UUID             // insertion order for eviction
 	loading map[uuid.UUID]*loadCall // one unwrap per key at a time
+	records *recordCache
 }
 
 type dataKey struct {
@@ -104,7 +108,11 @@ func New(src KeySource, store KeyStore, cfg Config) *Sealer {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Sealer{src: src, store: store, cfg: cfg, cache: map[uuid.UUID]*dataKey{}, loading: map[uuid.UUID]*loadCall{}}
+	if cfg.RecordCacheSize == 0 {
+		cfg.RecordCacheSize = 10_000
+	}
+	return &Sealer{src: src, store: store, cfg: cfg, cache: map[uuid.UUID]*dataKey{}, loading: map[uuid.UUID]*loadCall{},
+		records: newRecordCache(cfg.RecordCacheSize, cfg.MaxAge, cfg.MaxUses)}
 }
 
 // Seal encrypts plaintext for the row that aad identifies.
@@ -132,6 +140,13 @@ func (s *Sealer) Seal(ctx context.Context, plaintext, aad []byte) (Sealed, error
 // Open decrypts a record sealed for the row that aad identifies. The caller
 // owns the returned slice and should clear it after use.
 func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, error) {
+	if rk := s.records.get(rec.WrappedKey, s.cfg.Now()); rk != nil {
+		pt, err := open(rk, rec.Ciphertext, aad)
+		if err != nil {
+			return nil, ErrOpen
+		}
+		return pt, nil
+	}
 	dk, err := s.openingKey(ctx, rec.DataKeyID)
 	if err != nil {
 		return nil, err
@@ -140,17 +155,22 @@ func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, erro
 	if err != nil {
 		return nil, ErrOpen
 	}
-	defer clear(recordKey)
 	rk, err := newAEAD(recordKey)
 	if err != nil {
+		clear(recordKey)
 		return nil, err
 	}
 	pt, err := open(rk, rec.Ciphertext, aad)
 	if err != nil {
+		clear(recordKey)
 		return nil, ErrOpen
 	}
+	s.records.put(rec.WrappedKey, recordKey, rk, s.cfg.Now())
 	return pt, nil
 }
+
+// Forget drops a record's cached key; call it when the record is deleted.
+func (s *Sealer) Forget(rec Sealed) { s.records.forget(rec.WrappedKey) }
 
 // sealingKey returns the current data key, fetching a new one from Vault
 // when the current one has reached its age or use bound.
@@ -279,8 +299,10 @@ func (s *Sealer) evictLocked(id uuid.UUID) {
 	clear(dk.raw)
 }
 
-// Purge drops every cached data key (tests, key rotation, shutdown).
+// Purge drops every cached data key and record key (tests, key rotation,
+// shutdown).
 func (s *Sealer) Purge() {
+	s.records.purge()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for len(s.order) > 0 {

@@ -266,3 +266,45 @@ func TestRecordsSurviveTransitRotation(t *testing.T) {
 		t.Fatal("record changed across rotation")
 	}
 }
+
+func TestRecordCache(t *testing.T) {
+	ctx := context.Background()
+	s, src, _, _ := setup(t, Config{})
+	a, err := s.Seal(ctx, []byte("card A"), aad("m1", "tok-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(ctx, a, aad("m1", "tok-a")); err != nil {
+		t.Fatal(err)
+	}
+	if s.records.len() != 1 {
+		t.Fatalf("record cache holds %d entries after one open", s.records.len())
+	}
+	// A cache hit still checks the row binding: the cached key of row A does
+	// not open row A's ciphertext claimed by row B.
+	if _, err := s.Open(ctx, a, aad("m1", "tok-b")); !errors.Is(err, ErrOpen) {
+		t.Fatalf("cache hit ignored associated data: %v", err)
+	}
+	s.Purge()
+	s.mu.Lock()
+	s.cache = map[uuid.UUID]*dataKey{} // no data key either
+	s.mu.Unlock()
+	before := src.decrypts.Load()
+	if _, err := s.Open(ctx, a, aad("m1", "tok-a")); err != nil {
+		t.Fatal(err)
+	}
+	if src.decrypts.Load() != before+1 {
+		t.Fatal("open after purge did not go back to Vault")
+	}
+	s.Forget(a)
+	if s.records.len() != 0 {
+		t.Fatal("Forget kept the record key")
+	}
+	el := newRecordCache(1, time.Hour, 10)
+	raw := []byte{1, 2, 3}
+	el.put([]byte("w1"), raw, nil, time.Now())
+	el.put([]byte("w2"), []byte{4}, nil, time.Now())
+	if !bytes.Equal(raw, []byte{0, 0, 0}) {
+		t.Fatal("evicted record key was not zeroed")
+	}
+}

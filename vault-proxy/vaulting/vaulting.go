@@ -115,12 +115,12 @@ func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCar
 		return err
 	}
 	rec.Sealed = sealed
-	if err := s.store.InsertCard(ctx, rec); err != nil {
+	ev := vaultproxy.AuditEvent{Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: "vault", Outcome: "success", RequestID: c.RequestID}
+	if err := s.store.InsertCardAudited(ctx, rec, ev); err != nil {
 		s.codes.Delete(rec.Token)
 		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: store")
 		return err
 	}
-	s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "success")
 	return nil
 }
 
@@ -219,6 +219,9 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 // any security code held for it is zeroed.
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	s.codes.Delete(token)
+	if cards, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token}); err == nil {
+		s.sealer.Forget(cards[0].Sealed)
+	}
 	if err := s.store.DeleteCard(ctx, c.MerchantAccountID, token); err != nil {
 		s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "failure: "+outcomeOf(err))
 		return err
