@@ -58,15 +58,37 @@ func FromFastHTTP(req *fasthttp.Request) *Request {
 	return &Request{
 		Method: string(req.Header.Method()),
 		URL:    string(uri.Scheme()) + "://" + host + string(uri.RequestURI()),
-		Header: fastHeader{req: req, host: host, contentLength: contentLength},
+		Header: fastHeader{req: req, host: host, contentLength: contentLength, contentType: sentContentType(&req.Header)},
 		Body:   body,
 	}
+}
+
+// sentContentType is the Content-Type fasthttp will write. Without an
+// explicit one it writes a default for requests with a body unless told not
+// to (SetNoDefaultContentType, which has no getter), so the serialized
+// header is read back rather than the rule copied.
+func sentContentType(h *fasthttp.RequestHeader) string {
+	if ct := h.ContentType(); len(ct) > 0 {
+		return string(ct)
+	}
+	const prefix = "\r\nContent-Type: "
+	raw := string(h.Header())
+	i := strings.Index(raw, prefix)
+	if i < 0 {
+		return ""
+	}
+	v := raw[i+len(prefix):]
+	if j := strings.Index(v, "\r\n"); j >= 0 {
+		v = v[:j]
+	}
+	return v
 }
 
 type fastHeader struct {
 	req           *fasthttp.Request
 	host          string
 	contentLength string
+	contentType   string
 }
 
 func (h fastHeader) Values(name string) []string {
@@ -75,6 +97,8 @@ func (h fastHeader) Values(name string) []string {
 		return nonEmpty(h.host)
 	case "content-length":
 		return nonEmpty(h.contentLength)
+	case "content-type":
+		return nonEmpty(h.contentType)
 	}
 	all := h.req.Header.PeekAll(name)
 	out := make([]string, 0, len(all))
