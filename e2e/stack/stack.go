@@ -15,7 +15,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,6 +28,7 @@ import (
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/pgsetup"
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
@@ -228,4 +231,54 @@ func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body
 		t.Fatal(err)
 	}
 	return resp.StatusCode, raw
+}
+
+// Dump returns a data-only pg_dump of one of the stack's databases
+// ("vault" or "core"), for searching for card numbers.
+func (s *Stack) Dump(t testing.TB, which string) string {
+	t.Helper()
+	db := s.DBs.Core.Name
+	if which == "vault" {
+		db = s.DBs.Vault.Name
+	}
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+		if len(matches) == 0 {
+			t.Fatal("stack: pg_dump not found")
+		}
+		bin = matches[len(matches)-1]
+	}
+	u, err := url.Parse(s.DBs.AdminDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := pgsetup.DSN(s.DBs.AdminDSN, pgsetup.Database{Name: db, Role: u.User.Username()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
+	if err != nil {
+		t.Fatalf("stack: pg_dump %s: %v\n%s", which, err, out)
+	}
+	return string(out)
+}
+
+// TokenFor mints a bearer token restricted to the given merchant accounts
+// (its merchant_account_ids claim), with scopes, from the stack's API key.
+func (s *Stack) TokenFor(t testing.TB, merchants []string, scopes ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(s.authDir, auth.SigningKeyFile))
+	if err != nil {
+		t.Fatalf("stack: signing key: %v", err)
+	}
+	priv, err := auth.ParsePrivateKeyPEM(data)
+	if err != nil {
+		t.Fatalf("stack: signing key: %v", err)
+	}
+	tok, err := auth.Mint(priv, Issuer, scopes, time.Hour, time.Now(), merchants)
+	if err != nil {
+		t.Fatalf("stack: token: %v", err)
+	}
+	return tok
 }
