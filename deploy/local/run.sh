@@ -46,7 +46,12 @@ c="$data/certs"
 
 export ENVIRONMENT=${ENVIRONMENT:-sandbox}
 
-# 4. vault-proxy: the PCI zone, with the runtime policy's token only.
+# 4. An instance API key pair (public keys only are loaded by the services)
+#    and a token for the developer.
+token=$("$bin/core-api" token -key-dir "$data/auth" -scopes '*.read,*.write' -lifetime 24h)
+export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
+
+# 5. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
 VAULT_PROXY_INTERNAL_CERT_FILE="$c/vault-proxy.pem" VAULT_PROXY_INTERNAL_KEY_FILE="$c/vault-proxy-key.pem" \
@@ -54,7 +59,7 @@ VAULT_PROXY_CLIENT_CA_FILE="$c/ca.pem" \
   "$bin/vault-proxy" serve &
 pids+=($!)
 
-# 5. core-api: no Vault token, no vault database; mTLS to vault-proxy.
+# 6. core-api: no Vault token, no vault database; mTLS to vault-proxy.
 ( unset VAULT_TOKEN VAULT_ADDR VAULT_PROXY_DATABASE_URL
   VAULT_PROXY_CA_FILE="$c/ca.pem" CORE_API_CLIENT_CERT_FILE="$c/core-api.pem" CORE_API_CLIENT_KEY_FILE="$c/core-api-key.pem" \
     exec "$bin/core-api" serve ) &
@@ -73,8 +78,12 @@ payorch is running ($ENVIRONMENT)
   Vault                $VAULT_ADDR
   health               curl -s http://127.0.0.1:8080/readyz
 MSG
-if "$bin/core-api" help 2>/dev/null | grep -q token; then
-  echo "  token                $("$bin/core-api" token --scopes '*.read,*.write' 2>/dev/null)"
-fi
+cat <<MSG
+  token (24h, all scopes; mint others with: $bin/core-api token -key-dir $data/auth -scopes buyers.write)
+    export TOKEN=$token
+  try it
+    curl -s --cacert $c/ca.pem https://127.0.0.1:8443/payment-methods -H "Authorization: Bearer \$TOKEN" \\
+      -H 'Content-Type: application/json' -d '{"method":"card","number":"4111111111111111","expiration_date":"12/30"}'
+MSG
 echo; echo "Ctrl-C stops everything."
 wait -n "${pids[@]}"

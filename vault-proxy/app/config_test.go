@@ -1,0 +1,70 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/payorch/shared/config"
+)
+
+func TestConfigFailsClosed(t *testing.T) {
+	env := map[string]string{
+		"ENVIRONMENT":                    "production",
+		"VAULT_PROXY_DATABASE_URL":       "postgres://v@127.0.0.1/v",
+		"VAULT_ADDR":                     "https://vault.internal:8200",
+		"VAULT_TOKEN":                    "s.secret-token-value",
+		"VAULT_PROXY_PUBLIC_CERT_FILE":   "p.pem",
+		"VAULT_PROXY_PUBLIC_KEY_FILE":    "p-key.pem",
+		"VAULT_PROXY_INTERNAL_CERT_FILE": "i.pem",
+		"VAULT_PROXY_INTERNAL_KEY_FILE":  "i-key.pem",
+		"VAULT_PROXY_CLIENT_CA_FILE":     "ca.pem",
+		"AUTH_PUBLIC_KEYS_FILE":          "keys.pem",
+		"CORE_API_URL":                   "https://core.internal:8080",
+	}
+	load := func(over map[string]string) (Config, error) {
+		m := map[string]string{}
+		for k, v := range env {
+			m[k] = v
+		}
+		for k, v := range over {
+			if v == "<unset>" {
+				delete(m, k)
+				continue
+			}
+			m[k] = v
+		}
+		l := config.NewLoader(config.MapLookup(m))
+		c := LoadConfig(l)
+		if err := l.Err(); err != nil {
+			return c, err
+		}
+		return c, c.Validate()
+	}
+	if _, err := load(nil); err != nil {
+		t.Fatalf("a complete production config is refused: %v", err)
+	}
+	cases := []struct {
+		name string
+		over map[string]string
+		want string
+	}{
+		{"no environment", map[string]string{"ENVIRONMENT": "<unset>"}, "ENVIRONMENT"},
+		{"unknown environment", map[string]string{"ENVIRONMENT": "prod"}, "ENVIRONMENT"},
+		{"no vault token", map[string]string{"VAULT_TOKEN": "<unset>"}, "VAULT_TOKEN"},
+		{"no client CA: the internal listener would be open", map[string]string{"VAULT_PROXY_CLIENT_CA_FILE": "<unset>"}, "VAULT_PROXY_CLIENT_CA_FILE"},
+		{"admin listener off loopback", map[string]string{"VAULT_PROXY_ADMIN_ADDR": "0.0.0.0:9090"}, "VAULT_PROXY_ADMIN_ADDR"},
+		{"plain HTTP to core-api in production", map[string]string{"CORE_API_URL": "http://core:8080"}, "CORE_API_URL"},
+		{"no auth keys", map[string]string{"AUTH_PUBLIC_KEYS_FILE": "<unset>"}, "AUTH_PUBLIC_KEYS_FILE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(tc.over)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s.secret-token-value") {
+				t.Fatal("the error echoes the Vault token")
+			}
+		})
+	}
+}
