@@ -25,7 +25,7 @@ type CardMetadata struct {
 	Type              string `json:"type"` // "card-metadata"
 	ID                string `json:"id"`   // the token = payment method id
 	MerchantAccountID string `json:"merchant_account_id"`
-	Kind              string `json:"kind"` // card | gift-card
+	Kind              string `json:"kind"` // card | gift-card | bank-account
 	Scheme            string `json:"scheme"`
 	Label             string `json:"label"` // last 4
 	BIN               string `json:"bin"`   // first 6 or 8

@@ -15,6 +15,7 @@ import (
 // of card vaulting.
 type Core struct {
 	client *fasthttp.HostClient
+	scheme string
 }
 
 // NewCore returns a client for core-api at base (http or https URL).
@@ -23,7 +24,7 @@ func NewCore(base string) (*Core, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("core-api URL %q is not an http(s) URL", base)
 	}
-	return &Core{client: &fasthttp.HostClient{
+	return &Core{scheme: u.Scheme, client: &fasthttp.HostClient{
 		Addr:                          u.Host,
 		IsTLS:                         u.Scheme == "https",
 		Name:                          "vault-proxy",
@@ -38,6 +39,9 @@ func NewCore(base string) (*Core, error) {
 		RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
 	}}, nil
 }
+
+// errCoreUnreachable is logged with its cause and answered as 502.
+var errCoreUnreachable = apierror.BadGateway("core-api is unreachable")
 
 // hopByHop headers are connection-scoped and never passed on (RFC 9110 7.6.1).
 var hopByHop = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
@@ -71,6 +75,8 @@ func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
 // body already set) and writes core-api's answer to ctx.
 func (c *Core) send(ctx *fasthttp.RequestCtx, req *fasthttp.Request) error {
 	StripHopByHop(&req.Header)
+	// The request arrived over TLS; the hop to core-api has its own scheme.
+	req.URI().SetScheme(c.scheme)
 	req.SetHost(c.client.Addr)
 	req.Header.Set("X-Request-Id", RequestID(ctx))
 	resp := fasthttp.AcquireResponse()
@@ -79,7 +85,7 @@ func (c *Core) send(ctx *fasthttp.RequestCtx, req *fasthttp.Request) error {
 		if err == fasthttp.ErrTimeout {
 			return apierror.GatewayTimeout("core-api did not answer in time")
 		}
-		return apierror.BadGateway("core-api is unreachable")
+		return fmt.Errorf("%w: %v", errCoreUnreachable, err)
 	}
 	StripHopByHop(&resp.Header)
 	resp.Header.Del("Server")
@@ -97,6 +103,7 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
 	req.SetRequestURI(path)
+	req.URI().SetScheme(c.scheme)
 	req.SetHost(c.client.Addr)
 	for _, h := range []string{"Authorization", MerchantHeader, "Idempotency-Key", "Accept"} {
 		if v := ctx.Request.Header.Peek(h); len(v) > 0 {

@@ -1,0 +1,558 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/connector"
+	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/config"
+)
+
+// Scopes of the payment method routes. Gift cards are payment methods:
+// GET /buyers/gift-cards needs payment-methods.read like every other read.
+const (
+	scopePaymentMethodsRead  = "payment-methods.read"
+	scopePaymentMethodsWrite = "payment-methods.write"
+)
+
+// paymentMethods serves /payment-methods, /buyers/payment-methods and
+// /buyers/gift-cards.
+type paymentMethods struct {
+	Deps
+	// Connectors handle bank mandates; mandateConnector names the one new
+	// mandates go to ("" when none is configured: production has no
+	// processor connections yet, so recurring bank mandates are refused
+	// there).
+	Connectors       *connector.Registry
+	mandateConnector string
+	Now              func() time.Time
+}
+
+// paymentMethodRoutes registers the payment method routes:
+//
+//	POST   /payment-methods            write  {"method":"card"|"gift-card"|"bank","id":"<token>",buyer_id?,buyer_external_identifier?,external_identifier?,
+//	                                           bank: scheme,country,currency,account_holder_name,account_type?,routing_number?,sort_code?,bic?,mandate?{recurring}}
+//	                                           -> 201 payment method
+//	GET    /payment-methods            read   ?buyer_id=&method=&limit=&cursor= -> page envelope (newest first)
+//	GET    /payment-methods/{id}       read   -> payment method
+//	PUT    /payment-methods/{id}       write  {expiration_date?, scheme_transaction_id?|null, scheme_transaction_id_scheme?|null} -> 200
+//	DELETE /payment-methods/{id}       write  -> 204 (mandate revoked, vault shredded, core row deleted)
+//	GET    /buyers/payment-methods     read   ?buyer_id=|buyer_external_identifier= -> {"items":[summary]} (most recently used first, max 100)
+//	GET    /buyers/gift-cards          read   ?buyer_id=|buyer_external_identifier=&sort_by= -> {"items":[gift card]} (see giftcards.go)
+//
+// Decisions:
+//   - The display data (scheme, label, BIN, card type, expiry, fingerprint)
+//     comes from vault-proxy by token (vaultclient.Card), never from the
+//     request: a client sending any of it gets 400 unknown field.
+//   - A token vault-proxy does not know for this merchant account is 400
+//     with a detail on /id (not 404: the route exists; the body is wrong). A
+//     token of another kind (a gift card registered as a card) is 400 on
+//     /method. The same token twice is 409 duplicate_record.
+//   - number, security_code, account_number, iban or pin anywhere at the
+//     top level of a POST or PUT body is 400 "card data must be sent
+//     through vault-proxy", one detail per field, whatever the value; the
+//     body buffer is cleared and nothing is stored.
+//   - Unknown buyers (POST body or list query) are 400 with a detail on the
+//     parameter used, like any other bad reference in a request.
+//   - Bank: the account number / IBAN stays in the vault; core-api stores
+//     the label (last 4, from the vault), scheme, country, currency and the
+//     non-sensitive details vault-proxy passes on. mandate.recurring sets up
+//     a mandate through the mock-bank connector (sandbox and development
+//     only; production refuses with 422 until processor connections exist).
+//   - PUT updates the vault's expiry first (only when it changes), then the
+//     core row, so a forward right after the answer uses the new expiry. A
+//     bank account has no expiry (400).
+//   - DELETE is retry-safe: mandate revocation is idempotent, a vault
+//     not-found counts as shredded.
+func paymentMethodRoutes(rt *Router, d Deps) {
+	h := &paymentMethods{Deps: d, Connectors: connector.NewRegistry(), Now: time.Now}
+	if d.Environment == config.Sandbox || d.Environment == config.Development {
+		h.Connectors = connector.NewRegistry(connector.MockBank{})
+		h.mandateConnector = connector.MockBankName
+	}
+	rt.Handle("POST /payment-methods", h.create)
+	rt.Handle("GET /payment-methods", h.list)
+	rt.Handle("GET /payment-methods/{id}", h.get)
+	rt.Handle("PUT /payment-methods/{id}", h.update)
+	rt.Handle("DELETE /payment-methods/{id}", h.delete)
+	rt.Handle("GET /buyers/payment-methods", h.buyerPaymentMethods)
+	rt.Handle("GET /buyers/gift-cards", h.giftCards)
+}
+
+var errPaymentMethodNotFound = apierror.NotFound("payment method not found")
+
+func pmError(err error) error { return domainError(err, "payment method") }
+
+// readPaymentMethodBody reads a JSON body and refuses it if it carries card
+// or bank account data (SensitiveFields at the top level, whatever their
+// value): that data enters only through vault-proxy, and core-api must not
+// hold it even for a moment longer than it takes to say no. The buffer is
+// cleared either way; nothing of it is logged or echoed.
+func readPaymentMethodBody(r *http.Request, dst any) error {
+	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+		return err
+	}
+	if r.ContentLength > MaxBodyBytes || r.Body == nil {
+		return DecodeStrict(r, dst) // the same answers: too large, empty
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	defer clear(body)
+	if err != nil {
+		return apierror.BadRequest("could not read the request body")
+	}
+	if len(body) > MaxBodyBytes {
+		return errTooLarge
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) == nil {
+		var details []apierror.Detail
+		for _, f := range coreapi.SensitiveFields {
+			if _, ok := top[f]; ok {
+				details = append(details, bodyDetail("/"+f, "card and bank account data are accepted only by vault-proxy", "value_error.card_data"))
+			}
+		}
+		clear(top)
+		if len(details) > 0 {
+			return apierror.BadRequest("card data must be sent through vault-proxy", details...)
+		}
+	}
+	return DecodeStrictBytes(body, dst)
+}
+
+// vaultError maps a failure of the call to vault-proxy: its own 4xx
+// envelope passes through (it never carries card data); anything else is a
+// 502 whose cause is logged, not echoed.
+func vaultError(err error) error {
+	var e *apierror.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return apierror.GatewayTimeout("vault-proxy did not answer in time")
+	}
+	return &upstreamError{apierror.BadGateway("vault-proxy could not be reached"), err}
+}
+
+// upstreamError is a 502 whose cause reaches the log line (Error) but
+// never the client (the envelope is api's).
+type upstreamError struct {
+	api   *apierror.Error
+	cause error
+}
+
+func (e *upstreamError) Error() string   { return e.api.Error() + ": " + e.cause.Error() }
+func (e *upstreamError) Unwrap() []error { return []error{e.api, e.cause} }
+
+func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsWrite)
+	if err != nil {
+		return err
+	}
+	var in coreapi.NewPaymentMethod
+	if err := readPaymentMethodBody(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return pmError(err)
+	}
+	ctx, m := r.Context(), c.MerchantAccountID
+	pm := &coreapi.PaymentMethod{ID: *in.ID, MerchantAccountID: m, Method: *in.Method, Status: coreapi.StatusSucceeded, ExternalIdentifier: in.ExternalIdentifier}
+
+	if in.BuyerID != nil || in.BuyerExternalIdentifier != nil {
+		id, ext, err := h.DB.PaymentMethodBuyer(ctx, m, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))
+		if errors.Is(err, coreapi.ErrNotFound) {
+			p := "/buyer_id"
+			if in.BuyerID == nil {
+				p = "/buyer_external_identifier"
+			}
+			return apierror.BadRequest("invalid request body", bodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
+		}
+		if err != nil {
+			return err
+		}
+		pm.BuyerID, pm.BuyerExternalIdentifier = id, ext
+	}
+
+	// The authoritative display data comes from the vault, by token.
+	meta, err := h.Vault.Card(ctx, m, pm.ID)
+	if errors.Is(err, vaultclient.ErrNotFound) || err == nil && meta.MerchantAccountID != m {
+		return apierror.BadRequest("invalid request body", bodyDetail("/id", "no payment method with this token was vaulted in this merchant account", "value_error.token.not_found"))
+	}
+	if err != nil {
+		return vaultError(err)
+	}
+	if meta.Kind != coreapi.VaultKind(pm.Method) {
+		return apierror.BadRequest("invalid request body", bodyDetail("/method", "the token holds a "+meta.Kind+", not a "+coreapi.VaultKind(pm.Method), "value_error.token.kind"))
+	}
+	pm.Scheme, pm.Label, pm.Fingerprint = meta.Scheme, meta.Label, meta.Fingerprint
+	var mandate *coreapi.Mandate
+	switch pm.Method {
+	case coreapi.MethodCard, coreapi.MethodGiftCard:
+		pm.BIN, pm.CardType, pm.ExpirationDate = meta.BIN, meta.CardType, meta.ExpirationDate
+	case coreapi.MethodBank:
+		if meta.Scheme != "" && meta.Scheme != *in.Scheme {
+			return apierror.BadRequest("invalid request body", bodyDetail("/scheme", "the token holds a "+meta.Scheme+" account", "value_error.token.scheme"))
+		}
+		pm.Scheme, pm.Country, pm.Currency, pm.Bank = *in.Scheme, *in.Country, *in.Currency, in.BankDetails()
+		if in.Mandate != nil && in.Mandate.Recurring {
+			// Refuse a duplicate before a mandate is set up for it.
+			if _, err := h.DB.PaymentMethod(ctx, m, pm.ID); err == nil {
+				return apierror.DuplicateRecord("a payment method with this id already exists", pm.ID)
+			}
+			if mandate, err = h.createMandate(ctx, pm); err != nil {
+				return err
+			}
+		}
+	}
+	if err := h.DB.CreatePaymentMethod(ctx, pm, mandate); err != nil {
+		if mandate != nil {
+			h.revokeQuietly(pm, mandate)
+		}
+		return pmError(err)
+	}
+	pm.Mandate = mandate
+	return WriteJSON(w, http.StatusCreated, paymentMethodView(pm))
+}
+
+func (h *paymentMethods) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
+	conn, err := h.Connectors.Mandates(h.mandateConnector)
+	if err != nil {
+		return nil, apierror.Unprocessable("no connector for bank mandates is configured in this environment",
+			bodyDetail("/mandate/recurring", "recurring mandates are not available", "value_error.mandate.unavailable"))
+	}
+	res, err := conn.CreateMandate(ctx, connector.MandateRequest{
+		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
+		Country: pm.Country, Currency: pm.Currency, AccountHolderName: pm.Bank.AccountHolderName,
+	})
+	if err != nil {
+		return nil, &upstreamError{apierror.BadGateway("the bank connector could not set up the mandate; nothing was stored"), err}
+	}
+	if res.Status == coreapi.MandateFailed {
+		return nil, apierror.Unprocessable("the bank declined the mandate; nothing was stored",
+			bodyDetail("/mandate/recurring", "mandate declined", "value_error.mandate.declined"))
+	}
+	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
+		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
+}
+
+// revokeQuietly undoes a mandate whose payment method could not be stored.
+func (h *paymentMethods) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := h.Connectors.Mandates(mandate.Connector)
+	if err == nil {
+		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID)
+	}
+	if err != nil {
+		h.Log.Error("revoking the mandate of a payment method that was not stored failed", "mandate", mandate.ID, "err", err)
+	}
+}
+
+func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
+	if err != nil {
+		return err
+	}
+	pm, err := h.DB.PaymentMethod(r.Context(), c.MerchantAccountID, r.PathValue("id"))
+	if err != nil {
+		return pmError(err)
+	}
+	return WriteJSON(w, http.StatusOK, paymentMethodView(pm))
+}
+
+func (h *paymentMethods) list(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var f coreapi.PaymentMethodFilter
+	var details []apierror.Detail
+	if v := q.Get("buyer_id"); v != "" {
+		if !coreapi.IsUUID(v) {
+			details = append(details, queryDetail("buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid"))
+		}
+		f.BuyerID = v
+	}
+	if v := q.Get("method"); v != "" {
+		if v != coreapi.MethodCard && v != coreapi.MethodGiftCard && v != coreapi.MethodBank {
+			details = append(details, queryDetail("method", "must be one of card, gift-card, bank", "value_error.const"))
+		}
+		f.Method = v
+	}
+	if len(details) > 0 {
+		return apierror.BadRequest("invalid query", details...)
+	}
+	page, err := h.Cursors.ParseRequest(q, "payment-methods", pagination.Binding(c.MerchantAccountID, f.BuyerID, f.Method))
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.ListPaymentMethods(r.Context(), c.MerchantAccountID, f, page)
+	if err != nil {
+		return err
+	}
+	env := pagination.Build(page, rows, func(pm coreapi.PaymentMethod) pagination.Key {
+		return pagination.Key{Time: pm.CreatedAt, ID: pm.ID}
+	})
+	out := pagination.Envelope[paymentMethodJSON]{Items: make([]paymentMethodJSON, len(env.Items)), Limit: env.Limit,
+		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor}
+	for i := range env.Items {
+		out.Items[i] = paymentMethodView(&env.Items[i])
+	}
+	return WriteJSON(w, http.StatusOK, out)
+}
+
+func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsWrite)
+	if err != nil {
+		return err
+	}
+	var u coreapi.PaymentMethodUpdate
+	if err := readPaymentMethodBody(r, &u); err != nil {
+		return err
+	}
+	if err := u.Validate(h.Now()); err != nil {
+		return pmError(err)
+	}
+	ctx, m, id := r.Context(), c.MerchantAccountID, r.PathValue("id")
+	pm, err := h.DB.PaymentMethod(ctx, m, id)
+	if err != nil {
+		return pmError(err)
+	}
+	if u.ExpirationDate.Set {
+		if pm.Method == coreapi.MethodBank {
+			return apierror.BadRequest("invalid request body", bodyDetail("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable"))
+		}
+		// The vault first: expiry placeholders of a forward must use the
+		// new value as soon as this request is answered.
+		if u.ExpirationDate.Value != pm.ExpirationDate {
+			if err := h.Vault.UpdateExpiry(ctx, m, callerActor(c), pm.ID, u.ExpirationDate.Value); err != nil {
+				if errors.Is(err, vaultclient.ErrNotFound) {
+					return errPaymentMethodNotFound
+				}
+				return vaultError(err)
+			}
+		}
+	}
+	pm, err = h.DB.UpdatePaymentMethod(ctx, m, id, u)
+	if err != nil {
+		return pmError(err)
+	}
+	return WriteJSON(w, http.StatusOK, paymentMethodView(pm))
+}
+
+// delete removes a payment method: the mandate is revoked first (a bank
+// account with an active mandate), then the vault shreds the data, then the
+// core record goes. Each step is safe to repeat: a retried DELETE after a
+// partial failure finds the mandate revoked and the vault record gone
+// (not-found there means done) and finishes the job.
+func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsWrite)
+	if err != nil {
+		return err
+	}
+	ctx, m := r.Context(), c.MerchantAccountID
+	pm, err := h.DB.PaymentMethod(ctx, m, r.PathValue("id"))
+	if err != nil {
+		return pmError(err)
+	}
+	if pm.Mandate.Active() {
+		conn, err := h.Connectors.Mandates(pm.Mandate.Connector)
+		if err != nil {
+			return &upstreamError{apierror.BadGateway("the mandate's connector is not available; nothing was deleted"), err}
+		}
+		if _, err := conn.RevokeMandate(ctx, m, pm.Mandate.ID); err != nil {
+			return &upstreamError{apierror.BadGateway("the mandate could not be revoked; nothing was deleted"), err}
+		}
+		if err := h.DB.SetMandateStatus(ctx, m, pm.Mandate.ID, coreapi.MandateRevoked, h.Now()); err != nil {
+			return err
+		}
+	}
+	if err := h.Vault.Delete(ctx, m, callerActor(c), pm.ID); err != nil && !errors.Is(err, vaultclient.ErrNotFound) {
+		return vaultError(err)
+	}
+	if err := h.DB.DeletePaymentMethod(ctx, m, pm.ID); err != nil {
+		return pmError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// buyerParam resolves ?buyer_id= / ?buyer_external_identifier= (one is
+// required; both must then name the same buyer).
+func (h *paymentMethods) buyerParam(ctx context.Context, merchant string, r *http.Request) (string, error) {
+	q := r.URL.Query()
+	id, ext := q.Get("buyer_id"), q.Get("buyer_external_identifier")
+	switch {
+	case id == "" && ext == "":
+		return "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "buyer_id or buyer_external_identifier is required", "value_error.missing"))
+	case id != "" && !coreapi.IsUUID(id):
+		return "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid"))
+	}
+	bid, _, err := h.DB.PaymentMethodBuyer(ctx, merchant, id, ext)
+	if errors.Is(err, coreapi.ErrNotFound) {
+		p := "buyer_id"
+		if id == "" {
+			p = "buyer_external_identifier"
+		}
+		return "", apierror.BadRequest("invalid query", queryDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
+	}
+	return bid, err
+}
+
+func queryDetail(param, msg, typ string) apierror.Detail {
+	return apierror.Detail{Location: apierror.LocationQuery, Pointer: param, Message: msg, Type: typ}
+}
+
+func (h *paymentMethods) buyerPaymentMethods(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
+	if err != nil {
+		return err
+	}
+	buyer, err := h.buyerParam(r.Context(), c.MerchantAccountID, r)
+	if err != nil {
+		return err
+	}
+	rows, err := h.DB.BuyerPaymentMethods(r.Context(), c.MerchantAccountID, buyer, "")
+	if err != nil {
+		return err
+	}
+	items := make([]paymentMethodSummaryJSON, len(rows))
+	for i := range rows {
+		items[i] = paymentMethodSummary(&rows[i])
+	}
+	return WriteJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func callerActor(c Caller) string {
+	if c.Principal == nil {
+		return ""
+	}
+	return "token:" + c.Principal.TokenID
+}
+
+// --- wire shapes (DESIGN.md 4a) ---
+
+type buyerRefJSON struct {
+	ID                 string  `json:"id"`
+	ExternalIdentifier *string `json:"external_identifier"`
+}
+
+type mandateJSON struct {
+	ID             string  `json:"id"`
+	Status         string  `json:"status"`
+	PaymentService string  `json:"payment_service"`
+	CreatedAt      string  `json:"created_at"`
+	RevokedAt      *string `json:"revoked_at"`
+}
+
+type paymentMethodJSON struct {
+	Type                      string         `json:"type"`
+	ID                        string         `json:"id"`
+	MerchantAccountID         string         `json:"merchant_account_id"`
+	Method                    string         `json:"method"`
+	Status                    string         `json:"status"`
+	Scheme                    string         `json:"scheme"`
+	Label                     string         `json:"label"`
+	Details                   map[string]any `json:"details"`
+	ExpirationDate            *string        `json:"expiration_date"`
+	Fingerprint               *string        `json:"fingerprint"`
+	Country                   *string        `json:"country"`
+	Currency                  *string        `json:"currency"`
+	Mandate                   *mandateJSON   `json:"mandate"`
+	Buyer                     *buyerRefJSON  `json:"buyer"`
+	ExternalIdentifier        *string        `json:"external_identifier"`
+	SchemeTransactionID       *string        `json:"scheme_transaction_id"`
+	SchemeTransactionIDScheme *string        `json:"scheme_transaction_id_scheme"`
+	usageJSON
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+type usageJSON struct {
+	LastUsedAt    *string `json:"last_used_at"`
+	UsageCount    int64   `json:"usage_count"`
+	CITLastUsedAt *string `json:"cit_last_used_at"`
+	CITUsageCount int64   `json:"cit_usage_count"`
+}
+
+func timePtrJSON(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timestamp(*t)
+	return &s
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func usageView(u coreapi.Usage) usageJSON {
+	return usageJSON{LastUsedAt: timePtrJSON(u.LastUsedAt), UsageCount: u.UsageCount,
+		CITLastUsedAt: timePtrJSON(u.CITLastUsedAt), CITUsageCount: u.CITUsageCount}
+}
+
+func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
+	v := paymentMethodJSON{
+		Type: "payment-method", ID: pm.ID, MerchantAccountID: pm.MerchantAccountID, Method: pm.Method, Status: pm.Status,
+		Scheme: pm.Scheme, Label: pm.Label, ExpirationDate: orNull(pm.ExpirationDate), Fingerprint: orNull(pm.Fingerprint),
+		Country: orNull(pm.Country), Currency: orNull(pm.Currency), ExternalIdentifier: pm.ExternalIdentifier,
+		SchemeTransactionID: pm.SchemeTransactionID, SchemeTransactionIDScheme: pm.SchemeTransactionIDScheme,
+		usageJSON: usageView(pm.Usage), CreatedAt: timestamp(pm.CreatedAt), UpdatedAt: timestamp(pm.UpdatedAt),
+	}
+	if pm.Bank != nil {
+		v.Details = map[string]any{
+			"account_holder_name": pm.Bank.AccountHolderName, "account_type": orNull(pm.Bank.AccountType),
+			"routing_number": orNull(pm.Bank.RoutingNumber), "sort_code": orNull(pm.Bank.SortCode), "bic": orNull(pm.Bank.BIC),
+		}
+	} else {
+		v.Details = map[string]any{"bin": orNull(pm.BIN), "card_type": orNull(pm.CardType)}
+	}
+	if pm.BuyerID != "" {
+		v.Buyer = &buyerRefJSON{ID: pm.BuyerID, ExternalIdentifier: orNull(pm.BuyerExternalIdentifier)}
+	}
+	if m := pm.Mandate; m != nil {
+		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt)}
+	}
+	return v
+}
+
+// paymentMethodSummaryJSON is an item of GET /buyers/payment-methods.
+type paymentMethodSummaryJSON struct {
+	Type              string  `json:"type"`
+	ID                string  `json:"id"`
+	MerchantAccountID string  `json:"merchant_account_id"`
+	Method            string  `json:"method"`
+	Scheme            string  `json:"scheme"`
+	Label             string  `json:"label"`
+	ExpirationDate    *string `json:"expiration_date"`
+	Country           *string `json:"country"`
+	Currency          *string `json:"currency"`
+	usageJSON
+	CreatedAt string `json:"created_at"`
+}
+
+func paymentMethodSummary(pm *coreapi.PaymentMethod) paymentMethodSummaryJSON {
+	return paymentMethodSummaryJSON{Type: "payment-method", ID: pm.ID, MerchantAccountID: pm.MerchantAccountID, Method: pm.Method,
+		Scheme: pm.Scheme, Label: pm.Label, ExpirationDate: orNull(pm.ExpirationDate), Country: orNull(pm.Country),
+		Currency: orNull(pm.Currency), usageJSON: usageView(pm.Usage), CreatedAt: timestamp(pm.CreatedAt)}
+}

@@ -1,0 +1,290 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/pagination"
+)
+
+// pmColumns is the select list scanned by scanPaymentMethod: the payment
+// method, its buyer's external identifier and its newest mandate.
+const pmColumns = `pm.id::text, pm.merchant_account_id, pm.method, pm.status, pm.scheme, pm.label,
+	coalesce(pm.bin, ''), coalesce(pm.card_type, ''), coalesce(pm.expiration_date, ''), coalesce(pm.fingerprint, ''),
+	coalesce(pm.country, ''), coalesce(pm.currency, ''), pm.bank_details,
+	coalesce(pm.buyer_id::text, ''), coalesce(b.external_identifier, ''), pm.external_identifier,
+	pm.scheme_transaction_id, pm.scheme_transaction_id_scheme,
+	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at,
+	m.id, m.connector, m.status, m.created_at, m.updated_at, m.revoked_at`
+
+const pmFrom = ` FROM payment_methods pm
+	LEFT JOIN buyers b ON b.id = pm.buyer_id
+	LEFT JOIN LATERAL (SELECT * FROM mandates m WHERE m.merchant_account_id = pm.merchant_account_id
+		AND m.payment_method_id = pm.id ORDER BY m.created_at DESC, m.id DESC LIMIT 1) m ON true`
+
+func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
+	var (
+		pm                  coreapi.PaymentMethod
+		bank                []byte
+		mID, mConn, mStatus *string
+		mCreated, mUpdated  *time.Time
+		mRevoked            *time.Time
+	)
+	err := row.Scan(&pm.ID, &pm.MerchantAccountID, &pm.Method, &pm.Status, &pm.Scheme, &pm.Label,
+		&pm.BIN, &pm.CardType, &pm.ExpirationDate, &pm.Fingerprint,
+		&pm.Country, &pm.Currency, &bank,
+		&pm.BuyerID, &pm.BuyerExternalIdentifier, &pm.ExternalIdentifier,
+		&pm.SchemeTransactionID, &pm.SchemeTransactionIDScheme,
+		&pm.Usage.LastUsedAt, &pm.Usage.UsageCount, &pm.Usage.CITLastUsedAt, &pm.Usage.CITUsageCount, &pm.CreatedAt, &pm.UpdatedAt,
+		&mID, &mConn, &mStatus, &mCreated, &mUpdated, &mRevoked)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, coreapi.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if bank != nil {
+		pm.Bank = &coreapi.BankDetails{}
+		if err := json.Unmarshal(bank, pm.Bank); err != nil {
+			return nil, fmt.Errorf("payment method %s: bank_details: %w", pm.ID, err)
+		}
+	}
+	if mID != nil {
+		pm.Mandate = &coreapi.Mandate{ID: *mID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
+			Connector: *mConn, Scheme: pm.Scheme, Status: *mStatus, CreatedAt: *mCreated, UpdatedAt: *mUpdated, RevokedAt: mRevoked}
+	}
+	return &pm, nil
+}
+
+func collectPaymentMethods(rows pgx.Rows, err error) ([]coreapi.PaymentMethod, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []coreapi.PaymentMethod{}
+	for rows.Next() {
+		pm, err := scanPaymentMethod(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *pm)
+	}
+	return out, rows.Err()
+}
+
+// CreatePaymentMethod stores pm and, when not nil, its mandate, in one
+// transaction. A second payment method with the same id is a
+// *coreapi.DuplicateError.
+// pm's timestamps are set from the database.
+func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) error {
+	var bank []byte
+	if pm.Bank != nil {
+		var err error
+		if bank, err = json.Marshal(pm.Bank); err != nil {
+			return err
+		}
+	}
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO payment_methods (id, merchant_account_id, method, status, scheme, label,
+			bin, card_type, expiration_date, fingerprint, country, currency, bank_details, buyer_id, external_identifier)
+			VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), nullif($10, ''),
+				nullif($11, ''), nullif($12, ''), $13, nullif($14, '')::uuid, $15)
+			RETURNING created_at, updated_at`,
+			pm.ID, pm.MerchantAccountID, pm.Method, pm.Status, pm.Scheme, pm.Label,
+			pm.BIN, pm.CardType, pm.ExpirationDate, pm.Fingerprint, pm.Country, pm.Currency, bank, pm.BuyerID, pm.ExternalIdentifier,
+		).Scan(&pm.CreatedAt, &pm.UpdatedAt)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "payment_methods_pkey" {
+			return &coreapi.DuplicateError{Resource: "payment method", Field: "id", ExistingID: pm.ID}
+		}
+		if err != nil || mandate == nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
+			mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
+		).Scan(&mandate.CreatedAt, &mandate.UpdatedAt)
+	})
+}
+
+// PaymentMethod returns one payment method of the merchant account.
+func (db *DB) PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, coreapi.ErrNotFound
+	}
+	return scanPaymentMethod(db.Pool.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id))
+}
+
+// ListPaymentMethods returns one page of the merchant account's payment
+// methods, newest first (see package pagination), optionally of one buyer.
+func (db *DB) ListPaymentMethods(ctx context.Context, merchant string, f coreapi.PaymentMethodFilter, page pagination.Page) ([]coreapi.PaymentMethod, error) {
+	args := []any{merchant}
+	q := `SELECT ` + pmColumns + pmFrom + ` WHERE pm.merchant_account_id = $1`
+	if f.BuyerID != "" {
+		args = append(args, f.BuyerID)
+		q += ` AND pm.buyer_id = $` + strconv.Itoa(len(args))
+	}
+	if f.Method != "" {
+		args = append(args, f.Method)
+		q += ` AND pm.method = $` + strconv.Itoa(len(args))
+	}
+	where, order, kargs := page.Keyset("pm.created_at", "pm.id", len(args)+1)
+	if where != "" {
+		q += " AND " + where
+		args = append(args, kargs...)
+	}
+	q += " ORDER BY " + order + " LIMIT " + strconv.Itoa(page.FetchLimit())
+	return collectPaymentMethods(db.Pool.Query(ctx, q, args...))
+}
+
+// MaxBuyerPaymentMethods caps the unpaginated per-buyer lists
+// (GET /buyers/payment-methods, GET /buyers/gift-cards).
+const MaxBuyerPaymentMethods = 100
+
+// BuyerPaymentMethods returns a buyer's payment methods of the given method
+// ("" for all), most recently used first (never used last, by newest), at
+// most MaxBuyerPaymentMethods.
+func (db *DB) BuyerPaymentMethods(ctx context.Context, merchant, buyerID, method string) ([]coreapi.PaymentMethod, error) {
+	return collectPaymentMethods(db.Pool.Query(ctx, `SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND ($3 = '' OR pm.method = $3)
+		ORDER BY pm.last_used_at DESC NULLS LAST, pm.created_at DESC, pm.id
+		LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID, method))
+}
+
+// giftCardOrder is the ORDER BY of each sort_by: most recent or most
+// frequent first, never-used last, ties by id.
+var giftCardOrder = map[string]string{
+	coreapi.SortLastUsedAt:    "pm.last_used_at DESC NULLS LAST, pm.id",
+	coreapi.SortUsageCount:    "pm.usage_count DESC, pm.id",
+	coreapi.SortCITLastUsedAt: "pm.cit_last_used_at DESC NULLS LAST, pm.id",
+	coreapi.SortCITUsageCount: "pm.cit_usage_count DESC, pm.id",
+}
+
+// GiftCards returns a buyer's gift cards sorted by sortBy (one of
+// coreapi.GiftCardSorts), at most MaxBuyerPaymentMethods.
+func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) ([]coreapi.PaymentMethod, error) {
+	order, ok := giftCardOrder[sortBy]
+	if !ok {
+		return nil, fmt.Errorf("postgres: unknown gift card order %q", sortBy)
+	}
+	return collectPaymentMethods(db.Pool.Query(ctx, `SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND pm.method = 'gift-card'
+		ORDER BY `+order+` LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID))
+}
+
+// UpdatePaymentMethod applies a partial update and returns the result.
+func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, coreapi.ErrNotFound
+	}
+	tag, err := db.Pool.Exec(ctx, `UPDATE payment_methods SET
+		expiration_date = coalesce($3, expiration_date),
+		scheme_transaction_id = CASE WHEN $4 THEN $5 ELSE scheme_transaction_id END,
+		scheme_transaction_id_scheme = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id_scheme END,
+		updated_at = now()
+		WHERE merchant_account_id = $1 AND id = $2`,
+		merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
+		u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr())
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, coreapi.ErrNotFound
+	}
+	return db.PaymentMethod(ctx, merchant, id)
+}
+
+// DeletePaymentMethod deletes the core record. Its mandates stay, as the
+// record of their revocation.
+func (db *DB) DeletePaymentMethod(ctx context.Context, merchant, id string) error {
+	if !coreapi.IsUUID(id) {
+		return coreapi.ErrNotFound
+	}
+	tag, err := db.Pool.Exec(ctx, `DELETE FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`, merchant, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return coreapi.ErrNotFound
+	}
+	return nil
+}
+
+// SetMandateStatus records a mandate's new status (revoked_at is set the
+// first time it becomes revoked).
+func (db *DB) SetMandateStatus(ctx context.Context, merchant, mandateID, status string, at time.Time) error {
+	tag, err := db.Pool.Exec(ctx, `UPDATE mandates SET status = $3, updated_at = $4,
+		revoked_at = CASE WHEN $3 = 'revoked' THEN coalesce(revoked_at, $4) ELSE revoked_at END
+		WHERE merchant_account_id = $1 AND id = $2`, merchant, mandateID, status, at)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return coreapi.ErrNotFound
+	}
+	return nil
+}
+
+// Mandate returns one mandate of the merchant account.
+func (db *DB) Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error) {
+	m := coreapi.Mandate{ID: id, MerchantAccountID: merchant}
+	err := db.Pool.QueryRow(ctx, `SELECT payment_method_id::text, connector, scheme, status, created_at, updated_at, revoked_at
+		FROM mandates WHERE merchant_account_id = $1 AND id = $2`, merchant, id).
+		Scan(&m.PaymentMethodID, &m.Connector, &m.Scheme, &m.Status, &m.CreatedAt, &m.UpdatedAt, &m.RevokedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, coreapi.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// RecordUsage counts one use of a payment method at `at`: usage_count and
+// last_used_at always, cit_usage_count and cit_last_used_at as well when
+// the use was customer-initiated. last_used_at never moves backwards, so
+// uses recorded out of order keep the latest time.
+func (db *DB) RecordUsage(ctx context.Context, merchant, id string, cit bool, at time.Time) error {
+	if !coreapi.IsUUID(id) {
+		return coreapi.ErrNotFound
+	}
+	tag, err := db.Pool.Exec(ctx, `UPDATE payment_methods SET
+		usage_count = usage_count + 1,
+		last_used_at = greatest(last_used_at, $4),
+		cit_usage_count = cit_usage_count + CASE WHEN $3 THEN 1 ELSE 0 END,
+		cit_last_used_at = CASE WHEN $3 THEN greatest(cit_last_used_at, $4) ELSE cit_last_used_at END
+		WHERE merchant_account_id = $1 AND id = $2`, merchant, id, cit, at)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return coreapi.ErrNotFound
+	}
+	return nil
+}
+
+// PaymentMethodBuyer resolves the buyer a payment method is stored for, by
+// id, by external identifier, or both (which must then name the same
+// buyer), within the merchant account. It returns the buyer's id and
+// external identifier, or ErrNotFound.
+func (db *DB) PaymentMethodBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error) {
+	if id != "" && !coreapi.IsUUID(id) {
+		return "", "", coreapi.ErrNotFound
+	}
+	var bid, ext string
+	err := db.Pool.QueryRow(ctx, `SELECT id::text, coalesce(external_identifier, '') FROM buyers
+		WHERE merchant_account_id = $1 AND ($2 = '' OR id = nullif($2, '')::uuid) AND ($3 = '' OR external_identifier = $3)
+		ORDER BY created_at LIMIT 1`, merchant, id, externalIdentifier).Scan(&bid, &ext)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", coreapi.ErrNotFound
+	}
+	return bid, ext, err
+}

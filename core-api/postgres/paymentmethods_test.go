@@ -1,0 +1,154 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/shared/testsupport"
+)
+
+func openPaymentMethodsDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	dbs := testsupport.NewTestDatabases(t)
+	db, err := postgres.Open(context.Background(), dbs.CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
+	t.Helper()
+	b, err := db.CreateBuyer(context.Background(), "default", coreapi.BuyerFields{ExternalIdentifier: coreapi.Some(ext)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ID
+}
+
+func newGiftCard(t *testing.T, db *postgres.DB, buyer string) string {
+	t.Helper()
+	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodGiftCard,
+		Status: coreapi.StatusSucceeded, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer}
+	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
+		t.Fatal(err)
+	}
+	return pm.ID
+}
+
+func TestRecordUsage(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	buyer := newBuyer(t, db, "usage-buyer")
+	id := newGiftCard(t, db, buyer)
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+	for _, u := range []struct {
+		cit bool
+		at  time.Time
+	}{{false, t0}, {true, t0.Add(time.Hour)}, {false, t0.Add(-time.Hour)}} { // the last one arrives out of order
+		if err := db.RecordUsage(ctx, "default", id, u.cit, u.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pm, err := db.PaymentMethod(ctx, "default", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := pm.Usage
+	if u.UsageCount != 3 || u.CITUsageCount != 1 || !u.LastUsedAt.Equal(t0.Add(time.Hour)) || !u.CITLastUsedAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("usage = count %d last %v cit %d cit-last %v", u.UsageCount, u.LastUsedAt, u.CITUsageCount, u.CITLastUsedAt)
+	}
+
+	for name, call := range map[string]func() error{
+		"other merchant": func() error { return db.RecordUsage(ctx, "other", id, false, t0) },
+		"unknown id":     func() error { return db.RecordUsage(ctx, "default", uuid.NewString(), false, t0) },
+		"not a uuid":     func() error { return db.RecordUsage(ctx, "default", "nope", false, t0) },
+	} {
+		if err := call(); !errors.Is(err, coreapi.ErrNotFound) {
+			t.Errorf("%s: %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+func TestGiftCardOrder(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	buyer := newBuyer(t, db, "sort-buyer")
+	other := newBuyer(t, db, "other-buyer")
+	newGiftCard(t, db, other) // never listed for buyer
+	a, b, c, never := newGiftCard(t, db, buyer), newGiftCard(t, db, buyer), newGiftCard(t, db, buyer), newGiftCard(t, db, buyer)
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	use := func(id string, cit bool, hours int) {
+		if err := db.RecordUsage(ctx, "default", id, cit, t0.Add(time.Duration(hours)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	use(a, false, 1) // a: 3 uses, last at 3h, no CIT
+	use(a, false, 2)
+	use(a, false, 3)
+	use(b, true, 10) // b: 1 CIT use, the most recent
+	use(c, true, 5)  // c: 2 CIT uses
+	use(c, true, 4)
+
+	want := map[string][]string{
+		coreapi.SortLastUsedAt:    {b, c, a, never},
+		coreapi.SortUsageCount:    {a, c, b, never},
+		coreapi.SortCITLastUsedAt: append([]string{b, c}, sortIDs(a, never)...),
+		coreapi.SortCITUsageCount: append([]string{c, b}, sortIDs(a, never)...),
+	}
+	for sortBy, ids := range want {
+		got, err := db.GiftCards(ctx, "default", buyer, sortBy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []string
+		for _, g := range got {
+			gotIDs = append(gotIDs, g.ID)
+		}
+		if len(gotIDs) != len(ids) {
+			t.Fatalf("%s: got %v, want %v", sortBy, gotIDs, ids)
+		}
+		for i := range ids {
+			if gotIDs[i] != ids[i] {
+				t.Fatalf("%s: got %v, want %v", sortBy, gotIDs, ids)
+			}
+		}
+	}
+	if _, err := db.GiftCards(ctx, "default", buyer, "created_at"); err == nil {
+		t.Fatal("unknown order accepted")
+	}
+}
+
+// sortIDs orders ids as PostgreSQL orders uuids (ties are broken by id).
+func sortIDs(x, y string) []string {
+	if x < y {
+		return []string{x, y}
+	}
+	return []string{y, x}
+}
+
+func TestDuplicatePaymentMethodAndBuyerDeletion(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	buyer := newBuyer(t, db, "dup-buyer")
+	id := newGiftCard(t, db, buyer)
+	err := db.CreatePaymentMethod(ctx, &coreapi.PaymentMethod{ID: id, MerchantAccountID: "default", Method: "card", Status: "succeeded", Scheme: "visa", Label: "1111"}, nil)
+	var dup *coreapi.DuplicateError
+	if !errors.As(err, &dup) || dup.ExistingID != id {
+		t.Fatalf("second insert: %v", err)
+	}
+	if err := db.DeleteBuyer(ctx, "default", buyer); err != nil {
+		t.Fatal(err)
+	}
+	pm, err := db.PaymentMethod(ctx, "default", id)
+	if err != nil || pm.BuyerID != "" {
+		t.Fatalf("after the buyer was deleted: %+v %v", pm, err)
+	}
+}

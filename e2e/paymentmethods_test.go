@@ -1,0 +1,461 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/zone"
+)
+
+// pmScopes is what a merchant's server uses for payment methods and buyers.
+var pmScopes = []string{"payment-methods.write", "buyers.write"}
+
+// publicCore sends requests through vault-proxy's public listener (where
+// card and bank data enter) as one merchant account.
+func publicCore(s *stack.Stack, token, merchant string) coreClient {
+	return coreClient{s: s, c: s.PublicClient, base: s.PublicURL, token: token, merchant: merchant}
+}
+
+// internalCard asks vault-proxy's internal listener for a token's metadata.
+func internalCard(t *testing.T, s *stack.Stack, merchant, id string) (int, zone.CardMetadata) {
+	t.Helper()
+	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, merchant)
+	var m zone.CardMetadata
+	if code == 200 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code, m
+}
+
+// expiryIn returns MM/YY years from now.
+func expiryIn(years int) string { return time.Now().AddDate(years, 0, 0).Format("01/06") }
+
+// responses collects every body a test saw, to search for card numbers.
+type responses []string
+
+func (r *responses) add(raw []byte) []byte { *r = append(*r, string(raw)); return raw }
+
+func (r *responses) addMap(m map[string]any) map[string]any {
+	raw, _ := json.Marshal(m)
+	r.add(raw)
+	return m
+}
+
+func (r responses) assertNoPAN(t *testing.T, pans ...string) {
+	t.Helper()
+	for i, body := range r {
+		logging.AssertNoPANIn(t, fmt.Sprintf("response %d", i), body, pans...)
+	}
+}
+
+func TestPaymentMethodLifecycle(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	core := newCore(s, tok, "")
+	pub := publicCore(s, tok, "")
+	var seen responses
+
+	buyer := seen.addMap(core.ok(t, 201, "POST", "/buyers", map[string]any{"external_identifier": "pm-buyer"}))
+	buyerID := buyer["id"].(string)
+
+	exp := expiryIn(3)
+	pm := seen.addMap(pub.ok(t, 201, "POST", "/payment-methods", map[string]any{
+		"method": "card", "number": "4111111111111111", "expiration_date": exp, "security_code": "123",
+		"buyer_id": buyerID, "external_identifier": "card-ref-1",
+	}))
+	id := pm["id"].(string)
+	details, _ := pm["details"].(map[string]any)
+	b, _ := pm["buyer"].(map[string]any)
+	if pm["type"] != "payment-method" || pm["merchant_account_id"] != "default" || pm["method"] != "card" || pm["status"] != "succeeded" ||
+		pm["scheme"] != "visa" || pm["label"] != "1111" || details["bin"] != "41111111" || len(details) != 2 ||
+		pm["expiration_date"] != exp || pm["fingerprint"] == nil || pm["external_identifier"] != "card-ref-1" ||
+		b["id"] != buyerID || b["external_identifier"] != "pm-buyer" || pm["scheme_transaction_id"] != nil ||
+		pm["last_used_at"] != nil || pm["usage_count"] != 0.0 || pm["cit_last_used_at"] != nil || pm["cit_usage_count"] != 0.0 ||
+		pm["created_at"] == nil || pm["updated_at"] == nil || pm["mandate"] != nil {
+		t.Fatalf("created payment method %v", pm)
+	}
+	// The record matches the vault's metadata, not anything the client said.
+	code, meta := internalCard(t, s, "default", id)
+	if code != 200 || meta.Fingerprint != pm["fingerprint"] || meta.BIN != details["bin"] {
+		t.Fatalf("vault metadata %d %+v", code, meta)
+	}
+
+	got := seen.addMap(core.ok(t, 200, "GET", "/payment-methods/"+id, nil))
+	if fmt.Sprint(got) != fmt.Sprint(pm) {
+		t.Fatalf("GET = %v\nwant %v", got, pm)
+	}
+
+	// A second card of the same buyer, and one without a buyer.
+	pm2 := seen.addMap(pub.ok(t, 201, "POST", "/payment-methods", map[string]any{
+		"method": "card", "number": "5555555555554444", "expiration_date": exp, "buyer_external_identifier": "pm-buyer"}))
+	pm3 := seen.addMap(pub.ok(t, 201, "POST", "/payment-methods", map[string]any{
+		"method": "card", "number": "378282246310005", "expiration_date": exp}))
+	if pm2["buyer"].(map[string]any)["id"] != buyerID || pm3["buyer"] != nil {
+		t.Fatalf("buyers: %v / %v", pm2["buyer"], pm3["buyer"])
+	}
+
+	// Lists: paginated, newest first, filtered by buyer.
+	all := seen.addMap(core.ok(t, 200, "GET", "/payment-methods?limit=2", nil))
+	items := all["items"].([]any)
+	if len(items) != 2 || items[0].(map[string]any)["id"] != pm3["id"] || all["next_cursor"] == nil {
+		t.Fatalf("first page %v", all)
+	}
+	next := seen.addMap(core.ok(t, 200, "GET", "/payment-methods?limit=2&cursor="+url.QueryEscape(all["next_cursor"].(string)), nil))
+	if items := next["items"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != id || next["next_cursor"] != nil {
+		t.Fatalf("second page %v", next)
+	}
+	mine := seen.addMap(core.ok(t, 200, "GET", "/payment-methods?buyer_id="+buyerID, nil))
+	if items := mine["items"].([]any); len(items) != 2 {
+		t.Fatalf("buyer's list %v", mine)
+	}
+	summaries := seen.addMap(core.ok(t, 200, "GET", "/buyers/payment-methods?buyer_external_identifier=pm-buyer", nil))
+	sitems := summaries["items"].([]any)
+	if len(sitems) != 2 || len(summaries) != 1 {
+		t.Fatalf("buyer payment methods %v", summaries)
+	}
+	for _, it := range sitems {
+		m := it.(map[string]any)
+		if m["method"] != "card" || m["label"] == nil || m["expiration_date"] != exp || m["scheme"] == nil || m["details"] != nil {
+			t.Fatalf("summary %v", m)
+		}
+	}
+	if _, err := s.CoreAPI.DB.PaymentMethod(context.Background(), "default", id); err != nil {
+		t.Fatal(err)
+	}
+	// Usage recorded by a (future) transaction puts the card first.
+	if err := s.CoreAPI.DB.RecordUsage(context.Background(), "default", id, true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	summaries = seen.addMap(core.ok(t, 200, "GET", "/buyers/payment-methods?buyer_id="+buyerID, nil))
+	if first := summaries["items"].([]any)[0].(map[string]any); first["id"] != id || first["usage_count"] != 1.0 || first["cit_usage_count"] != 1.0 {
+		t.Fatalf("most recently used first: %v", summaries)
+	}
+
+	// PUT: partial; the vault has the new expiry before core answers.
+	newExp := expiryIn(5)
+	u := seen.addMap(core.ok(t, 200, "PUT", "/payment-methods/"+id, map[string]any{
+		"expiration_date": newExp, "scheme_transaction_id": "123456789012345", "scheme_transaction_id_scheme": "visa"}))
+	if u["expiration_date"] != newExp || u["scheme_transaction_id"] != "123456789012345" || u["scheme_transaction_id_scheme"] != "visa" ||
+		u["external_identifier"] != "card-ref-1" || u["created_at"] != pm["created_at"] {
+		t.Fatalf("updated %v", u)
+	}
+	if code, meta := internalCard(t, s, "default", id); code != 200 || meta.ExpirationDate != newExp {
+		t.Fatalf("vault expiry after PUT: %d %q", code, meta.ExpirationDate)
+	}
+	if g := seen.addMap(core.ok(t, 200, "GET", "/payment-methods/"+id, nil)); g["expiration_date"] != newExp {
+		t.Fatalf("GET after PUT %v", g)
+	}
+	u = seen.addMap(core.ok(t, 200, "PUT", "/payment-methods/"+id, map[string]any{"scheme_transaction_id": nil}))
+	if u["scheme_transaction_id"] != nil || u["scheme_transaction_id_scheme"] != "visa" || u["expiration_date"] != newExp {
+		t.Fatalf("null clears only that field: %v", u)
+	}
+	u = seen.addMap(core.ok(t, 200, "PUT", "/payment-methods/"+id, map[string]any{}))
+	if u["expiration_date"] != newExp {
+		t.Fatalf("empty PUT %v", u)
+	}
+
+	// DELETE: shredded in the vault, gone from core; a second DELETE is 404.
+	if code, raw := core.do(t, "DELETE", "/payment-methods/"+id, nil); code != 204 || len(raw) != 0 {
+		t.Fatalf("DELETE = %d %s", code, raw)
+	}
+	if code, raw := core.do(t, "GET", "/payment-methods/"+id, nil); code != 404 || apiError(t, seen.add(raw)).Code != "not_found" {
+		t.Fatalf("GET after DELETE = %d %s", code, raw)
+	}
+	if code, _ := internalCard(t, s, "default", id); code != 404 {
+		t.Fatalf("vault still has the card: %d", code)
+	}
+	if code, raw := core.do(t, "DELETE", "/payment-methods/"+id, nil); code != 404 {
+		t.Fatalf("second DELETE = %d %s", code, raw)
+	}
+	if code, raw := core.do(t, "DELETE", "/payment-methods/"+pm2["id"].(string), nil); code != 204 {
+		t.Fatalf("DELETE = %d %s", code, raw)
+	}
+
+	seen.assertNoPAN(t, testPANs...)
+	s.Logs.AssertNoPAN(t, testPANs...)
+	logging.AssertNoPANIn(t, "core database dump", s.Dump(t, "core"), testPANs...)
+}
+
+// A request that reaches core-api with card or bank data is refused with a
+// pointer at the field, and nothing is stored or echoed.
+func TestPaymentMethodDirectCardDataIsRefused(t *testing.T) {
+	s := stack.Start(t)
+	core := newCore(s, s.Token(t, pmScopes...), "")
+	var seen responses
+	vaulted := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")
+	id := vaulted["id"].(string)
+	before := countRows(t, s.DBs.CoreDSN, "payment_methods")
+
+	for _, field := range []string{"number", "security_code", "account_number", "iban", "pin"} {
+		for _, tc := range []struct {
+			method, path string
+			body         map[string]any
+		}{
+			{"POST", "/payment-methods", map[string]any{"method": "card", "id": uuid.NewString(), field: "4111111111111111", "expiration_date": expiryIn(2)}},
+			{"POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "scheme": "ach", field: "5555555555554444"}},
+			{"PUT", "/payment-methods/" + id, map[string]any{field: "378282246310005"}},
+		} {
+			t.Run(field+" "+tc.method, func(t *testing.T) {
+				code, raw := core.do(t, tc.method, tc.path, tc.body)
+				e := apiError(t, seen.add(raw))
+				if code != 400 || e.Code != "bad_request" || e.Message != "card data must be sent through vault-proxy" ||
+					len(e.Details) != 1 || e.Details[0].Pointer != "/"+field || e.Details[0].Location != "body" {
+					t.Fatalf("%d %s", code, raw)
+				}
+			})
+		}
+	}
+	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != before {
+		t.Fatalf("payment_methods rows %d -> %d", before, n)
+	}
+	if g := core.ok(t, 200, "GET", "/payment-methods/"+id, nil); g["expiration_date"] != vaulted["expiration_date"] {
+		t.Fatalf("refused PUT changed the card: %v", g)
+	}
+	seen.assertNoPAN(t, testPANs...)
+	s.Logs.AssertNoPAN(t, testPANs...)
+	logging.AssertNoPANIn(t, "core database dump", s.Dump(t, "core"), testPANs...)
+}
+
+// A token vaulted for one merchant account is useless to another: it cannot
+// be registered, read, changed or deleted there.
+func TestPaymentMethodTokenOfAnotherMerchantIsNotUsable(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "other")
+	tok := s.Token(t, pmScopes...)
+	theirs := publicCore(s, tok, "other").ok(t, 201, "POST", "/payment-methods", map[string]any{
+		"method": "card", "number": "4111111111111111", "expiration_date": expiryIn(2)})
+	id := theirs["id"].(string)
+	if theirs["merchant_account_id"] != "other" {
+		t.Fatalf("%v", theirs)
+	}
+	core := newCore(s, tok, "")
+	code, raw := core.do(t, "POST", "/payment-methods", map[string]any{"method": "card", "id": id})
+	if e := apiError(t, raw); code != 400 || len(e.Details) != 1 || e.Details[0].Pointer != "/id" {
+		t.Fatalf("registering another merchant's token = %d %s", code, raw)
+	}
+	for _, req := range []struct{ method, path string }{{"GET", "/payment-methods/" + id}, {"DELETE", "/payment-methods/" + id}} {
+		if code, raw := core.do(t, req.method, req.path, nil); code != 404 {
+			t.Fatalf("%s = %d %s", req.method, code, raw)
+		}
+	}
+	if code, raw := core.do(t, "PUT", "/payment-methods/"+id, map[string]any{"expiration_date": expiryIn(4)}); code != 404 {
+		t.Fatalf("PUT = %d %s", code, raw)
+	}
+	// Still intact for its owner.
+	if code, m := internalCard(t, s, "other", id); code != 200 || m.ExpirationDate != theirs["expiration_date"] {
+		t.Fatalf("owner's card: %d %+v", code, m)
+	}
+	newCore(s, tok, "other").ok(t, 200, "GET", "/payment-methods/"+id, nil)
+	// A token restricted to the default account cannot act in "other".
+	limited := newCore(s, s.TokenFor(t, []string{"default"}, pmScopes...), "other")
+	if code, _ := limited.do(t, "GET", "/payment-methods/"+id, nil); code != 403 {
+		t.Fatalf("restricted token = %d", code)
+	}
+}
+
+func TestPaymentMethodBadRequests(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	core := newCore(s, tok, "")
+	card := vaultCard(t, s, tok, "4111111111111111", "")
+	cardID := card["id"].(string)
+	gift := publicCore(s, tok, "").ok(t, 201, "POST", "/payment-methods", map[string]any{"method": "gift-card", "number": "6006491234567890", "pin": "1234"})
+	giftID := gift["id"].(string)
+	core.ok(t, 201, "POST", "/buyers", map[string]any{"external_identifier": "known"})
+	long := strings.Repeat("x", 201)
+	before := countRows(t, s.DBs.CoreDSN, "payment_methods")
+
+	type want struct {
+		status  int
+		code    string
+		pointer string // "" for no detail checked
+	}
+	cases := []struct {
+		name, method, path string
+		body               any
+		want               want
+	}{
+		{"method missing", "POST", "/payment-methods", map[string]any{"id": uuid.NewString()}, want{400, "bad_request", "/method"}},
+		{"method unknown", "POST", "/payment-methods", map[string]any{"method": "paypal", "id": uuid.NewString()}, want{400, "bad_request", "/method"}},
+		{"method not a string", "POST", "/payment-methods", map[string]any{"method": 1, "id": uuid.NewString()}, want{400, "bad_request", "/method"}},
+		{"id missing", "POST", "/payment-methods", map[string]any{"method": "card"}, want{400, "bad_request", "/id"}},
+		{"id not a uuid", "POST", "/payment-methods", map[string]any{"method": "card", "id": "tok_123"}, want{400, "bad_request", "/id"}},
+		{"id unknown to the vault", "POST", "/payment-methods", map[string]any{"method": "card", "id": uuid.NewString()}, want{400, "bad_request", "/id"}},
+		{"id is a gift card", "POST", "/payment-methods", map[string]any{"method": "card", "id": giftID}, want{400, "bad_request", "/method"}},
+		{"id is a card", "POST", "/payment-methods", map[string]any{"method": "gift-card", "id": cardID}, want{400, "bad_request", "/method"}},
+		{"unknown field", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "label": "9999"}, want{400, "bad_request", "/label"}},
+		{"display data from the client", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "scheme": "amex"}, want{400, "bad_request", "/scheme"}},
+		{"buyer_id unknown", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "buyer_id": uuid.NewString()}, want{400, "bad_request", "/buyer_id"}},
+		{"buyer_id not a uuid", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "buyer_id": "b1"}, want{400, "bad_request", "/buyer_id"}},
+		{"buyer_external_identifier unknown", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "buyer_external_identifier": "nobody"}, want{400, "bad_request", "/buyer_external_identifier"}},
+		{"external_identifier too long", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "external_identifier": long}, want{400, "bad_request", "/external_identifier"}},
+		{"external_identifier empty", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID, "external_identifier": ""}, want{400, "bad_request", "/external_identifier"}},
+		{"bank without scheme", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "country": "US", "currency": "USD", "account_holder_name": "J"}, want{400, "bad_request", "/scheme"}},
+		{"bank routing missing", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "scheme": "ach", "country": "US", "currency": "USD", "account_holder_name": "J"}, want{400, "bad_request", "/routing_number"}},
+		{"bank sort code on ach", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "scheme": "ach", "routing_number": "011000015", "sort_code": "601613", "country": "US", "currency": "USD", "account_holder_name": "J"}, want{400, "bad_request", "/sort_code"}},
+		{"bank country", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "scheme": "sepa", "country": "ZZ", "currency": "EUR", "account_holder_name": "J"}, want{400, "bad_request", "/country"}},
+		{"bank token unknown", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "scheme": "bacs", "sort_code": "601613", "country": "GB", "currency": "GBP", "account_holder_name": "J"}, want{400, "bad_request", "/id"}},
+		{"mandate not an object", "POST", "/payment-methods", map[string]any{"method": "bank", "id": uuid.NewString(), "mandate": true}, want{400, "bad_request", "/mandate"}},
+		{"not JSON", "POST", "/payment-methods", "{", want{400, "bad_request", ""}},
+		{"duplicate", "POST", "/payment-methods", map[string]any{"method": "card", "id": cardID}, want{409, "duplicate_record", ""}},
+
+		{"PUT expiry format", "PUT", "/payment-methods/" + cardID, map[string]any{"expiration_date": "2030-01"}, want{400, "bad_request", "/expiration_date"}},
+		{"PUT expiry month 13", "PUT", "/payment-methods/" + cardID, map[string]any{"expiration_date": "13/30"}, want{400, "bad_request", "/expiration_date"}},
+		{"PUT expired", "PUT", "/payment-methods/" + cardID, map[string]any{"expiration_date": "01/20"}, want{400, "bad_request", "/expiration_date"}},
+		{"PUT expiry null", "PUT", "/payment-methods/" + cardID, map[string]any{"expiration_date": nil}, want{400, "bad_request", "/expiration_date"}},
+		{"PUT sti too long", "PUT", "/payment-methods/" + cardID, map[string]any{"scheme_transaction_id": long}, want{400, "bad_request", "/scheme_transaction_id"}},
+		{"PUT sti scheme", "PUT", "/payment-methods/" + cardID, map[string]any{"scheme_transaction_id_scheme": "Visa Card"}, want{400, "bad_request", "/scheme_transaction_id_scheme"}},
+		{"PUT sti wrong type", "PUT", "/payment-methods/" + cardID, map[string]any{"scheme_transaction_id": 5}, want{400, "bad_request", "/scheme_transaction_id"}},
+		{"PUT unknown field", "PUT", "/payment-methods/" + cardID, map[string]any{"label": "0000"}, want{400, "bad_request", "/label"}},
+		{"PUT unknown id", "PUT", "/payment-methods/" + uuid.NewString(), map[string]any{}, want{404, "not_found", ""}},
+		{"GET unknown id", "GET", "/payment-methods/" + uuid.NewString(), nil, want{404, "not_found", ""}},
+		{"GET malformed id", "GET", "/payment-methods/abc", nil, want{404, "not_found", ""}},
+		{"DELETE unknown id", "DELETE", "/payment-methods/" + uuid.NewString(), nil, want{404, "not_found", ""}},
+		{"list buyer_id", "GET", "/payment-methods?buyer_id=x", nil, want{400, "bad_request", "buyer_id"}},
+		{"list method", "GET", "/payment-methods?method=cash", nil, want{400, "bad_request", "method"}},
+		{"list limit", "GET", "/payment-methods?limit=101", nil, want{400, "bad_request", "limit"}},
+		{"list cursor", "GET", "/payment-methods?cursor=abc", nil, want{400, "bad_request", "cursor"}},
+		{"buyer list without buyer", "GET", "/buyers/payment-methods", nil, want{400, "bad_request", "buyer_id"}},
+		{"buyer list unknown buyer", "GET", "/buyers/payment-methods?buyer_external_identifier=nobody", nil, want{400, "bad_request", "buyer_external_identifier"}},
+		{"buyer list bad buyer_id", "GET", "/buyers/payment-methods?buyer_id=1", nil, want{400, "bad_request", "buyer_id"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := core.do(t, tc.method, tc.path, tc.body)
+			e := apiError(t, raw)
+			if code != tc.want.status || e.Code != tc.want.code {
+				t.Fatalf("= %d %s", code, raw)
+			}
+			if tc.want.pointer != "" && (len(e.Details) == 0 || e.Details[0].Pointer != tc.want.pointer) {
+				t.Fatalf("details %+v, want pointer %s", e.Details, tc.want.pointer)
+			}
+		})
+	}
+	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != before {
+		t.Fatalf("payment_methods rows %d -> %d", before, n)
+	}
+
+	// Scopes: reading needs payment-methods.read (write implies it); writing needs write.
+	reader := newCore(s, s.Token(t, "payment-methods.read"), "")
+	reader.ok(t, 200, "GET", "/payment-methods/"+cardID, nil)
+	for _, req := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/payment-methods", map[string]any{"method": "card", "id": uuid.NewString()}},
+		{"PUT", "/payment-methods/" + cardID, map[string]any{}},
+		{"DELETE", "/payment-methods/" + cardID, nil},
+	} {
+		if code, raw := reader.do(t, req.method, req.path, req.body); code != 403 {
+			t.Fatalf("read-only %s = %d %s", req.method, code, raw)
+		}
+	}
+	if code, _ := newCore(s, s.Token(t, "buyers.read"), "").do(t, "GET", "/payment-methods", nil); code != 403 {
+		t.Fatalf("without payment-methods scope = %d", code)
+	}
+	if code, _ := newCore(s, "", "").do(t, "GET", "/payment-methods", nil); code != 401 {
+		t.Fatalf("without a token = %d", code)
+	}
+}
+
+// Bank accounts enter through vault-proxy like cards. Until vault-proxy
+// vaults bank account numbers, it passes the request through and core-api
+// refuses the account number: the test then skips.
+func TestPaymentMethodBankAccounts(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, append(pmScopes, "payment-methods.read")...)
+	pub := publicCore(s, tok, "")
+	core := newCore(s, tok, "")
+	var seen responses
+	secrets := []string{"000123456789", "DE89370400440532013000", "31926819"}
+
+	cases := []struct {
+		name   string
+		body   map[string]any
+		scheme string
+		label  string
+		extra  map[string]any // expected fields
+	}{
+		{"ach with a recurring mandate", map[string]any{"method": "bank", "scheme": "ach", "account_number": "000123456789", "routing_number": "011000015",
+			"account_type": "checking", "account_holder_name": "Jane Doe", "mandate": map[string]any{"recurring": true}},
+			"ach", "6789", map[string]any{"country": "US", "currency": "USD"}},
+		{"sepa", map[string]any{"method": "bank", "scheme": "sepa", "iban": "DE89 3704 0044 0532 0130 00", "bic": "COBADEFFXXX", "account_holder_name": "Erika Mustermann"},
+			"sepa", "3000", map[string]any{"country": "DE", "currency": "EUR"}},
+		{"bacs with a recurring mandate", map[string]any{"method": "bank", "scheme": "bacs", "account_number": "31926819", "sort_code": "60-16-13",
+			"account_holder_name": "John Smith", "mandate": map[string]any{"recurring": true}},
+			"bacs", "6819", map[string]any{"country": "GB", "currency": "GBP"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := pub.do(t, "POST", "/payment-methods", tc.body)
+			seen.add(raw)
+			if code == 400 {
+				if e := apiError(t, raw); len(e.Details) > 0 && e.Details[0].Type == "value_error.card_data" {
+					t.Skip("vault-proxy bank vaulting not landed")
+				}
+			}
+			if code != 201 {
+				t.Fatalf("POST = %d %s", code, raw)
+			}
+			var pm map[string]any
+			if err := json.Unmarshal(raw, &pm); err != nil {
+				t.Fatal(err)
+			}
+			id := pm["id"].(string)
+			if pm["method"] != "bank" || pm["scheme"] != tc.scheme || pm["label"] != tc.label || pm["status"] != "succeeded" || pm["expiration_date"] != nil {
+				t.Fatalf("bank payment method %v", pm)
+			}
+			for k, v := range tc.extra {
+				if pm[k] != v {
+					t.Fatalf("%s = %v, want %v", k, pm[k], v)
+				}
+			}
+			recurring := tc.body["mandate"] != nil
+			mandate, _ := pm["mandate"].(map[string]any)
+			if recurring != (mandate != nil) || recurring && (mandate["status"] != "active" || mandate["payment_service"] != "mock-bank") {
+				t.Fatalf("mandate %v", pm["mandate"])
+			}
+			seen.addMap(core.ok(t, 200, "GET", "/payment-methods/"+id, nil))
+			// PUT cannot give a bank account an expiry.
+			if code, raw := core.do(t, "PUT", "/payment-methods/"+id, map[string]any{"expiration_date": expiryIn(2)}); code != 400 {
+				t.Fatalf("PUT expiry on a bank account = %d %s", code, raw)
+			}
+			if code, raw := core.do(t, "DELETE", "/payment-methods/"+id, nil); code != 204 {
+				t.Fatalf("DELETE = %d %s", code, raw)
+			}
+			if recurring {
+				m, err := s.CoreAPI.DB.Mandate(context.Background(), "default", mandate["id"].(string))
+				if err != nil || m.Status != "revoked" || m.RevokedAt == nil || m.PaymentMethodID != id {
+					t.Fatalf("mandate after DELETE: %+v %v", m, err)
+				}
+			}
+			if code, _ := internalCard(t, s, "default", id); code != 404 {
+				t.Fatalf("vault still has the account: %d", code)
+			}
+		})
+	}
+	for i, body := range seen {
+		for _, sec := range secrets {
+			if strings.Contains(body, sec) {
+				t.Fatalf("response %d shows an account number", i)
+			}
+		}
+	}
+	logs, dump := s.Logs.String(), s.Dump(t, "core")
+	for _, sec := range secrets {
+		if strings.Contains(logs, sec) || strings.Contains(dump, sec) {
+			t.Fatal("an account number reached the logs or the core database")
+		}
+	}
+}
