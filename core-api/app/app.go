@@ -14,6 +14,7 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/auth"
@@ -73,6 +74,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
+	cursors := pagination.RandomCodec()
+	if m.Config.CursorKey.IsZero() {
+		m.Log.Warn("CORE_API_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
+	} else if cursors, err = pagination.NewCodec([]byte(m.Config.CursorKey.Reveal())); err != nil {
+		return err
+	}
+
 	rt := httpapi.NewRouter(m.Log)
 	rt.Health(
 		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
@@ -84,6 +92,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Auth:        &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
 		Vault:       m.Vault,
 		Environment: m.Config.Environment,
+		Cursors:     cursors,
 	})
 
 	if m.ln = m.Listener; m.ln == nil {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/secret"
 )
 
 // Config is everything core-api reads at start.
@@ -23,6 +25,10 @@ type Config struct {
 	// issuer they are registered under.
 	AuthKeysFile string
 	AuthIssuer   string
+
+	// CursorKey signs list cursors (at least 32 bytes). Empty: a random key
+	// per start, so cursors do not survive a restart or cross instances.
+	CursorKey secret.String
 }
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
@@ -37,6 +43,7 @@ func LoadConfig(l *config.Loader) Config {
 		ClientKeyFile:    l.String("CORE_API_CLIENT_KEY_FILE"),
 		AuthKeysFile:     l.String("AUTH_PUBLIC_KEYS_FILE"),
 		AuthIssuer:       l.String("AUTH_ISSUER", config.Default("payorch")),
+		CursorKey:        l.Secret("CORE_API_CURSOR_KEY", config.Optional()), // or CORE_API_CURSOR_KEY_FILE
 	}
 }
 
@@ -57,6 +64,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
 		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
+	}
+	if !c.CursorKey.IsZero() && len(c.CursorKey.Reveal()) < pagination.MinKeyLen {
+		errs = append(errs, errors.New("CORE_API_CURSOR_KEY must be at least 32 bytes"))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 
+	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/config"
@@ -15,9 +16,13 @@ type Deps struct {
 	Auth        *Auth
 	Vault       *vaultclient.Client
 	Environment config.Environment
+	Cursors     *pagination.Codec // list cursors; see package pagination
 }
 
 // Routes registers every core-api route on rt. Each resource's handlers
 // live in their own file and are registered here, one line each.
 func Routes(rt *Router, d Deps) {
+	merchantAccountRoutes(rt, d)
+	buyerRoutes(rt, d)
+	paymentMethodRoutes(rt, d) // also /buyers/payment-methods and /buyers/gift-cards
 }

@@ -1,0 +1,192 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"unicode/utf8"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/apierror"
+)
+
+// Scopes of the buyer routes.
+const (
+	ScopeBuyersRead  = "buyers.read"
+	ScopeBuyersWrite = "buyers.write"
+)
+
+// buyerJSON is a buyer on the wire (SPEC.md "Buyer").
+type buyerJSON struct {
+	Type               string                  `json:"type"`
+	ID                 string                  `json:"id"`
+	MerchantAccountID  string                  `json:"merchant_account_id"`
+	DisplayName        *string                 `json:"display_name"`
+	ExternalIdentifier *string                 `json:"external_identifier"`
+	AccountNumber      *string                 `json:"account_number"`
+	BillingDetails     *coreapi.BillingDetails `json:"billing_details"`
+	CreatedAt          string                  `json:"created_at"`
+	UpdatedAt          string                  `json:"updated_at"`
+}
+
+func buyerOut(b *coreapi.Buyer) buyerJSON {
+	return buyerJSON{
+		Type: "buyer", ID: b.ID, MerchantAccountID: b.MerchantAccountID,
+		DisplayName: b.DisplayName, ExternalIdentifier: b.ExternalIdentifier, AccountNumber: b.AccountNumber,
+		BillingDetails: b.BillingDetails,
+		CreatedAt:      timestamp(b.CreatedAt), UpdatedAt: timestamp(b.UpdatedAt),
+	}
+}
+
+// buyerSummaryJSON is a buyer in a list (SPEC.md: id, type, display_name,
+// external_identifier, created_at, updated_at).
+type buyerSummaryJSON struct {
+	Type               string  `json:"type"`
+	ID                 string  `json:"id"`
+	DisplayName        *string `json:"display_name"`
+	ExternalIdentifier *string `json:"external_identifier"`
+	CreatedAt          string  `json:"created_at"`
+	UpdatedAt          string  `json:"updated_at"`
+}
+
+func buyerRoutes(rt *Router, d Deps) {
+	h := buyerHandlers{d}
+	rt.Handle("POST /buyers", h.create)
+	rt.Handle("GET /buyers", h.list)
+	rt.Handle("GET /buyers/{buyer_id}", h.get)
+	rt.Handle("PUT /buyers/{buyer_id}", h.update)
+	rt.Handle("DELETE /buyers/{buyer_id}", h.delete)
+}
+
+type buyerHandlers struct{ d Deps }
+
+func (h buyerHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeBuyersWrite)
+	if err != nil {
+		return err
+	}
+	var in coreapi.BuyerFields
+	if err := DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return domainError(err, "buyer")
+	}
+	b, err := h.d.DB.CreateBuyer(r.Context(), c.MerchantAccountID, in)
+	if err != nil {
+		return domainError(err, "buyer")
+	}
+	return WriteJSON(w, http.StatusCreated, buyerOut(b))
+}
+
+func (h buyerHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeBuyersRead)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "buyer_id")
+	if err != nil {
+		return err
+	}
+	b, err := h.d.DB.FindBuyer(r.Context(), c.MerchantAccountID, id)
+	if err != nil {
+		return domainError(err, "buyer")
+	}
+	return WriteJSON(w, http.StatusOK, buyerOut(b))
+}
+
+func (h buyerHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeBuyersWrite)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "buyer_id")
+	if err != nil {
+		return err
+	}
+	var in coreapi.BuyerFields
+	if err := DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return domainError(err, "buyer")
+	}
+	b, err := h.d.DB.UpdateBuyer(r.Context(), c.MerchantAccountID, id, in)
+	if err != nil {
+		return domainError(err, "buyer")
+	}
+	return WriteJSON(w, http.StatusOK, buyerOut(b))
+}
+
+func (h buyerHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeBuyersWrite)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "buyer_id")
+	if err != nil {
+		return err
+	}
+	if err := h.d.DB.DeleteBuyer(r.Context(), c.MerchantAccountID, id); err != nil {
+		return domainError(err, "buyer")
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// list serves GET /buyers?limit&cursor&search&external_identifier. A
+// cursor is bound to the merchant account and the filters it was made
+// with.
+func (h buyerHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeBuyersRead)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	var f coreapi.BuyerFilter
+	if f.Search, err = textParam(q, "search"); err != nil {
+		return err
+	}
+	if f.ExternalIdentifier, err = textParam(q, "external_identifier"); err != nil {
+		return err
+	}
+	page, err := h.d.Cursors.ParseRequest(q, "buyers",
+		pagination.Binding(c.MerchantAccountID, f.Search, f.ExternalIdentifier))
+	if err != nil {
+		return err
+	}
+	rows, err := h.d.DB.ListBuyers(r.Context(), c.MerchantAccountID, f, page)
+	if err != nil {
+		return err
+	}
+	env := pagination.Build(page, rows, func(b coreapi.Buyer) pagination.Key {
+		return pagination.Key{Time: b.CreatedAt, ID: b.ID}
+	})
+	out := pagination.Envelope[buyerSummaryJSON]{
+		Items: make([]buyerSummaryJSON, len(env.Items)), Limit: env.Limit,
+		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor,
+	}
+	for i, b := range env.Items {
+		out.Items[i] = buyerSummaryJSON{
+			Type: "buyer", ID: b.ID, DisplayName: b.DisplayName, ExternalIdentifier: b.ExternalIdentifier,
+			CreatedAt: timestamp(b.CreatedAt), UpdatedAt: timestamp(b.UpdatedAt),
+		}
+	}
+	return WriteJSON(w, http.StatusOK, out)
+}
+
+// textParam reads an optional text query parameter: absent is "", present
+// it must be given once and be 1..200 characters.
+func textParam(q url.Values, name string) (string, error) {
+	vs, ok := q[name]
+	if !ok {
+		return "", nil
+	}
+	if n := utf8.RuneCountInString(vs[0]); len(vs) != 1 || n < coreapi.MinTextLen || n > coreapi.MaxTextLen || !utf8.ValidString(vs[0]) {
+		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
+			Location: apierror.LocationQuery, Pointer: name,
+			Message: "must be given once, 1 to 200 characters", Type: "value_error.any_str.length",
+		})
+	}
+	return vs[0], nil
+}

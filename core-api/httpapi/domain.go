@@ -1,0 +1,59 @@
+package httpapi
+
+import (
+	"errors"
+	"regexp"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/apierror"
+)
+
+// CodeResourceInUse (409): a record others still refer to cannot be
+// deleted (a merchant account with buyers).
+const CodeResourceInUse = "resource_in_use"
+
+// domainError turns the domain's errors into the envelope; resource names
+// the record for a 404 ("buyer"). Anything else passes through (and
+// becomes a server_error).
+func domainError(err error, resource string) error {
+	var ve *coreapi.ValidationError
+	var de *coreapi.DuplicateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ve):
+		details := make([]apierror.Detail, len(ve.Problems))
+		for i, p := range ve.Problems {
+			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: p.Pointer, Message: p.Message, Type: p.Type}
+		}
+		return apierror.BadRequest("invalid request body", details...)
+	case errors.As(err, &de):
+		return apierror.DuplicateRecord(de.Error(), de.ExistingID)
+	case errors.Is(err, coreapi.ErrNotFound):
+		return apierror.NotFound(resource + " not found")
+	case errors.Is(err, coreapi.ErrInUse):
+		return apierror.New(409, CodeResourceInUse, resource+" is still in use")
+	}
+	return err
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// pathUUID returns path parameter name if it is a UUID, else a 400 with a
+// detail on it.
+func pathUUID(r interface{ PathValue(string) string }, name string) (string, error) {
+	v := r.PathValue(name)
+	if !uuidRE.MatchString(v) {
+		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
+			Location: apierror.LocationPath, Pointer: name, Message: "must be a UUID", Type: "type_error.uuid",
+		})
+	}
+	return v, nil
+}
+
+// timestampLayout is RFC 3339 with microseconds (PostgreSQL's precision),
+// always written in UTC ("Z").
+const timestampLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+func timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }

@@ -1,0 +1,118 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/apierror"
+)
+
+type inner struct {
+	N *int    `json:"n"`
+	S *string `json:"s"`
+}
+
+type sample struct {
+	Name  coreapi.Optional[string] `json:"name"`
+	In    coreapi.Optional[inner]  `json:"in"`
+	List  []inner                  `json:"list"`
+	Flag  bool                     `json:"flag"`
+	Count uint8                    `json:"count"`
+	Tags  map[string]string        `json:"tags"`
+}
+
+func TestDecodeStrict(t *testing.T) {
+	type det struct{ pointer, typ string }
+	tests := []struct {
+		name    string
+		ct      string
+		body    string
+		status  int
+		details []det
+	}{
+		{"ok", "application/json", `{"name":"a","in":{"n":1},"list":[{"s":"x"}],"flag":true,"count":255,"tags":{"a":"b"}}`, 0, nil},
+		{"charset", "application/json; charset=UTF-8", `{}`, 0, nil},
+		{"problem json", "application/merge-patch+json", `{}`, 0, nil},
+		{"text", "text/plain", `{}`, 415, nil},
+		{"none", "", `{}`, 415, nil},
+		{"latin1", "application/json; charset=latin1", `{}`, 415, nil},
+		{"too large", "application/json", `{"name":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 413, nil},
+		{"empty", "application/json", ` `, 400, []det{{"", "value_error.missing"}}},
+		{"syntax", "application/json", `{"name":}`, 400, []det{{"", "value_error.jsondecode"}}},
+		{"truncated", "application/json", `{"name":"a"`, 400, []det{{"", "value_error.jsondecode"}}},
+		{"trailing", "application/json", `{}x`, 400, []det{{"", "value_error.jsondecode"}}},
+		{"deep", "application/json", `{"tags":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, 400, []det{{"", "value_error.jsondecode"}}},
+		{"unknown nested", "application/json", `{"in":{"n":1,"x":2},"list":[{},{"y":1}]}`, 400, []det{{"/in/x", "value_error.extra"}, {"/list/1/y", "value_error.extra"}}},
+		{"types", "application/json", `{"name":1,"flag":"yes","count":256,"tags":{"a":1},"list":{}}`, 400, []det{
+			{"/name", "type_error.str"}, {"/flag", "type_error.bool"}, {"/count", "type_error.integer"}, {"/tags/a", "type_error.str"}, {"/list", "type_error.list"}}},
+		{"float for int", "application/json", `{"in":{"n":1.5}}`, 400, []det{{"/in/n", "type_error.integer"}}},
+		{"null not allowed", "application/json", `{"flag":null}`, 400, []det{{"/flag", "type_error.none.not_allowed"}}},
+		{"nulls allowed", "application/json", `{"name":null,"in":null,"list":null,"tags":null}`, 0, nil},
+		{"duplicate", "application/json", `{"name":"a","name":"b"}`, 400, []det{{"/name", "value_error.duplicate"}}},
+		{"case", "application/json", `{"NAME":"a"}`, 400, []det{{"/NAME", "value_error.extra"}}},
+		{"not object", "application/json", `"x"`, 400, []det{{"", "type_error.dict"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.body))
+			if tt.ct != "" {
+				r.Header.Set("Content-Type", tt.ct)
+			}
+			var dst sample
+			err := DecodeStrict(r, &dst)
+			if tt.status == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var e *apierror.Error
+			if !errors.As(err, &e) || e.Status != tt.status {
+				t.Fatalf("err = %v", err)
+			}
+			if tt.details == nil {
+				return
+			}
+			if len(e.Details) != len(tt.details) {
+				t.Fatalf("details %+v", e.Details)
+			}
+			for i, d := range tt.details {
+				if e.Details[i].Pointer != d.pointer || e.Details[i].Type != d.typ || e.Details[i].Location != "body" {
+					t.Fatalf("detail %d = %+v, want %+v", i, e.Details[i], d)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeStrictOptional(t *testing.T) {
+	var dst sample
+	if err := DecodeStrictBytes([]byte(`{"name":null,"in":{"n":2}}`), &dst); err != nil {
+		t.Fatal(err)
+	}
+	if !dst.Name.Set || !dst.Name.Null || !dst.In.Set || dst.In.Null || *dst.In.Value.N != 2 {
+		t.Fatalf("%+v", dst)
+	}
+	dst = sample{}
+	if err := DecodeStrictBytes([]byte(`{}`), &dst); err != nil || dst.Name.Set || dst.In.Set {
+		t.Fatalf("%+v %v", dst, err)
+	}
+}
+
+func FuzzDecodeStrict(f *testing.F) {
+	f.Add([]byte(`{"name":"a","in":{"n":1},"list":[{"s":"x"}],"tags":{"a":"b"}}`))
+	f.Add([]byte(`{"a/b~":[1,{"x":null}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var dst sample
+		err := DecodeStrictBytes(body, &dst)
+		if err != nil {
+			var e *apierror.Error
+			if !errors.As(err, &e) || e.Status != 400 {
+				t.Fatalf("not a 400: %v", err)
+			}
+		}
+	})
+}

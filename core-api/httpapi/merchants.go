@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
+)
+
+// Scopes of the merchant account administration routes.
+const (
+	ScopeMerchantAccountsRead  = "merchant-accounts.read"
+	ScopeMerchantAccountsWrite = "merchant-accounts.write"
+)
+
+// AuthorizeInstance checks r for scope on routes that act on the instance
+// rather than within one merchant account (merchant account
+// administration): a valid bearer token holding scope. The merchant account
+// header is not read; the caller checks Principal.CanAccessMerchant for the
+// account it touches.
+func (a *Auth) AuthorizeInstance(r *http.Request, scope string) (*auth.Principal, error) {
+	p, err := a.Verifier.VerifyRequest(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Require(scope); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+type merchantAccountJSON struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+}
+
+func merchantAccountOut(a coreapi.MerchantAccount) merchantAccountJSON {
+	return merchantAccountJSON{
+		Type: "merchant-account", ID: a.ID, DisplayName: a.DisplayName,
+		CreatedAt: timestamp(a.CreatedAt), UpdatedAt: timestamp(a.UpdatedAt),
+	}
+}
+
+func merchantAccountRoutes(rt *Router, d Deps) {
+	h := merchantHandlers{d}
+	rt.Handle("POST /merchant-accounts", h.create)
+	rt.Handle("GET /merchant-accounts", h.list)
+	rt.Handle("GET /merchant-accounts/{merchant_account_id}", h.get)
+	rt.Handle("PUT /merchant-accounts/{merchant_account_id}", h.update)
+	rt.Handle("DELETE /merchant-accounts/{merchant_account_id}", h.delete)
+}
+
+type merchantHandlers struct{ d Deps }
+
+// target authorizes r for scope on the account named in the path. A token
+// restricted to other accounts gets 403 whether or not the account exists.
+func (h merchantHandlers) target(r *http.Request, scope string) (string, error) {
+	p, err := h.d.Auth.AuthorizeInstance(r, scope)
+	if err != nil {
+		return "", err
+	}
+	id := r.PathValue("merchant_account_id")
+	if !coreapi.MerchantAccountIDPattern.MatchString(id) {
+		return "", apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
+			Location: apierror.LocationPath, Pointer: "merchant_account_id",
+			Message: "must match " + coreapi.MerchantAccountIDPattern.String(), Type: "value_error.str.regex",
+		})
+	}
+	if !p.CanAccessMerchant(id) {
+		return "", apierror.Forbidden("this token may not act on merchant account " + id)
+	}
+	return id, nil
+}
+
+func (h merchantHandlers) create(w http.ResponseWriter, r *http.Request) error {
+	p, err := h.d.Auth.AuthorizeInstance(r, ScopeMerchantAccountsWrite)
+	if err != nil {
+		return err
+	}
+	var in coreapi.NewMerchantAccount
+	if err := DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return domainError(err, "merchant account")
+	}
+	if !p.CanAccessMerchant(*in.ID) {
+		return apierror.Forbidden("this token may not act on merchant account " + *in.ID)
+	}
+	a, err := h.d.DB.CreateMerchantAccount(r.Context(), in)
+	if err != nil {
+		return domainError(err, "merchant account")
+	}
+	return WriteJSON(w, http.StatusCreated, merchantAccountOut(*a))
+}
+
+func (h merchantHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.target(r, ScopeMerchantAccountsRead)
+	if err != nil {
+		return err
+	}
+	a, err := h.d.DB.FindMerchantAccount(r.Context(), id)
+	if err != nil {
+		return domainError(err, "merchant account")
+	}
+	return WriteJSON(w, http.StatusOK, merchantAccountOut(*a))
+}
+
+func (h merchantHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	p, err := h.d.Auth.AuthorizeInstance(r, ScopeMerchantAccountsRead)
+	if err != nil {
+		return err
+	}
+	// A restricted token lists only its accounts, and its cursors are bound
+	// to that restriction.
+	only := p.MerchantAccountIDs
+	bind := "*"
+	if only != nil {
+		bind = "only:" + strings.Join(only, ",")
+	}
+	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), "merchant-accounts", pagination.Binding(bind))
+	if err != nil {
+		return err
+	}
+	rows, err := h.d.DB.ListMerchantAccounts(r.Context(), only, page)
+	if err != nil {
+		return err
+	}
+	env := pagination.Build(page, rows, func(a coreapi.MerchantAccount) pagination.Key {
+		return pagination.Key{Time: a.CreatedAt, ID: a.ID}
+	})
+	out := pagination.Envelope[merchantAccountJSON]{
+		Items: make([]merchantAccountJSON, len(env.Items)), Limit: env.Limit,
+		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor,
+	}
+	for i, a := range env.Items {
+		out.Items[i] = merchantAccountOut(a)
+	}
+	return WriteJSON(w, http.StatusOK, out)
+}
+
+func (h merchantHandlers) update(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.target(r, ScopeMerchantAccountsWrite)
+	if err != nil {
+		return err
+	}
+	var in coreapi.MerchantAccountUpdate
+	if err := DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	if err := in.Validate(); err != nil {
+		return domainError(err, "merchant account")
+	}
+	a, err := h.d.DB.UpdateMerchantAccount(r.Context(), id, in)
+	if err != nil {
+		return domainError(err, "merchant account")
+	}
+	return WriteJSON(w, http.StatusOK, merchantAccountOut(*a))
+}
+
+// delete refuses (409 resource_in_use) while the account has buyers or any
+// other record: deleting a tenant is never a cascade.
+func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
+	id, err := h.target(r, ScopeMerchantAccountsWrite)
+	if err != nil {
+		return err
+	}
+	if err := h.d.DB.DeleteMerchantAccount(r.Context(), id); err != nil {
+		return domainError(err, "merchant account")
+	}
+	h.d.Auth.Forget(id)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

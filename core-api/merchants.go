@@ -1,0 +1,87 @@
+package coreapi
+
+import (
+	"errors"
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// MerchantAccount is a tenant: every other record belongs to one.
+type MerchantAccount struct {
+	ID          string // ^[a-z0-9][a-z0-9_-]{0,63}$, chosen by the creator, immutable
+	DisplayName string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// MerchantAccountIDPattern is the shape of a merchant account id (also the
+// database CHECK and the x-service-merchant-account-id header rule).
+var MerchantAccountIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// NewMerchantAccount is the body of POST /merchant-accounts.
+type NewMerchantAccount struct {
+	ID          *string `json:"id"`
+	DisplayName *string `json:"display_name"`
+}
+
+// Validate checks the values; both fields are required.
+func (n NewMerchantAccount) Validate() error {
+	var v Problems
+	switch {
+	case n.ID == nil:
+		v.Add("/id", "is required", "value_error.missing")
+	case !MerchantAccountIDPattern.MatchString(*n.ID):
+		v.Add("/id", "must be 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit", "value_error.str.regex")
+	}
+	validateDisplayName(&v, n.DisplayName, true)
+	return v.Err()
+}
+
+// MerchantAccountUpdate is the body of PUT /merchant-accounts/{id}: only
+// display_name can change, and it cannot be cleared.
+type MerchantAccountUpdate struct {
+	DisplayName Optional[string] `json:"display_name"`
+}
+
+// Validate checks the values.
+func (u MerchantAccountUpdate) Validate() error {
+	var v Problems
+	if u.DisplayName.Set && u.DisplayName.Null {
+		v.Add("/display_name", "cannot be cleared", "type_error.none.not_allowed")
+	}
+	validateDisplayName(&v, u.DisplayName.Ptr(), false)
+	return v.Err()
+}
+
+func validateDisplayName(v *Problems, s *string, required bool) {
+	if s == nil {
+		if required {
+			v.Add("/display_name", "is required", "value_error.missing")
+		}
+		return
+	}
+	if n := utf8.RuneCountInString(*s); n < MinTextLen || n > MaxTextLen {
+		v.Add("/display_name", "must be 1 to 200 characters", "value_error.any_str.length")
+	}
+}
+
+// ErrNotFound is wrapped by stores when a record does not exist in the
+// merchant account asked about (whether or not it exists in another).
+var ErrNotFound = errors.New("not found")
+
+// ErrInUse is returned when a record cannot be deleted while others refer
+// to it (a merchant account that still has buyers).
+var ErrInUse = errors.New("in use")
+
+// DuplicateError is a unique rule broken by a create or update; ExistingID
+// names the record that holds the value.
+type DuplicateError struct {
+	Resource   string // "buyer", "merchant account"
+	Field      string // "external_identifier", "id"
+	ExistingID string
+}
+
+func (e *DuplicateError) Error() string {
+	return "a " + e.Resource + " with this " + e.Field + " already exists"
+}

@@ -1,0 +1,199 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/pagination"
+)
+
+// PostgreSQL error codes this store maps.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+const buyerColumns = `id::text, merchant_account_id, display_name, external_identifier, account_number, billing_details, created_at, updated_at`
+
+func scanBuyer(row pgx.Row) (*coreapi.Buyer, error) {
+	var b coreapi.Buyer
+	var bd []byte
+	if err := row.Scan(&b.ID, &b.MerchantAccountID, &b.DisplayName, &b.ExternalIdentifier, &b.AccountNumber, &bd, &b.CreatedAt, &b.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if bd != nil {
+		b.BillingDetails = new(coreapi.BillingDetails)
+		if err := json.Unmarshal(bd, b.BillingDetails); err != nil {
+			return nil, fmt.Errorf("buyer %s: billing_details: %w", b.ID, err)
+		}
+	}
+	return &b, nil
+}
+
+// billingJSON is the jsonb parameter for billing details: nil for NULL.
+func billingJSON(bd *coreapi.BillingDetails) ([]byte, error) {
+	if bd == nil {
+		return nil, nil
+	}
+	return json.Marshal(bd)
+}
+
+// CreateBuyer inserts a buyer in merchant account m. A taken
+// external_identifier is a *coreapi.DuplicateError naming the holder.
+func (db *DB) CreateBuyer(ctx context.Context, m string, f coreapi.BuyerFields) (*coreapi.Buyer, error) {
+	bd, err := billingJSON(f.BillingDetails.Ptr())
+	if err != nil {
+		return nil, err
+	}
+	b, err := scanBuyer(db.Pool.QueryRow(ctx, `
+		INSERT INTO buyers (merchant_account_id, display_name, external_identifier, account_number, billing_details)
+		VALUES ($1, $2, $3, $4, $5)
+		RETURNING `+buyerColumns,
+		m, f.DisplayName.Ptr(), f.ExternalIdentifier.Ptr(), f.AccountNumber.Ptr(), bd))
+	if err != nil {
+		return nil, db.buyerWriteError(ctx, m, f.ExternalIdentifier.Ptr(), err)
+	}
+	return b, nil
+}
+
+// FindBuyer returns buyer id of merchant account m, or an error wrapping
+// coreapi.ErrNotFound (also when id belongs to another account).
+func (db *DB) FindBuyer(ctx context.Context, m, id string) (*coreapi.Buyer, error) {
+	b, err := scanBuyer(db.Pool.QueryRow(ctx, `SELECT `+buyerColumns+` FROM buyers WHERE merchant_account_id = $1 AND id = $2`, m, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("buyer: %w", coreapi.ErrNotFound)
+	}
+	return b, err
+}
+
+// UpdateBuyer applies a partial update in one statement: absent fields keep
+// their value, null clears. With no field present it only reads.
+func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFields) (*coreapi.Buyer, error) {
+	if f.Empty() {
+		return db.FindBuyer(ctx, m, id)
+	}
+	bd, err := billingJSON(f.BillingDetails.Ptr())
+	if err != nil {
+		return nil, err
+	}
+	b, err := scanBuyer(db.Pool.QueryRow(ctx, `
+		UPDATE buyers SET
+			display_name        = CASE WHEN $3::boolean THEN $4::text ELSE display_name END,
+			external_identifier = CASE WHEN $5::boolean THEN $6::text ELSE external_identifier END,
+			account_number      = CASE WHEN $7::boolean THEN $8::text ELSE account_number END,
+			billing_details     = CASE WHEN $9::boolean THEN $10::jsonb ELSE billing_details END,
+			updated_at          = now()
+		WHERE merchant_account_id = $1 AND id = $2
+		RETURNING `+buyerColumns,
+		m, id,
+		f.DisplayName.Set, f.DisplayName.Ptr(),
+		f.ExternalIdentifier.Set, f.ExternalIdentifier.Ptr(),
+		f.AccountNumber.Set, f.AccountNumber.Ptr(),
+		f.BillingDetails.Set, bd))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("buyer: %w", coreapi.ErrNotFound)
+	}
+	if err != nil {
+		return nil, db.buyerWriteError(ctx, m, f.ExternalIdentifier.Ptr(), err)
+	}
+	return b, nil
+}
+
+// DeleteBuyer removes buyer id of merchant account m. A buyer other rows
+// still refer to (without ON DELETE rules) is coreapi.ErrInUse.
+func (db *DB) DeleteBuyer(ctx context.Context, m, id string) error {
+	tag, err := db.Pool.Exec(ctx, `DELETE FROM buyers WHERE merchant_account_id = $1 AND id = $2`, m, id)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
+			return fmt.Errorf("buyer: %w", coreapi.ErrInUse)
+		}
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("buyer: %w", coreapi.ErrNotFound)
+	}
+	return nil
+}
+
+// ListBuyers returns up to page.FetchLimit() buyers of merchant account m
+// in the page's query order (see pagination.Build), with only the summary
+// columns: id, display_name, external_identifier, created_at, updated_at.
+// It is one index range scan on buyers_list_idx.
+func (db *DB) ListBuyers(ctx context.Context, m string, f coreapi.BuyerFilter, page pagination.Page) ([]coreapi.Buyer, error) {
+	sql, args := buyerListQuery(m, f, page)
+	rows, err := db.Pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.Buyer, error) {
+		b := coreapi.Buyer{MerchantAccountID: m}
+		err := r.Scan(&b.ID, &b.DisplayName, &b.ExternalIdentifier, &b.CreatedAt, &b.UpdatedAt)
+		return b, err
+	})
+}
+
+func buyerListQuery(m string, f coreapi.BuyerFilter, page pagination.Page) (string, []any) {
+	args := []any{m}
+	sql := `SELECT id::text, display_name, external_identifier, created_at, updated_at FROM buyers WHERE merchant_account_id = $1`
+	if f.ExternalIdentifier != "" {
+		args = append(args, f.ExternalIdentifier)
+		sql += ` AND external_identifier = $` + strconv.Itoa(len(args))
+	}
+	if f.Search != "" {
+		args = append(args, "%"+likeEscape(f.Search)+"%")
+		n := strconv.Itoa(len(args))
+		sql += ` AND (display_name ILIKE $` + n + ` OR external_identifier ILIKE $` + n + `)`
+	}
+	// Qualified: a bare "id" in ORDER BY would name the id::text output
+	// column, and the sort would not follow the index.
+	where, order, kargs := page.Keyset("buyers.created_at", "buyers.id", len(args)+1)
+	if where != "" {
+		sql += " AND " + where
+		args = append(args, kargs...)
+	}
+	return sql + " ORDER BY " + order + " LIMIT " + strconv.Itoa(page.FetchLimit()), args
+}
+
+// CountBuyers counts merchant account m's buyers.
+func (db *DB) CountBuyers(ctx context.Context, m string) (int, error) {
+	var n int
+	err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM buyers WHERE merchant_account_id = $1`, m).Scan(&n)
+	return n, err
+}
+
+// likeEscape escapes LIKE's wildcards (backslash is the default escape).
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// buyerWriteError maps a failed insert or update: a taken
+// external_identifier becomes a DuplicateError naming the existing buyer; a
+// merchant account deleted meanwhile is not found.
+func (db *DB) buyerWriteError(ctx context.Context, m string, ext *string, err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case pe.Code == uniqueViolation && pe.ConstraintName == "buyers_external_identifier_key" && ext != nil:
+		dup := &coreapi.DuplicateError{Resource: "buyer", Field: "external_identifier"}
+		// The holder may have been deleted since; then the conflict is
+		// still reported, without a resource id.
+		if qerr := db.Pool.QueryRow(ctx, `SELECT id::text FROM buyers WHERE merchant_account_id = $1 AND external_identifier = $2`, m, *ext).Scan(&dup.ExistingID); qerr != nil && !errors.Is(qerr, pgx.ErrNoRows) {
+			return qerr
+		}
+		return dup
+	case pe.Code == foreignKeyViolation && pe.ConstraintName == "buyers_merchant_account_id_fkey":
+		return fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
+	}
+	return err
+}

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/payorch/e2e/stack"
+)
+
+func TestMerchantAccountAdministration(t *testing.T) {
+	s := stack.Start(t)
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+
+	a := admin.ok(t, 201, "POST", "/merchant-accounts", map[string]any{"id": "acme", "display_name": "Acme"})
+	if a["type"] != "merchant-account" || a["id"] != "acme" || a["display_name"] != "Acme" || a["created_at"] == nil || len(a) != 5 {
+		t.Fatalf("created %v", a)
+	}
+	admin.ok(t, 200, "GET", "/merchant-accounts/acme", nil)
+	l := admin.ok(t, 200, "GET", "/merchant-accounts", nil)
+	if items := l["items"].([]any); len(items) != 2 || items[0].(map[string]any)["id"] != "acme" || items[1].(map[string]any)["id"] != "default" {
+		t.Fatalf("list %v", l)
+	}
+
+	code, raw := admin.do(t, "POST", "/merchant-accounts", map[string]any{"id": "acme", "display_name": "Again"})
+	if e := apiError(t, raw); code != 409 || e.Code != "duplicate_record" || e.ResourceID != "acme" {
+		t.Fatalf("duplicate: %d %s", code, raw)
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		pointer            string
+	}{
+		{"bad id", "POST", "/merchant-accounts", map[string]any{"id": "Acme Corp", "display_name": "x"}, 400, "/id"},
+		{"missing id", "POST", "/merchant-accounts", map[string]any{"display_name": "x"}, 400, "/id"},
+		{"missing display_name", "POST", "/merchant-accounts", map[string]any{"id": "x"}, 400, "/display_name"},
+		{"unknown field", "POST", "/merchant-accounts", map[string]any{"id": "x", "display_name": "x", "owner": "x"}, 400, "/owner"},
+		{"id is immutable", "PUT", "/merchant-accounts/acme", map[string]any{"id": "other"}, 400, "/id"},
+		{"display_name cannot be cleared", "PUT", "/merchant-accounts/acme", map[string]any{"display_name": nil}, 400, "/display_name"},
+		{"display_name too long", "PUT", "/merchant-accounts/acme", map[string]any{"display_name": string(make([]byte, 201))}, 400, "/display_name"},
+		{"unknown account", "PUT", "/merchant-accounts/nope", map[string]any{"display_name": "x"}, 404, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := admin.do(t, tc.method, tc.path, tc.body)
+			e := apiError(t, raw)
+			if code != tc.status || (tc.pointer != "" && (len(e.Details) != 1 || e.Details[0].Pointer != tc.pointer)) {
+				t.Fatalf("got %d %s", code, raw)
+			}
+		})
+	}
+	u := admin.ok(t, 200, "PUT", "/merchant-accounts/acme", map[string]any{"display_name": "Acme Ltd"})
+	if u["display_name"] != "Acme Ltd" || u["created_at"] != a["created_at"] {
+		t.Fatalf("updated %v", u)
+	}
+
+	// Scopes: buyer scopes do not administer accounts; read cannot write.
+	for _, tok := range []string{s.Token(t, "buyers.write"), s.Token(t, "merchant-accounts.read")} {
+		code, _ := newCore(s, tok, "").do(t, "DELETE", "/merchant-accounts/acme", nil)
+		if code != 403 {
+			t.Fatalf("DELETE without merchant-accounts.write: %d", code)
+		}
+	}
+	if code, _ := newCore(s, "", "").do(t, "GET", "/merchant-accounts", nil); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+
+	// An account with buyers is not deleted; once empty it is, and its
+	// header stops working at once.
+	buyers := newCore(s, s.Token(t, "buyers.write"), "acme")
+	b := buyers.ok(t, 201, "POST", "/buyers", map[string]any{"display_name": "x"})
+	code, raw = admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
+	if e := apiError(t, raw); code != 409 || e.Code != "resource_in_use" {
+		t.Fatalf("DELETE with buyers: %d %s", code, raw)
+	}
+	buyers.ok(t, 204, "DELETE", "/buyers/"+b["id"].(string), nil)
+	admin.ok(t, 204, "DELETE", "/merchant-accounts/acme", nil)
+	if code, _ := admin.do(t, "GET", "/merchant-accounts/acme", nil); code != 404 {
+		t.Fatalf("GET deleted account: %d", code)
+	}
+	if code, _ := buyers.do(t, "GET", "/buyers", nil); code != 404 {
+		t.Fatalf("buyers of a deleted account: %d", code)
+	}
+}
+
+// Two accounts hold the same resources; neither can see or touch the
+// other's, and a resource of another account is 404, never 403.
+func TestMerchantIsolation(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "alpha")
+	createMerchantAccount(t, s, "beta")
+	tok := s.Token(t, "buyers.write")
+	a, b := newCore(s, tok, "alpha"), newCore(s, tok, "beta")
+
+	ba := a.ok(t, 201, "POST", "/buyers", map[string]any{"display_name": "Same", "external_identifier": "same"})
+	bb := b.ok(t, 201, "POST", "/buyers", map[string]any{"display_name": "Same", "external_identifier": "same"})
+	if ba["merchant_account_id"] != "alpha" || bb["merchant_account_id"] != "beta" {
+		t.Fatalf("%v %v", ba, bb)
+	}
+	for _, tc := range []struct {
+		client coreClient
+		theirs map[string]any
+	}{{a, bb}, {b, ba}} {
+		id := tc.theirs["id"].(string)
+		for _, req := range []struct {
+			method string
+			body   any
+		}{{"GET", nil}, {"PUT", map[string]any{"display_name": "hijacked"}}, {"DELETE", nil}} {
+			code, raw := tc.client.do(t, req.method, "/buyers/"+id, req.body)
+			if e := apiError(t, raw); code != 404 || e.Code != "not_found" {
+				t.Fatalf("%s other account's buyer as %s: %d %s", req.method, tc.client.merchant, code, raw)
+			}
+		}
+		l := tc.client.ok(t, 200, "GET", "/buyers?search=same", nil)
+		items := l["items"].([]any)
+		if len(items) != 1 || items[0].(map[string]any)["id"] == id {
+			t.Fatalf("%s lists %v", tc.client.merchant, items)
+		}
+		l = tc.client.ok(t, 200, "GET", "/buyers?external_identifier=same", nil)
+		if items := l["items"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] == id {
+			t.Fatalf("%s filters to %v", tc.client.merchant, items)
+		}
+	}
+	// Untouched by the other account's attempts.
+	for _, c := range []struct {
+		client coreClient
+		mine   map[string]any
+	}{{a, ba}, {b, bb}} {
+		if got := c.client.ok(t, 200, "GET", "/buyers/"+c.mine["id"].(string), nil); got["display_name"] != "Same" {
+			t.Fatalf("changed: %v", got)
+		}
+	}
+
+	// A token restricted to alpha: 403 on beta, whatever the route.
+	onlyAlpha := s.TokenFor(t, []string{"alpha"}, "buyers.write", "merchant-accounts.write")
+	ra, rb := newCore(s, onlyAlpha, "alpha"), newCore(s, onlyAlpha, "beta")
+	ra.ok(t, 200, "GET", "/buyers/"+ba["id"].(string), nil)
+	for _, req := range []struct{ method, path string }{
+		{"GET", "/buyers"}, {"GET", "/buyers/" + bb["id"].(string)}, {"POST", "/buyers"},
+		{"GET", "/merchant-accounts/beta"}, {"PUT", "/merchant-accounts/beta"}, {"DELETE", "/merchant-accounts/beta"},
+		{"GET", "/merchant-accounts/gamma"},
+	} {
+		code, raw := rb.do(t, req.method, req.path, map[string]any{})
+		if e := apiError(t, raw); code != 403 || e.Code != "forbidden" {
+			t.Fatalf("%s %s with a token for alpha: %d %s", req.method, req.path, code, raw)
+		}
+	}
+	code, raw := ra.do(t, "POST", "/merchant-accounts", map[string]any{"id": "gamma", "display_name": "G"})
+	if code != 403 {
+		t.Fatalf("creating another account with a restricted token: %d %s", code, raw)
+	}
+	ra.ok(t, 200, "GET", "/merchant-accounts/alpha", nil)
+	l := ra.ok(t, 200, "GET", "/merchant-accounts", nil)
+	if items := l["items"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != "alpha" {
+		t.Fatalf("restricted token lists %v", items)
+	}
+}
