@@ -50,6 +50,9 @@ export ENVIRONMENT=${ENVIRONMENT:-sandbox}
 #    and a token for the developer.
 token=$("$bin/core-api" token -key-dir "$data/auth" -scopes '*.read,*.write' -lifetime 24h)
 export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
+# List cursors are signed; a key kept in .data lets them survive restarts.
+[ -s "$data/cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/cursor.key")
+export CORE_API_CURSOR_KEY_FILE="$data/cursor.key"
 
 # 5. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
