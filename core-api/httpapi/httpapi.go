@@ -4,7 +4,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/requestid"
 )
 
@@ -19,10 +19,7 @@ import (
 type Handler func(w http.ResponseWriter, r *http.Request) error
 
 // Check is one readiness probe.
-type Check struct {
-	Name  string
-	Check func(context.Context) error
-}
+type Check = health.Check
 
 // Router is a ServeMux whose every route shares the middleware.
 type Router struct {
@@ -58,30 +55,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})).ServeHTTP(w, r)
 }
 
-// Health registers /healthz and /readyz. A failed check is named, never
-// described.
+// Health registers /healthz and /readyz.
 func (rt *Router) Health(checks ...Check) {
 	rt.Handle("GET /healthz", func(w http.ResponseWriter, r *http.Request) error {
-		return WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return WriteJSON(w, http.StatusOK, health.Alive)
 	})
 	rt.Handle("GET /readyz", func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		defer cancel()
-		results, ok := map[string]string{}, true
-		for _, c := range checks {
-			if err := c.Check(ctx); err != nil {
-				ok = false
-				results[c.Name] = "failed"
-				rt.log.WarnContext(ctx, "readiness check failed", "check", c.Name, "err", err)
-				continue
-			}
-			results[c.Name] = "ok"
-		}
-		status, word := http.StatusOK, "ready"
-		if !ok {
-			status, word = http.StatusServiceUnavailable, "not_ready"
-		}
-		return WriteJSON(w, status, map[string]any{"status": word, "checks": results})
+		status, body := health.Ready(r.Context(), rt.log, checks)
+		return WriteJSON(w, status, body)
 	})
 }
 
@@ -125,10 +106,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, err = w.Write(b)
-	return err
+	return writeJSONBytes(w, status, b)
 }
 
 type statusWriter struct {

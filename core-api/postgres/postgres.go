@@ -5,11 +5,8 @@ package postgres
 import (
 	"context"
 	"embed"
-	"fmt"
-	"io/fs"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/payorch/shared/pgmigrate"
+	"github.com/payorch/shared/pgdb"
 )
 
 //go:embed migrations/*.sql
@@ -17,27 +14,17 @@ var migrations embed.FS
 
 // DB is the core database.
 type DB struct {
-	Pool *pgxpool.Pool
+	pgdb.DB
 }
 
 // Open applies pending migrations, then connects.
 func Open(ctx context.Context, dsn string) (*DB, error) {
-	sub, err := fs.Sub(migrations, "migrations")
+	d, err := pgdb.Open(ctx, "core database", dsn, migrations, "migrations", "core_schema_version")
 	if err != nil {
 		return nil, err
 	}
-	pool, err := pgmigrate.OpenPool(ctx, dsn, sub, "core_schema_version")
-	if err != nil {
-		return nil, fmt.Errorf("core database: %w", err)
-	}
-	return &DB{Pool: pool}, nil
+	return &DB{DB: d}, nil
 }
-
-// Ping checks the database answers; used by /readyz.
-func (db *DB) Ping(ctx context.Context) error { return db.Pool.Ping(ctx) }
-
-// Close releases the pool.
-func (db *DB) Close() { db.Pool.Close() }
 
 // MerchantAccountExists reports whether id names a merchant account.
 func (db *DB) MerchantAccountExists(ctx context.Context, id string) (bool, error) {

@@ -13,8 +13,8 @@ const (
 	CardPath       = "/internal/cards/{token}" // GET metadata, PUT expiry, DELETE (crypto-shred)
 	DetokenizePath = "/internal/detokenize"    // POST DetokenizeRequest
 	MerchantHeader = "x-service-merchant-account-id"
-	ActorHeader    = "x-zone-actor"    // who in core-api asked (for the audit log)
-	PurposeHeader  = "x-zone-purpose"  // why (for the audit log)
+	ActorHeader    = "x-zone-actor"     // who in core-api asked (for the audit log)
+	PurposeHeader  = "x-zone-purpose"   // why (for the audit log)
 	CardPathPrefix = "/internal/cards/" // CardPath without the parameter
 )
 

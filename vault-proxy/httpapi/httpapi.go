@@ -4,7 +4,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/requestid"
 	"github.com/valyala/fasthttp"
 )
@@ -22,10 +22,7 @@ import (
 type Handler func(ctx *fasthttp.RequestCtx) error
 
 // Check is one readiness probe (PostgreSQL, Vault, ...).
-type Check struct {
-	Name  string
-	Check func(context.Context) error
-}
+type Check = health.Check
 
 // Router wraps a fasthttp router so every route gets the same middleware.
 type Router struct {
@@ -59,30 +56,14 @@ func (rt *Router) NotFound(h Handler) { rt.r.NotFound = rt.wrap(h) }
 func (rt *Router) Handler() fasthttp.RequestHandler { return rt.r.Handler }
 
 // Health registers /healthz (the process is up) and /readyz (its
-// dependencies answer). Check failures are named, never described: a Vault or
-// pgx error text can carry addresses and paths.
+// dependencies answer).
 func (rt *Router) Health(checks ...Check) {
 	rt.Handle(fasthttp.MethodGet, "/healthz", func(ctx *fasthttp.RequestCtx) error {
-		return WriteJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "ok"})
+		return WriteJSON(ctx, fasthttp.StatusOK, health.Alive)
 	})
 	rt.Handle(fasthttp.MethodGet, "/readyz", func(ctx *fasthttp.RequestCtx) error {
-		c, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		results, ok := map[string]string{}, true
-		for _, ch := range checks {
-			if err := ch.Check(c); err != nil {
-				ok = false
-				results[ch.Name] = "failed"
-				rt.log.WarnContext(ctx, "readiness check failed", "check", ch.Name, "err", err)
-				continue
-			}
-			results[ch.Name] = "ok"
-		}
-		status, word := fasthttp.StatusOK, "ready"
-		if !ok {
-			status, word = fasthttp.StatusServiceUnavailable, "not_ready"
-		}
-		return WriteJSON(ctx, status, map[string]any{"status": word, "checks": results})
+		status, body := health.Ready(ctx, rt.log, checks)
+		return WriteJSON(ctx, status, body)
 	})
 }
 
