@@ -35,6 +35,11 @@ type Config struct {
 	// ExtraCAFile adds a CA trusted for destinations and forwards (local
 	// simulators and test targets with their own CA).
 	ExtraCAFile string
+	// ForwardAllowLoopback (VAULT_FORWARD_ALLOW_LOOPBACK) lets
+	// /vault-forward reach loopback hosts that a forwarding config lists.
+	// Honoured only in development and sandbox; production refuses to start
+	// with it set.
+	ForwardAllowLoopback bool
 }
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
@@ -61,6 +66,7 @@ func LoadConfig(l *config.Loader) Config {
 		AuthIssuer:             l.String("AUTH_ISSUER", config.Default("payorch")),
 		Destinations:           l.String("VAULT_PROXY_DESTINATIONS", config.Optional()),
 		ExtraCAFile:            l.String("VAULT_FORWARD_EXTRA_CA_FILE", config.Optional()),
+		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),
 	}
 }
 
@@ -94,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if !loopback(c.AdminAddr) {
 		errs = append(errs, errors.New("VAULT_PROXY_ADMIN_ADDR must be a loopback address"))
+	}
+	if c.Environment == config.Production && c.ForwardAllowLoopback {
+		errs = append(errs, errors.New("VAULT_FORWARD_ALLOW_LOOPBACK must not be true in production"))
 	}
 	if c.Environment == config.Production && !strings.HasPrefix(c.CoreAPIURL, "https://") {
 		errs = append(errs, errors.New("CORE_API_URL must be https in production"))

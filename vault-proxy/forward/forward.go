@@ -51,6 +51,9 @@ type Request struct {
 	Body        []byte // the template
 	Tokens      []uuid.UUID
 	Options     substitute.Options
+	// Audit adds names (never values) to the audit record's detail, e.g.
+	// the authentication method ids a forward applied.
+	Audit map[string]any
 }
 
 // SendFunc applies authentication and sends req; resp receives the answer.
@@ -85,6 +88,11 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	res := Result{Placeholders: names}
 	detail := func(outcome string, status int) map[string]any {
 		d := map[string]any{"placeholders": names, "host": r.URL.Host, "method": r.Method, "duration_ms": time.Since(start).Milliseconds()}
+		for k, v := range r.Audit {
+			if _, taken := d[k]; !taken {
+				d[k] = v
+			}
+		}
 		if status > 0 {
 			d["status"] = status
 		}

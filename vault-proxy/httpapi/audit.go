@@ -62,7 +62,9 @@ func (h *Audit) List(ctx *fasthttp.RequestCtx) error {
 		}
 		before = n
 	}
-	events, err := h.Store.AuditEvents(ctx, c.MerchantAccountID, before, limit+1)
+	rctx, cancel := requestContext(ctx, 30*time.Second)
+	defer cancel()
+	events, err := h.Store.AuditEvents(rctx, c.MerchantAccountID, before, limit+1)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,9 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 		req.SecurityCode = []byte(doc["pin"].Str)
 	}
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
-	rec, err := h.Vault.Vault(ctx, caller, req)
+	rctx, cancel := requestContext(ctx, time.Minute)
+	defer cancel()
+	rec, err := h.Vault.Vault(rctx, caller, req)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -124,7 +126,9 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	defer clear(in.AccountNumber)
 	defer clear(in.IBAN)
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
-	rec, acct, err := h.Vault.VaultBank(ctx, caller, in)
+	rctx, cancel := requestContext(ctx, time.Minute)
+	defer cancel()
+	rec, acct, err := h.Vault.VaultBank(rctx, caller, in)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -247,7 +251,9 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	vc, err := h.Vault.Metadata(ctx, c, t)
+	rctx, cancel := requestContext(ctx, 30*time.Second)
+	defer cancel()
+	vc, err := h.Vault.Metadata(rctx, c, t)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -272,7 +278,9 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Vault.UpdateExpiry(ctx, c, t, doc["expiration_date"].Str); err != nil {
+	rctx, cancel := requestContext(ctx, 30*time.Second)
+	defer cancel()
+	if err := h.Vault.UpdateExpiry(rctx, c, t, doc["expiration_date"].Str); err != nil {
 		return vaultingError(err)
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -289,7 +297,9 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Vault.Delete(ctx, c, t); err != nil {
+	rctx, cancel := requestContext(ctx, 30*time.Second)
+	defer cancel()
+	if err := h.Vault.Delete(rctx, c, t); err != nil {
 		return vaultingError(err)
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)

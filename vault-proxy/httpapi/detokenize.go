@@ -73,7 +73,9 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	_, err = h.Engine.Send(ctx, forward.Request{
+	rctx, cancel := requestContext(ctx, timeout+30*time.Second)
+	defer cancel()
+	_, err = h.Engine.Send(rctx, forward.Request{
 		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
 		ContentType: ct, Body: []byte(in.Body), Tokens: tokens,
 		Options: substitute.Options{AllowSecurityCode: in.Purpose == "authorization"},

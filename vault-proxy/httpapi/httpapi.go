@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -128,4 +129,14 @@ func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) error {
 	ctx.SetStatusCode(status)
 	ctx.SetBody(b)
 	return nil
+}
+
+// requestContext is the context for the calls made while serving ctx
+// (PostgreSQL, Vault, the outbound client). *fasthttp.RequestCtx is a
+// context.Context, but its Done channel is a field of the Server that
+// Shutdown writes without synchronisation, while context.AfterFunc (pgx)
+// and WithCancel read it from other goroutines: the race detector reports
+// it. The request's values are kept; cancellation is by deadline only.
+func requestContext(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }

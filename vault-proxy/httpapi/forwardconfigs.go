@@ -1,0 +1,426 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/apierror"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+)
+
+// Scopes of the forwarding configs routes.
+const (
+	ScopeForwardConfigsRead  = "vault-forward-configs.read"
+	ScopeForwardConfigsWrite = "vault-forward-configs.write"
+)
+
+// ForwardConfigs serves /vault-forward/configs and their authentication
+// methods. Secret values are write-only: no response carries them.
+type ForwardConfigs struct {
+	Service *forwarding.Service
+	Auth    *Authenticator
+}
+
+type configJSON struct {
+	Type              string   `json:"type"`
+	ID                string   `json:"id"`
+	MerchantAccountID string   `json:"merchant_account_id"`
+	DisplayName       string   `json:"display_name"`
+	Hosts             []string `json:"hosts"`
+	CreatedAt         string   `json:"created_at"`
+	UpdatedAt         string   `json:"updated_at"`
+}
+
+func configOut(c *forwarding.Config) configJSON {
+	hosts := c.Hosts
+	if hosts == nil {
+		hosts = []string{}
+	}
+	return configJSON{Type: "vault-forward-config", ID: c.ID.String(), MerchantAccountID: c.MerchantAccountID,
+		DisplayName: c.DisplayName, Hosts: hosts, CreatedAt: c.CreatedAt.UTC().Format(time.RFC3339),
+		UpdatedAt: c.UpdatedAt.UTC().Format(time.RFC3339)}
+}
+
+type fieldJSON struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value,omitempty"` // absent for secret keys
+}
+
+type authMethodJSON struct {
+	Type              string      `json:"type"`
+	ID                string      `json:"id"`
+	ConfigID          string      `json:"config_id"`
+	MerchantAccountID string      `json:"merchant_account_id"`
+	Kind              string      `json:"kind"`
+	DisplayName       string      `json:"display_name"`
+	Fields            []fieldJSON `json:"fields"`
+	CreatedAt         string      `json:"created_at"`
+}
+
+// authMethodOut lists every field key, with a value only for non-secret
+// keys; it reads PublicFields only, never the sealed record.
+func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
+	fields := make([]fieldJSON, 0, len(m.FieldKeys))
+	for _, k := range m.FieldKeys {
+		f := fieldJSON{Key: k}
+		if v, ok := m.PublicFields[k]; ok && !forwarding.IsSecret(m.Kind, k) {
+			f.Value = &v
+		}
+		fields = append(fields, f)
+	}
+	return authMethodJSON{Type: "vault-forward-authentication", ID: m.ID.String(), ConfigID: m.ConfigID.String(),
+		MerchantAccountID: m.MerchantAccountID, Kind: m.Kind, DisplayName: m.DisplayName, Fields: fields,
+		CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339)}
+}
+
+// forwardingError maps the service's errors to the envelope.
+func forwardingError(err error, what string) error {
+	var fe forwarding.FieldErrors
+	if errors.As(err, &fe) {
+		details := make([]apierror.Detail, len(fe))
+		for i, f := range fe {
+			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: f.Pointer, Message: f.Message, Type: f.Type}
+		}
+		return apierror.BadRequest("the "+what+" is not valid", details...)
+	}
+	if errors.Is(err, vaultproxy.ErrNotFound) {
+		return apierror.NotFound(what + " not found")
+	}
+	if errors.Is(err, forwarding.ErrTooMany) {
+		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwarding.MaxMethods))
+	}
+	return err
+}
+
+func uuidParam(ctx *fasthttp.RequestCtx, name, what string) (uuid.UUID, error) {
+	s, _ := ctx.UserValue(name).(string)
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return uuid.Nil, apierror.NotFound(what + " not found")
+	}
+	return id, nil
+}
+
+// configInput reads a create (all required) or update (all optional) body.
+// Neither field is nullable.
+func configInput(body []byte) (forwarding.ConfigInput, error) {
+	var in forwarding.ConfigInput
+	doc, err := strictObject(body, map[string]gjson.Type{"display_name": gjson.String, "hosts": gjson.JSON})
+	if err != nil {
+		return in, err
+	}
+	var details []apierror.Detail
+	for _, k := range []string{"display_name", "hosts"} {
+		if v := gjson.GetBytes(body, k); v.Exists() && v.Type == gjson.Null {
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: "must not be null", Type: "type_error.none.not_allowed"})
+		}
+	}
+	if v, ok := doc["display_name"]; ok {
+		s := v.Str
+		in.DisplayName = &s
+	}
+	if v, ok := doc["hosts"]; ok {
+		if !v.IsArray() {
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts", Message: "must be an array of strings", Type: "type_error.list"})
+		} else {
+			hosts := []string{}
+			for i, h := range v.Array() {
+				if h.Type != gjson.String {
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts/" + strconv.Itoa(i), Message: "must be a string", Type: "type_error.str"})
+					continue
+				}
+				hosts = append(hosts, h.Str)
+			}
+			in.Hosts = &hosts
+		}
+	}
+	if len(details) > 0 {
+		return in, apierror.BadRequest("request body has invalid fields", details...)
+	}
+	return in, nil
+}
+
+// Create answers POST /vault-forward/configs.
+func (h *ForwardConfigs) Create(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
+	if err != nil {
+		return err
+	}
+	in, err := configInput(fctx.Request.Body())
+	if err != nil {
+		return err
+	}
+	cfg, err := h.Service.CreateConfig(ctx, c.MerchantAccountID, in)
+	if err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	return WriteJSON(fctx, fasthttp.StatusCreated, configOut(cfg))
+}
+
+// List answers GET /vault-forward/configs?limit=&cursor=, oldest first.
+// The cursor is the id of the last config seen (ids are time-ordered
+// UUIDv7, so the keyset is stable under concurrent inserts).
+func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
+	if err != nil {
+		return err
+	}
+	limit := 20
+	if v := fctx.QueryArgs().Peek("limit"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 100 {
+			return apierror.BadRequest("limit must be an integer from 1 to 100", apierror.Detail{Location: apierror.LocationQuery, Pointer: "limit", Message: "must be 1..100", Type: "value_error.number"})
+		}
+		limit = n
+	}
+	var after uuid.UUID
+	if v := fctx.QueryArgs().Peek("cursor"); len(v) > 0 {
+		if after, err = uuid.Parse(string(v)); err != nil || len(v) != 36 {
+			return apierror.BadRequest("invalid cursor", apierror.Detail{Location: apierror.LocationQuery, Pointer: "cursor", Message: "not a cursor from this list", Type: "value_error.cursor"})
+		}
+	}
+	cfgs, err := h.Service.Configs(ctx, c.MerchantAccountID, after, limit+1)
+	if err != nil {
+		return err
+	}
+	var next any
+	if len(cfgs) > limit {
+		cfgs = cfgs[:limit]
+		next = cfgs[limit-1].ID.String()
+	}
+	items := make([]configJSON, len(cfgs))
+	for i, cfg := range cfgs {
+		items[i] = configOut(cfg)
+	}
+	return WriteJSON(fctx, fasthttp.StatusOK, map[string]any{"items": items, "limit": limit, "next_cursor": next, "previous_cursor": nil})
+}
+
+// Get answers GET /vault-forward/configs/{id}.
+func (h *ForwardConfigs) Get(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	cfg, err := h.Service.Config(ctx, c.MerchantAccountID, id)
+	if err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	return WriteJSON(fctx, fasthttp.StatusOK, configOut(cfg))
+}
+
+// Update answers PUT /vault-forward/configs/{id}: a partial update;
+// hosts, when given, replaces the whole list.
+func (h *ForwardConfigs) Update(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	in, err := configInput(fctx.Request.Body())
+	if err != nil {
+		return err
+	}
+	cfg, err := h.Service.UpdateConfig(ctx, c.MerchantAccountID, id, in)
+	if err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	return WriteJSON(fctx, fasthttp.StatusOK, configOut(cfg))
+}
+
+// Delete answers DELETE /vault-forward/configs/{id}; its authentication
+// methods go with it.
+func (h *ForwardConfigs) Delete(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	if err := h.Service.DeleteConfig(ctx, c.MerchantAccountID, id); err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	fctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// AddAuthentication answers POST /vault-forward/configs/{id}/authentications.
+func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	body := fctx.Request.Body()
+	// The pooled request buffer held credentials: clear it once done.
+	defer clear(body)
+	doc, err := strictObject(body, map[string]gjson.Type{"kind": gjson.String, "display_name": gjson.String, "fields": gjson.JSON})
+	if err != nil {
+		return err
+	}
+	in := forwarding.AuthInput{Kind: doc["kind"].Str, DisplayName: doc["display_name"].Str}
+	var details []apierror.Detail
+	for _, k := range []string{"kind", "display_name", "fields"} {
+		if _, ok := doc[k]; !ok {
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: k + " is required", Type: "value_error.missing"})
+		}
+	}
+	if f, ok := doc["fields"]; ok {
+		if !f.IsArray() {
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/fields", Message: "must be an array of {key, value} objects", Type: "type_error.list"})
+		}
+		for i, item := range f.Array() {
+			p := "/fields/" + strconv.Itoa(i)
+			if !item.IsObject() {
+				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must be an object with key and value", Type: "type_error.dict"})
+				continue
+			}
+			var fld forwarding.Field
+			seen := 0
+			item.ForEach(func(k, v gjson.Result) bool {
+				switch {
+				case k.Str != "key" && k.Str != "value":
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p + "/" + k.Str, Message: "unknown field", Type: "value_error.extra"})
+				case v.Type != gjson.String:
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p + "/" + k.Str, Message: "must be a string", Type: "type_error.str"})
+				case k.Str == "key":
+					fld.Key, seen = v.Str, seen+1
+				default:
+					// gjson unescapes the JSON string; the value is kept
+					// exactly as entered, spaces and new lines included.
+					fld.Value, seen = v.Str, seen+1
+				}
+				return true
+			})
+			if seen != 2 {
+				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must have a string key and a string value", Type: "value_error.missing"})
+				continue
+			}
+			in.Fields = append(in.Fields, fld)
+		}
+	}
+	if len(details) > 0 {
+		return apierror.BadRequest("request body has invalid fields", details...)
+	}
+	m, err := h.Service.AddAuthMethod(ctx, c.MerchantAccountID, id, in)
+	if err != nil {
+		return forwardingError(err, "authentication method")
+	}
+	return WriteJSON(fctx, fasthttp.StatusCreated, authMethodOut(m))
+}
+
+// ListAuthentications answers GET /vault-forward/configs/{id}/authentications.
+func (h *ForwardConfigs) ListAuthentications(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	ms, err := h.Service.AuthMethods(ctx, c.MerchantAccountID, id)
+	if err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	items := make([]authMethodJSON, len(ms))
+	for i, m := range ms {
+		items[i] = authMethodOut(m)
+	}
+	return WriteJSON(fctx, fasthttp.StatusOK, map[string]any{"items": items})
+}
+
+// GetAuthentication answers GET /vault-forward/configs/{id}/authentications/{auth_id}.
+func (h *ForwardConfigs) GetAuthentication(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	authID, err := uuidParam(fctx, "auth_id", "authentication method")
+	if err != nil {
+		return err
+	}
+	ms, err := h.Service.AuthMethods(ctx, c.MerchantAccountID, id)
+	if err != nil {
+		return forwardingError(err, "forwarding config")
+	}
+	for _, m := range ms {
+		if m.ID == authID {
+			return WriteJSON(fctx, fasthttp.StatusOK, authMethodOut(m))
+		}
+	}
+	return apierror.NotFound("authentication method not found")
+}
+
+// DeleteAuthentication answers DELETE /vault-forward/configs/{id}/authentications/{auth_id}.
+func (h *ForwardConfigs) DeleteAuthentication(fctx *fasthttp.RequestCtx) error {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	defer cancel()
+	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
+	if err != nil {
+		return err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	if err != nil {
+		return err
+	}
+	authID, err := uuidParam(fctx, "auth_id", "authentication method")
+	if err != nil {
+		return err
+	}
+	if err := h.Service.DeleteAuthMethod(ctx, c.MerchantAccountID, id, authID); err != nil {
+		return forwardingError(err, "authentication method")
+	}
+	fctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
+// Routes registers the configs routes on rt.
+func (h *ForwardConfigs) Routes(rt *Router) {
+	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs", h.Create)
+	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs", h.List)
+	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}", h.Get)
+	rt.Handle(fasthttp.MethodPut, "/vault-forward/configs/{id}", h.Update)
+	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}", h.Delete)
+	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs/{id}/authentications", h.AddAuthentication)
+	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications", h.ListAuthentications)
+	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications/{auth_id}", h.GetAuthentication)
+	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}/authentications/{auth_id}", h.DeleteAuthentication)
+}
