@@ -25,4 +25,5 @@ func Routes(rt *Router, d Deps) {
 	merchantAccountRoutes(rt, d)
 	buyerRoutes(rt, d)
 	paymentMethodRoutes(rt, d) // also /buyers/payment-methods and /buyers/gift-cards
+	openAPIRoutes(rt)          // GET /openapi.json
 }

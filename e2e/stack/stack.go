@@ -192,21 +192,24 @@ func Start(t testing.TB, opts ...Option) *Stack {
 }
 
 // Do sends a JSON request with a bearer token and returns status and body.
+// The exchange is validated against the service's OpenAPI document
+// (CheckAPI); a mismatch fails t.
 func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body any, header ...string) (int, []byte) {
 	t.Helper()
 	var rd io.Reader
+	var sent []byte // for the OpenAPI check
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		rd, sent = strings.NewReader(b), []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		rd, sent = bytes.NewReader(b), b
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rd = bytes.NewReader(raw)
+		rd, sent = bytes.NewReader(raw), raw
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
@@ -230,6 +233,7 @@ func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.CheckAPI(t, req, sent, resp, raw) // every exchange against the services' OpenAPI documents
 	return resp.StatusCode, raw
 }
 
@@ -281,4 +285,12 @@ func (s *Stack) TokenFor(t testing.TB, merchants []string, scopes ...string) str
 		t.Fatalf("stack: token: %v", err)
 	}
 	return tok
+}
+
+// WithForwardLoopback lets /vault-forward reach loopback targets that a
+// forwarding config lists (VAULT_FORWARD_ALLOW_LOOPBACK=true, honoured in
+// development and sandbox only) and trusts caFile for them
+// (VAULT_FORWARD_EXTRA_CA_FILE).
+func WithForwardLoopback(caFile string) Option {
+	return func(v *vpapp.Config, _ *coreapp.Config) { v.ForwardAllowLoopback, v.ExtraCAFile = true, caFile }
 }

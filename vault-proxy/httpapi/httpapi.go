@@ -63,7 +63,8 @@ func (rt *Router) Health(checks ...Check) {
 		return WriteJSON(ctx, fasthttp.StatusOK, health.Alive)
 	})
 	rt.Handle(fasthttp.MethodGet, "/readyz", func(ctx *fasthttp.RequestCtx) error {
-		status, body := health.Ready(ctx, rt.log, checks)
+		// Not ctx itself: see requestContext (health.Ready adds the timeout).
+		status, body := health.Ready(context.WithoutCancel(ctx), rt.log, checks)
 		return WriteJSON(ctx, status, body)
 	})
 }

@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	_ "embed"
+	"net/http"
+)
+
+// OpenAPIDocument is core-api's OpenAPI 3.1 description, embedded so the
+// binary serves exactly the document it was built with. The end-to-end
+// tests validate every response they receive against it, so a handler and
+// the document cannot drift apart unnoticed.
+//
+//go:embed openapi.json
+var OpenAPIDocument []byte
+
+// openAPIRoutes serves GET /openapi.json (no token: it holds no data).
+func openAPIRoutes(rt *Router) {
+	rt.Handle("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.WriteHeader(http.StatusOK)
+		_, err := w.Write(OpenAPIDocument)
+		return err
+	})
+}
