@@ -30,9 +30,7 @@ type Router struct {
 // NewRouter returns an empty router. Unknown routes answer 404 in the error
 // envelope.
 func NewRouter(log *slog.Logger) *Router {
-	rt := &Router{mux: http.NewServeMux(), log: log}
-	rt.Handle("/", func(http.ResponseWriter, *http.Request) error { return apierror.NotFound("route not found") })
-	return rt
+	return &Router{mux: http.NewServeMux(), log: log}
 }
 
 // Handle registers h for a ServeMux pattern such as "POST /buyers".
@@ -46,7 +44,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestid.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		start := time.Now()
-		rt.mux.ServeHTTP(sw, r)
+		if h, pattern := rt.mux.Handler(r); pattern == "" {
+			rt.unmatched(sw, r, h)
+		} else {
+			rt.mux.ServeHTTP(sw, r)
+		}
 		rt.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path), // never the query or body
@@ -65,6 +67,32 @@ func (rt *Router) Health(checks ...Check) {
 		return WriteJSON(w, status, body)
 	})
 }
+
+// unmatched answers a request no pattern matched in the error envelope: the
+// mux's own handler decides between 404 and 405 (and sets Allow), its
+// plain-text body is replaced.
+func (rt *Router) unmatched(w http.ResponseWriter, r *http.Request, h http.Handler) {
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if allow := probe.header.Get("Allow"); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
+	err := apierror.NotFound("route not found")
+	if probe.status == http.StatusMethodNotAllowed {
+		err = apierror.MethodNotAllowed("method not allowed on this route")
+	}
+	rt.writeError(w, r, err)
+}
+
+// probeWriter records what the mux's fallback handler would answer.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header         { return p.header }
+func (p *probeWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (p *probeWriter) WriteHeader(code int)        { p.status = code }
 
 func (rt *Router) wrap(h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

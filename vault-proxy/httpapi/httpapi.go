@@ -53,6 +53,11 @@ func (rt *Router) Handle(method, path string, h Handler) {
 // passes them on to core-api).
 func (rt *Router) NotFound(h Handler) { rt.r.NotFound = rt.wrap(h) }
 
+// MethodNotAllowed replaces the handler for a known path with an unknown
+// method (the public listener passes those on to core-api as well:
+// GET /payment-methods is core-api's list, POST is vault-proxy's).
+func (rt *Router) MethodNotAllowed(h Handler) { rt.r.MethodNotAllowed = rt.wrap(h) }
+
 // Handler is the fasthttp entry point.
 func (rt *Router) Handler() fasthttp.RequestHandler { return rt.r.Handler }
 

@@ -1,0 +1,45 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/apierror"
+)
+
+// Unknown routes and methods answer in the error envelope; on vault-proxy's
+// public listener a method vault-proxy does not serve on a path is core-api's.
+func TestRoutesAndMethods(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "*.read", "*.write")
+	cases := []struct {
+		name   string
+		client *http.Client
+		method string
+		url    string
+		status int
+		code   string
+	}{
+		{"core: unknown route", http.DefaultClient, http.MethodGet, s.CoreURL + "/nope", 404, "not_found"},
+		{"core: wrong method", http.DefaultClient, http.MethodPatch, s.CoreURL + "/buyers", 405, "method_not_allowed"},
+		{"vault-proxy: GET /payment-methods passes through to core-api's list", s.PublicClient, http.MethodGet, s.PublicURL + "/payment-methods", 200, ""},
+		{"vault-proxy: GET /buyers passes through", s.PublicClient, http.MethodGet, s.PublicURL + "/buyers", 200, ""},
+		{"vault-proxy: wrong method on a core route", s.PublicClient, http.MethodPatch, s.PublicURL + "/buyers", 405, "method_not_allowed"},
+		{"vault-proxy internal: wrong method", s.InternalClient, http.MethodGet, s.InternalURL + "/internal/detokenize", 405, "method_not_allowed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := s.Do(t, tc.client, tc.method, tc.url, tok, nil)
+			if code != tc.status {
+				t.Fatalf("status %d, want %d: %s", code, tc.status, raw)
+			}
+			if tc.code != "" {
+				e, err := apierror.Parse(raw)
+				if err != nil || e.Code != tc.code {
+					t.Fatalf("body %s, want code %s", raw, tc.code)
+				}
+			}
+		})
+	}
+}
