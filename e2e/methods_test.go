@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/payorch/e2e/stack"
@@ -41,5 +46,29 @@ func TestRoutesAndMethods(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A body over the size limit is refused from its Content-Length, before it
+// is read, in the error envelope. (A client that keeps writing the body
+// after the answer sees its connection reset, so the test speaks HTTP on
+// a raw TLS connection.)
+func TestOversizedBodyGets413InTheEnvelope(t *testing.T) {
+	s := stack.Start(t)
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.PublicURL, "https://"), s.PublicClient.Transport.(*http.Transport).TLSClientConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /payment-methods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 5<<20)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	e, err := apierror.Parse(raw)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || err != nil || e.Code != "too_large" || resp.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("got %d %s", resp.StatusCode, raw)
 	}
 }

@@ -15,12 +15,16 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
+	"github.com/payorch/vault-proxy/forwarding"
 	"github.com/payorch/vault-proxy/httpapi"
+	"github.com/payorch/vault-proxy/networktoken"
+	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -36,6 +40,14 @@ type Main struct {
 	Sealer   *envelope.Sealer
 	Cards    *vaulting.Service
 	Forwards *forward.Engine
+	// Forwarding manages vault forward configs and authentication
+	// methods; Outbound is the SSRF-safe client /vault-forward sends with.
+	Forwarding *forwarding.Service
+	Outbound   *outbound.Client
+
+	// NetworkTokens provisions and stores network tokens for the
+	// CARD_NETWORK_TOKEN / CARD_CRYPTOGRAM placeholders and their API.
+	NetworkTokens *networktoken.Service
 
 	// Listeners, when set before Run, are used instead of listening on the
 	// configured addresses: tests open them on port 0 first so that each
@@ -81,6 +93,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
 	m.Cards = vaulting.New(m.DB, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
 	m.Forwards = &forward.Engine{Vault: m.Cards}
+	// Network tokens: the sandbox token service simulator serves visa,
+	// mastercard, amex and discover outside production. Production has no
+	// TSP connector registered yet: provisioning fails there (422, or ""
+	// for the _OR_EMPTY_STRING placeholders).
+	ntProviders := &networktoken.Registry{}
+	if m.Config.Environment != config.Production {
+		ntProviders.Register(&networktoken.Sandbox{}, networktoken.SandboxSchemes...)
+	}
+	m.NetworkTokens = &networktoken.Service{Store: m.DB, Sealer: m.Sealer, Providers: ntProviders, Vault: m.Cards, Log: m.Log}
+	m.Forwards.NetworkTokens = m.NetworkTokens
 
 	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
 	if err != nil {
@@ -106,6 +128,27 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	cards := &httpapi.Cards{Vault: m.Cards, Auth: authn, Core: core, Log: m.Log}
+
+	// Vault forward: production reaches only hosts a merchant's config
+	// lists, over https; development and sandbox any public host, and
+	// loopback only when VAULT_FORWARD_ALLOW_LOOPBACK is set and a config
+	// lists the host (Validate refuses the flag in production).
+	prod := m.Config.Environment == config.Production
+	if m.Outbound, err = outbound.New(outbound.Policy{
+		AllowLoopback:       m.Config.ForwardAllowLoopback && !prod,
+		RequireAllowedHosts: prod,
+		RequireHTTPS:        prod,
+		ExtraRootCAs:        extraCAs,
+	}); err != nil {
+		return err
+	}
+	if m.Config.ForwardAllowLoopback && !prod {
+		m.Log.Warn("vault forward may reach loopback hosts listed in forwarding configs (VAULT_FORWARD_ALLOW_LOOPBACK=true); never use this outside development and tests")
+	}
+	m.Forwarding = &forwarding.Service{Store: m.DB, Sealer: m.Sealer}
+	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.Forwarding, Client: m.Outbound, Auth: authn,
+		RequireListedHost: prod, Log: m.Log}
+	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn}
 	detok := &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests}
 
 	checks := []httpapi.Check{
@@ -126,7 +169,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	public.Health(checks...)
 	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
 	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Auth: authn}).List)
+	public.Handle(fasthttp.MethodPost, "/vault-forward", fwd.Handle)
+	fwdConfigs.Routes(public)
+	(&httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn}).Routes(public)
+	public.Handle(fasthttp.MethodGet, "/openapi.json", httpapi.OpenAPI)
 	public.NotFound(core.Pass) // one base URL: everything else is core-api's
+	public.MethodNotAllowed(core.Pass)
 
 	internal := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internal.Health(checks...)
@@ -176,6 +224,7 @@ func (m *Main) serve(ln net.Listener, addr string, tlsCfg *tls.Config, rt *httpa
 		NoDefaultDate:                 false,
 		ReduceMemoryUsage:             false,
 		Logger:                        fasthttpLogger{m.Log},
+		ErrorHandler:                  rt.ServerError,
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil {
@@ -200,6 +249,9 @@ func (m *Main) Close() error {
 		if l.srv != nil {
 			errs = append(errs, l.srv.ShutdownWithContext(ctx))
 		}
+	}
+	if m.Outbound != nil {
+		_ = m.Outbound.Close()
 	}
 	if m.DB != nil {
 		m.DB.Close()

@@ -135,6 +135,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		clear(req.Body())
 	}()
 	rv := &resolver{ctx: ctx, e: e, caller: r.Caller, cards: cards}
+	defer rv.zero()
 	buf.B, err = tpl.Render(buf.B[:0], substitute.EncodingFor(r.ContentType), rv.resolve)
 	if err != nil {
 		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: placeholder", detail("", 0))
@@ -171,12 +172,24 @@ type resolver struct {
 	caller vaulting.Caller
 	cards  []*vaulting.Revealed
 	nt     map[int]ntValue
+
+	cryptograms [][]byte
 }
 
 type ntValue struct {
 	token  []byte
 	expiry card.Expiry
 	err    error
+}
+
+// zero clears the network tokens and cryptograms the render used.
+func (rv *resolver) zero() {
+	for _, v := range rv.nt {
+		clear(v.token)
+	}
+	for _, c := range rv.cryptograms {
+		clear(c)
+	}
 }
 
 func unavailable(p substitute.Placeholder, what string) error {
@@ -236,7 +249,9 @@ func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed)
 		s, err := v.expiry.FormatAs(p.Format)
 		return []byte(s), err
 	}
-	return rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
+	cg, err := rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
+	rv.cryptograms = append(rv.cryptograms, cg)
+	return cg, err
 }
 
 // errorCode names a send failure for the audit log.

@@ -119,6 +119,18 @@ func (rt *Router) writeError(ctx *fasthttp.RequestCtx, id string, err error) {
 	ctx.SetBody(e.JSON())
 }
 
+// ServerError answers requests fasthttp refuses before any handler runs
+// (a body over the size limit, malformed HTTP) in the error envelope.
+func (rt *Router) ServerError(ctx *fasthttp.RequestCtx, err error) {
+	e := apierror.BadRequest("the request could not be read")
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		e = apierror.TooLarge("the request body is larger than this service accepts")
+	}
+	id := requestid.Generate()
+	ctx.Response.Header.Set("X-Request-Id", id)
+	rt.writeError(ctx, id, e)
+}
+
 // RequestID returns the id the middleware assigned to this request.
 func RequestID(ctx *fasthttp.RequestCtx) string {
 	id, _ := ctx.UserValue(ctxKey{}).(string)

@@ -1,0 +1,346 @@
+package networktoken
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/card"
+	"github.com/payorch/tokenizer/envelope"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/vaulting"
+)
+
+// Store is what the service needs from the vault database.
+type Store interface {
+	vaultproxy.AuditLog
+	// CurrentNetworkToken returns the payment method's token that is not
+	// deleted, or vaultproxy.ErrNotFound.
+	CurrentNetworkToken(ctx context.Context, merchantAccountID string, paymentMethodID uuid.UUID) (*NetworkToken, error)
+	// NetworkTokens lists the payment method's tokens, oldest first,
+	// deleted ones included.
+	NetworkTokens(ctx context.Context, merchantAccountID string, paymentMethodID uuid.UUID) ([]*NetworkToken, error)
+	// NetworkToken returns one token of the payment method.
+	NetworkToken(ctx context.Context, merchantAccountID string, paymentMethodID, id uuid.UUID) (*NetworkToken, error)
+	// InsertNetworkToken stores t; it reports false (and stores nothing)
+	// when the payment method already has a token that is not deleted, and
+	// vaultproxy.ErrNotFound when the payment method is gone.
+	InsertNetworkToken(ctx context.Context, t *NetworkToken) (bool, error)
+	// UpdateNetworkTokenStatus moves t from its current Status to status
+	// (deleted also drops the sealed value) and updates t; ErrConflict when
+	// the stored status is no longer t.Status.
+	UpdateNetworkTokenStatus(ctx context.Context, t *NetworkToken, status Status) error
+}
+
+// Service provisions, stores and uses network tokens. It implements
+// forward.NetworkTokens. See the package comment for the rules.
+type Service struct {
+	Store     Store
+	Sealer    *envelope.Sealer
+	Providers *Registry
+	// Vault reveals the card number for a provisioning asked through the
+	// API (the forward path hands the revealed card in).
+	Vault *vaulting.Service
+	Log   *slog.Logger     // optional
+	Now   func() time.Time // default time.Now
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Token returns the card's network token value and expiry, provisioning
+// and storing a token on first use (forward.NetworkTokens). The caller owns
+// the returned slice and should clear it after use.
+func (s *Service) Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, card.Expiry, error) {
+	t, value, _, err := s.ensure(ctx, c, r)
+	if err != nil {
+		return nil, card.Expiry{}, err
+	}
+	return value, t.Expiry, nil
+}
+
+// Cryptogram returns a fresh cryptogram for the card's active token
+// (forward.NetworkTokens). It is never stored.
+func (s *Service) Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, error) {
+	if r.Card.Kind != vaultproxy.KindCard {
+		return nil, ErrNotCard
+	}
+	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status != StatusActive {
+		return nil, ErrSuspended
+	}
+	p, err := s.providerOf(t)
+	if err != nil {
+		return nil, err
+	}
+	v, _, err := p.Cryptogram(ctx, t.Reference)
+	if err != nil {
+		return nil, &ProviderError{Op: "cryptogram", Err: err}
+	}
+	return v, nil
+}
+
+// ensure returns the card's usable token and its value, provisioning one
+// when the card has none (or only an expired one).
+func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (*NetworkToken, []byte, bool, error) {
+	if r.Card.Kind != vaultproxy.KindCard {
+		return nil, nil, false, ErrNotCard
+	}
+	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
+	switch {
+	case errors.Is(err, vaultproxy.ErrNotFound):
+		return s.provision(ctx, c, r)
+	case err != nil:
+		return nil, nil, false, err
+	case t.Status == StatusSuspended:
+		return t, nil, false, ErrSuspended
+	case t.Expiry.Expired(s.now()):
+		// A token past its expiry is useless: retire it and provision
+		// another, as a TSP's lifecycle update would.
+		if err := s.remove(ctx, c, t); err != nil {
+			return nil, nil, false, err
+		}
+		return s.provision(ctx, c, r)
+	}
+	v, err := s.open(ctx, t)
+	return t, v, false, err
+}
+
+func (s *Service) open(ctx context.Context, t *NetworkToken) ([]byte, error) {
+	return s.Sealer.Open(ctx, t.Sealed, AAD(t.MerchantAccountID, t.PaymentMethodID, t.ID))
+}
+
+// provision asks the scheme's provider for a token and stores it.
+func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (*NetworkToken, []byte, bool, error) {
+	scheme := card.Scheme(r.Card.Scheme)
+	fail := func(provider string, err error) (*NetworkToken, []byte, bool, error) {
+		var pe *ProvisioningError
+		if !errors.As(err, &pe) {
+			s.logError(ctx, c, "network token provisioning failed", provider, err)
+			pe = &ProvisioningError{Reason: ReasonProviderError, Message: "the token service provider could not be reached or failed"}
+		}
+		s.audit(ctx, c, r.Card.Token, "provision", "failure: "+pe.Reason, map[string]any{"provider": provider})
+		return nil, nil, false, pe
+	}
+	p, ok := s.Providers.For(scheme)
+	if !ok {
+		return fail("", &ProvisioningError{Reason: ReasonSchemeNotSupported, Message: "no token service provider serves the card's scheme here"})
+	}
+	var exp card.Expiry
+	if err := exp.UnmarshalText([]byte(r.Card.ExpirationDate)); err != nil {
+		return fail(p.Name(), &ProvisioningError{Reason: ReasonNotEligible, Message: "the card has no expiry"})
+	}
+	value, texp, ref, err := p.Provision(ctx, CardData{
+		MerchantAccountID: c.MerchantAccountID, PaymentMethodID: r.Card.Token, Scheme: scheme, Number: r.Number, Expiry: exp,
+	})
+	if err != nil {
+		return fail(p.Name(), err)
+	}
+	if n := len(value); n < 13 || n > 19 || !card.Luhn(value) || bytes.Equal(value, r.Number) || !texp.IsValid() || ref == "" {
+		clear(value)
+		return fail(p.Name(), errors.New("the provider returned an invalid token"))
+	}
+	t := &NetworkToken{
+		ID: uuid.Must(uuid.NewV7()), MerchantAccountID: c.MerchantAccountID, PaymentMethodID: r.Card.Token,
+		Provider: p.Name(), Scheme: string(scheme), Reference: ref, Status: StatusActive, Expiry: texp,
+		Last4: string(value[len(value)-4:]),
+	}
+	if t.Sealed, err = s.Sealer.Seal(ctx, value, AAD(t.MerchantAccountID, t.PaymentMethodID, t.ID)); err != nil {
+		clear(value)
+		s.release(ctx, c, p, ref)
+		return nil, nil, false, err
+	}
+	inserted, err := s.Store.InsertNetworkToken(ctx, t)
+	if err != nil || !inserted {
+		clear(value)
+		s.release(ctx, c, p, ref)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		// Another request provisioned first: use its token.
+		t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if t.Status != StatusActive {
+			return t, nil, false, ErrSuspended
+		}
+		v, err := s.open(ctx, t)
+		return t, v, false, err
+	}
+	s.audit(ctx, c, r.Card.Token, "provision", "success", map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider})
+	return t, value, true, nil
+}
+
+// release deletes a token at the TSP that we are not going to store.
+func (s *Service) release(ctx context.Context, c vaulting.Caller, p Provider, ref string) {
+	if err := p.Delete(context.WithoutCancel(ctx), ref); err != nil {
+		s.logError(ctx, c, "deleting an unused network token at the provider failed", p.Name(), err)
+	}
+}
+
+// --- the API: list, provision, suspend, resume, delete ---
+
+// paymentMethod checks the merchant has the payment method and it is a card.
+func (s *Service) paymentMethod(ctx context.Context, c vaulting.Caller, pm uuid.UUID) error {
+	vc, err := s.Vault.Metadata(ctx, c, pm)
+	if err != nil {
+		return err
+	}
+	if vc.Kind != vaultproxy.KindCard {
+		return ErrNotCard
+	}
+	return nil
+}
+
+// List returns the payment method's tokens, oldest first, deleted included.
+func (s *Service) List(ctx context.Context, c vaulting.Caller, pm uuid.UUID) ([]*NetworkToken, error) {
+	if err := s.paymentMethod(ctx, c, pm); err != nil {
+		return nil, err
+	}
+	return s.Store.NetworkTokens(ctx, c.MerchantAccountID, pm)
+}
+
+// Get returns one of the payment method's tokens.
+func (s *Service) Get(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) (*NetworkToken, error) {
+	if err := s.paymentMethod(ctx, c, pm); err != nil {
+		return nil, err
+	}
+	return s.Store.NetworkToken(ctx, c.MerchantAccountID, pm, id)
+}
+
+// Provision makes sure the payment method has a token now. It returns the
+// token and whether it was created by this call; an existing active or
+// suspended token is returned as it is.
+func (s *Service) Provision(ctx context.Context, c vaulting.Caller, pm uuid.UUID) (*NetworkToken, bool, error) {
+	if err := s.paymentMethod(ctx, c, pm); err != nil {
+		return nil, false, err
+	}
+	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, pm)
+	if err == nil && !t.Expiry.Expired(s.now()) {
+		return t, false, nil
+	}
+	if err != nil && !errors.Is(err, vaultproxy.ErrNotFound) {
+		return nil, false, err
+	}
+	cards, err := s.Vault.Reveal(ctx, c, "network-token", "provision", []uuid.UUID{pm}, false)
+	if err != nil {
+		return nil, false, err
+	}
+	defer cards[0].Zero()
+	t, value, created, err := s.ensure(ctx, c, cards[0])
+	clear(value)
+	if errors.Is(err, ErrSuspended) {
+		return t, false, nil
+	}
+	return t, created, err
+}
+
+// Suspend suspends an active token at the TSP and in the store; suspending
+// a suspended token changes nothing.
+func (s *Service) Suspend(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) (*NetworkToken, error) {
+	return s.transition(ctx, c, pm, id, "suspend", StatusActive, StatusSuspended, Provider.Suspend)
+}
+
+// Resume makes a suspended token active again; resuming an active token
+// changes nothing.
+func (s *Service) Resume(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) (*NetworkToken, error) {
+	return s.transition(ctx, c, pm, id, "resume", StatusSuspended, StatusActive, Provider.Resume)
+}
+
+func (s *Service) transition(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID, op string, from, to Status,
+	call func(Provider, context.Context, string) error) (*NetworkToken, error) {
+	t, err := s.Get(ctx, c, pm, id)
+	if err != nil {
+		return nil, err
+	}
+	switch t.Status {
+	case to:
+		return t, nil
+	case StatusDeleted:
+		return nil, ErrDeleted
+	case from:
+	default:
+		return nil, ErrConflict
+	}
+	p, err := s.providerOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := call(p, ctx, t.Reference); err != nil {
+		s.audit(ctx, c, pm, op, "failure: tsp_error", map[string]any{"network_token_id": id.String(), "provider": t.Provider})
+		return nil, &ProviderError{Op: op, Err: err}
+	}
+	if err := s.Store.UpdateNetworkTokenStatus(ctx, t, to); err != nil {
+		return nil, err
+	}
+	s.audit(ctx, c, pm, op, "success", map[string]any{"network_token_id": id.String(), "provider": t.Provider})
+	return t, nil
+}
+
+// Delete deletes a token at the TSP and shreds its stored value; the row
+// stays as status deleted. Deleting a deleted token changes nothing. The
+// payment method's next network-token use provisions a new token.
+func (s *Service) Delete(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) error {
+	t, err := s.Get(ctx, c, pm, id)
+	if err != nil {
+		return err
+	}
+	if t.Status == StatusDeleted {
+		return nil
+	}
+	return s.remove(ctx, c, t)
+}
+
+func (s *Service) remove(ctx context.Context, c vaulting.Caller, t *NetworkToken) error {
+	detail := map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider}
+	p, err := s.providerOf(t)
+	if err != nil {
+		return err
+	}
+	if err := p.Delete(ctx, t.Reference); err != nil {
+		s.audit(ctx, c, t.PaymentMethodID, "delete", "failure: tsp_error", detail)
+		return &ProviderError{Op: "delete", Err: err}
+	}
+	sealed := t.Sealed
+	if err := s.Store.UpdateNetworkTokenStatus(ctx, t, StatusDeleted); err != nil {
+		return err
+	}
+	s.Sealer.Forget(sealed)
+	s.audit(ctx, c, t.PaymentMethodID, "delete", "success", detail)
+	return nil
+}
+
+func (s *Service) providerOf(t *NetworkToken) (Provider, error) {
+	p, ok := s.Providers.ByName(t.Provider)
+	if !ok {
+		return nil, &ProviderError{Op: "lookup", Err: errors.New("provider " + t.Provider + " is not configured")}
+	}
+	return p, nil
+}
+
+func (s *Service) audit(ctx context.Context, c vaulting.Caller, pm uuid.UUID, purpose, outcome string, detail map[string]any) {
+	err := s.Store.Record(context.WithoutCancel(ctx), vaultproxy.AuditEvent{
+		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: "network-token", Tokens: []uuid.UUID{pm},
+		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID, Detail: detail,
+	})
+	if err != nil {
+		s.logError(ctx, c, "network token audit event not recorded", "", err)
+	}
+}
+
+func (s *Service) logError(ctx context.Context, c vaulting.Caller, msg, provider string, err error) {
+	if s.Log != nil {
+		s.Log.ErrorContext(ctx, msg, "request_id", c.RequestID, "provider", provider, "err", err)
+	}
+}

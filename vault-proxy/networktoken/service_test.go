@@ -1,0 +1,462 @@
+package networktoken_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/testsupport"
+	"github.com/payorch/tokenizer/card"
+	"github.com/payorch/tokenizer/envelope"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/tokenizer/transit/transittest"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/forward"
+	"github.com/payorch/vault-proxy/networktoken"
+	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/vaulting"
+)
+
+var _ forward.NetworkTokens = (*networktoken.Service)(nil)
+
+// counting wraps the sandbox to count calls to the TSP.
+type counting struct {
+	networktoken.Provider
+	provisions, deletes, suspends, resumes atomic.Int64
+}
+
+func (c *counting) Provision(ctx context.Context, d networktoken.CardData) ([]byte, card.Expiry, string, error) {
+	c.provisions.Add(1)
+	return c.Provider.Provision(ctx, d)
+}
+func (c *counting) Delete(ctx context.Context, ref string) error {
+	c.deletes.Add(1)
+	return c.Provider.Delete(ctx, ref)
+}
+func (c *counting) Suspend(ctx context.Context, ref string) error {
+	c.suspends.Add(1)
+	return c.Provider.Suspend(ctx, ref)
+}
+func (c *counting) Resume(ctx context.Context, ref string) error {
+	c.resumes.Add(1)
+	return c.Provider.Resume(ctx, ref)
+}
+
+type fixture struct {
+	db    *postgres.DB
+	dbs   *testsupport.Databases
+	cards *vaulting.Service
+	svc   *networktoken.Service
+	tsp   *counting
+	mu    sync.Mutex
+	now   time.Time
+}
+
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	env := transittest.New(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{db: db, dbs: dbs, now: time.Now()}
+	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
+	f.cards = vaulting.New(db, sealer, key, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	f.tsp = &counting{Provider: &networktoken.Sandbox{Now: f.clock}}
+	reg := &networktoken.Registry{}
+	reg.Register(f.tsp, networktoken.SandboxSchemes...)
+	f.svc = &networktoken.Service{Store: db, Sealer: sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+	return f
+}
+
+func caller(m string) vaulting.Caller {
+	return vaulting.Caller{MerchantAccountID: m, Actor: "test", RequestID: "req-1"}
+}
+
+func (f *fixture) vault(t *testing.T, m, pan string) uuid.UUID {
+	t.Helper()
+	rec, err := f.cards.Vault(context.Background(), caller(m), vaulting.CardRequest{
+		Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: time.Now().AddDate(3, 0, 0).Format("01/06"),
+	})
+	if err != nil {
+		t.Fatalf("vault: %v", err)
+	}
+	return rec.Token
+}
+
+// reveal opens a card as the forward engine does before substituting.
+func (f *fixture) reveal(t *testing.T, m string, pm uuid.UUID) *vaulting.Revealed {
+	t.Helper()
+	cards, err := f.cards.Reveal(context.Background(), caller(m), "detokenize", "test", []uuid.UUID{pm}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cards[0].Zero)
+	return cards[0]
+}
+
+func (f *fixture) token(t *testing.T, m string, pm uuid.UUID) (string, card.Expiry, error) {
+	t.Helper()
+	v, exp, err := f.svc.Token(context.Background(), caller(m), f.reveal(t, m, pm))
+	return string(v), exp, err
+}
+
+func (f *fixture) auditTrail(t *testing.T, pm uuid.UUID) string {
+	t.Helper()
+	rows, err := f.db.Pool.Query(context.Background(), `SELECT purpose || ':' || outcome FROM audit_events
+		WHERE action = 'network-token' AND $1 = ANY(tokens) ORDER BY id`, pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		out = append(out, s)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestFirstUseProvisionsStoresAndReusesTheToken(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	const pan = "4111111111111111"
+	pm := f.vault(t, "m1", pan)
+
+	dpan, exp, err := f.token(t, "m1", pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dpan == pan || len(dpan) != 16 || !card.Luhn([]byte(dpan)) || card.DetectScheme([]byte(dpan)) != card.SchemeVisa {
+		t.Fatalf("token %s... is not a visa token distinct from the card", dpan[:6])
+	}
+	if !exp.IsValid() || exp.Expired(time.Now()) {
+		t.Fatalf("token expiry %v", exp)
+	}
+	again, exp2, err := f.token(t, "m1", pm)
+	if err != nil || again != dpan || exp2 != exp {
+		t.Fatalf("second use: %v; the same token must be reused", err)
+	}
+	if n := f.tsp.provisions.Load(); n != 1 {
+		t.Fatalf("%d provisionings, want 1", n)
+	}
+
+	// Cryptograms: fresh per call, 28 characters of base64, never stored.
+	r := f.reveal(t, "m1", pm)
+	c1, err := f.svc.Cryptogram(ctx, caller("m1"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := f.svc.Cryptogram(ctx, caller("m1"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err := base64.StdEncoding.DecodeString(string(c1)); len(c1) != 28 || err != nil || len(raw) != 20 || string(c1) == string(c2) {
+		t.Fatalf("cryptograms %q %q", c1, c2)
+	}
+
+	list, err := f.svc.List(ctx, caller("m1"), pm)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %v %d", err, len(list))
+	}
+	nt := list[0]
+	if nt.Status != networktoken.StatusActive || nt.Last4 != dpan[12:] || nt.Provider != "sandbox" || nt.Scheme != "visa" || nt.Expiry != exp {
+		t.Fatalf("stored token %+v", nt)
+	}
+	if got := f.auditTrail(t, pm); got != "provision:success" {
+		t.Fatalf("audit trail %q", got)
+	}
+	// Another merchant sees no payment method and gets no token.
+	if _, err := f.svc.List(ctx, caller("m2"), pm); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant listed the tokens: %v", err)
+	}
+
+	// The token value is in no column and not in a dump of the database.
+	dump := pgDump(t, f.dbs.AdminDSN, f.dbs.Vault.Name)
+	if !strings.Contains(dump, "network_tokens") {
+		t.Fatal("the dump has no network tokens; the test proves nothing")
+	}
+	for _, secret := range []string{dpan, pan, string(c1), string(c2)} {
+		if strings.Contains(dump, secret) {
+			t.Fatal("the vault database holds a token value, card number or cryptogram in clear")
+		}
+	}
+}
+
+func TestSuspendResumeDelete(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	pm := f.vault(t, "m1", "5555555555554444")
+	nt, created, err := f.svc.Provision(ctx, caller("m1"), pm)
+	if err != nil || !created || nt.Status != networktoken.StatusActive || nt.Scheme != "mastercard" {
+		t.Fatalf("provision: %v %v %+v", err, created, nt)
+	}
+	again, created, err := f.svc.Provision(ctx, caller("m1"), pm)
+	if err != nil || created || again.ID != nt.ID {
+		t.Fatalf("second provision must return the existing token: %v %v", err, created)
+	}
+	dpan, _, err := f.token(t, "m1", pm)
+	if err != nil || dpan[12:] != nt.Last4 || !strings.HasPrefix(dpan, "520473") {
+		t.Fatalf("token of the provisioned token: %v", err)
+	}
+
+	// Another merchant cannot touch it.
+	if _, err := f.svc.Suspend(ctx, caller("m2"), pm, nt.ID); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant suspended: %v", err)
+	}
+	if err := f.svc.Delete(ctx, caller("m2"), pm, nt.ID); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant deleted: %v", err)
+	}
+	// A token id under the wrong payment method is not found either.
+	other := f.vault(t, "m1", "4111111111111111")
+	if _, err := f.svc.Suspend(ctx, caller("m1"), other, nt.ID); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("token found under another payment method: %v", err)
+	}
+
+	sus, err := f.svc.Suspend(ctx, caller("m1"), pm, nt.ID)
+	if err != nil || sus.Status != networktoken.StatusSuspended {
+		t.Fatalf("suspend: %v", err)
+	}
+	if _, err := f.svc.Suspend(ctx, caller("m1"), pm, nt.ID); err != nil {
+		t.Fatalf("suspending a suspended token: %v", err)
+	}
+	if _, _, err := f.token(t, "m1", pm); !errors.Is(err, networktoken.ErrSuspended) {
+		t.Fatalf("suspended token used: %v", err)
+	}
+	if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm)); !errors.Is(err, networktoken.ErrSuspended) {
+		t.Fatalf("cryptogram for a suspended token: %v", err)
+	}
+	if got, created, err := f.svc.Provision(ctx, caller("m1"), pm); err != nil || created || got.Status != networktoken.StatusSuspended {
+		t.Fatalf("provision with a suspended token: %v %v", err, created)
+	}
+
+	res, err := f.svc.Resume(ctx, caller("m1"), pm, nt.ID)
+	if err != nil || res.Status != networktoken.StatusActive {
+		t.Fatalf("resume: %v", err)
+	}
+	if v, _, err := f.token(t, "m1", pm); err != nil || v != dpan {
+		t.Fatalf("resumed token: %v", err)
+	}
+
+	if err := f.svc.Delete(ctx, caller("m1"), pm, nt.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(ctx, caller("m1"), pm, nt.ID); err != nil {
+		t.Fatalf("deleting a deleted token: %v", err)
+	}
+	if _, err := f.svc.Resume(ctx, caller("m1"), pm, nt.ID); !errors.Is(err, networktoken.ErrDeleted) {
+		t.Fatalf("resume of a deleted token: %v", err)
+	}
+	var shredded bool
+	if err := f.db.Pool.QueryRow(ctx, `SELECT ciphertext IS NULL AND wrapped_record_key IS NULL AND data_key_id IS NULL
+		FROM network_tokens WHERE id = $1`, nt.ID).Scan(&shredded); err != nil || !shredded {
+		t.Fatalf("deleted token still sealed in its row: %v", err)
+	}
+	// Deleted means gone: the next use provisions a new token.
+	next, _, err := f.token(t, "m1", pm)
+	if err != nil || next == dpan {
+		t.Fatalf("after delete: %v (same token: %v)", err, next == dpan)
+	}
+	list, _ := f.svc.List(ctx, caller("m1"), pm)
+	if len(list) != 2 || list[0].Status != networktoken.StatusDeleted || list[1].Status != networktoken.StatusActive || list[1].Last4 != next[12:] {
+		t.Fatalf("list after delete and reuse: %d tokens", len(list))
+	}
+	if f.tsp.suspends.Load() != 1 || f.tsp.resumes.Load() != 1 || f.tsp.deletes.Load() != 1 || f.tsp.provisions.Load() != 2 {
+		t.Fatalf("TSP calls: suspend %d resume %d delete %d provision %d", f.tsp.suspends.Load(), f.tsp.resumes.Load(), f.tsp.deletes.Load(), f.tsp.provisions.Load())
+	}
+	want := "provision:success,suspend:success,resume:success,delete:success,provision:success"
+	if got := f.auditTrail(t, pm); got != want {
+		t.Fatalf("audit trail %q, want %q", got, want)
+	}
+
+	// Deleting the payment method deletes its network tokens.
+	if err := f.cards.Delete(ctx, caller("m1"), pm); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens WHERE payment_method_id = $1`, pm).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d network tokens outlived their card", n)
+	}
+}
+
+func TestProvisioningFailuresStoreNothing(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ pan, reason string }{
+		{"4000000000000119", networktoken.ReasonDeclined},
+		{"5200000000000007", networktoken.ReasonNotEligible},
+		{"3530111333300000", networktoken.ReasonSchemeNotSupported}, // jcb: no provider
+	} {
+		pm := f.vault(t, "m1", tc.pan)
+		for range 2 { // a failure is not remembered: each use asks again
+			_, _, err := f.token(t, "m1", pm)
+			var pe *networktoken.ProvisioningError
+			if !errors.As(err, &pe) || pe.Reason != tc.reason || strings.Contains(err.Error()+pe.Message, tc.pan) {
+				t.Fatalf("%s...: %v, want %s", tc.pan[:6], err, tc.reason)
+			}
+		}
+		if _, _, err := f.svc.Provision(ctx, caller("m1"), pm); !errors.Is(err, networktoken.ErrProvisioning) {
+			t.Fatalf("API provision of %s...: %v", tc.pan[:6], err)
+		}
+		if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm)); err == nil {
+			t.Fatal("a cryptogram without a token")
+		}
+		want := "provision:failure: " + tc.reason
+		if got := f.auditTrail(t, pm); got != strings.Join([]string{want, want, want}, ",") {
+			t.Fatalf("audit trail %q", got)
+		}
+	}
+	var n int
+	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d tokens stored after failures", n)
+	}
+
+	// A gift card has no network token.
+	gc, err := f.cards.Vault(ctx, caller("m1"), vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.svc.Provision(ctx, caller("m1"), gc.Token); !errors.Is(err, networktoken.ErrNotCard) {
+		t.Fatalf("gift card: %v", err)
+	}
+	if _, err := f.svc.List(ctx, caller("m1"), gc.Token); !errors.Is(err, networktoken.ErrNotCard) {
+		t.Fatalf("gift card list: %v", err)
+	}
+	if _, _, err := f.token(t, "m1", gc.Token); !errors.Is(err, networktoken.ErrNotCard) {
+		t.Fatalf("gift card token: %v", err)
+	}
+}
+
+// Without a registered provider (production today) every provisioning
+// fails cleanly.
+func TestNoProviderConfigured(t *testing.T) {
+	f := setup(t)
+	f.svc.Providers = &networktoken.Registry{}
+	pm := f.vault(t, "m1", "4111111111111111")
+	_, _, err := f.token(t, "m1", pm)
+	var pe *networktoken.ProvisioningError
+	if !errors.As(err, &pe) || pe.Reason != networktoken.ReasonSchemeNotSupported {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestConcurrentFirstUsesStoreOneToken(t *testing.T) {
+	f := setup(t)
+	pm := f.vault(t, "m1", "4111111111111111")
+	const n = 8
+	got := make([]string, n)
+	errs := make([]error, n)
+	revealed := make([]*vaulting.Revealed, n)
+	for i := range revealed {
+		revealed[i] = f.reveal(t, "m1", pm)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, _, err := f.svc.Token(context.Background(), caller("m1"), revealed[i])
+			got[i], errs[i] = string(v), err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || got[i] != got[0] {
+			t.Fatalf("use %d: %v (a different token: %v)", i, errs[i], got[i] != got[0])
+		}
+	}
+	var rows int
+	_ = f.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM network_tokens`).Scan(&rows)
+	if rows != 1 {
+		t.Fatalf("%d tokens stored, want 1", rows)
+	}
+	// Every token provisioned and not stored was deleted at the TSP.
+	if p, d := f.tsp.provisions.Load(), f.tsp.deletes.Load(); p-d != 1 {
+		t.Fatalf("%d provisioned, %d released", p, d)
+	}
+}
+
+// A sealed token value copied onto another token's row does not open:
+// associated data binds merchant, payment method and token id.
+func TestCopiedCiphertextDoesNotOpen(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.vault(t, "m1", "4111111111111111")
+	b := f.vault(t, "m1", "5555555555554444")
+	if _, _, err := f.token(t, "m1", a); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.token(t, "m1", b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.Pool.Exec(ctx, `UPDATE network_tokens SET data_key_id = s.data_key_id, wrapped_record_key = s.wrapped_record_key,
+		ciphertext = s.ciphertext FROM network_tokens s WHERE s.payment_method_id = $1 AND network_tokens.payment_method_id = $2`, a, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.token(t, "m1", b); !errors.Is(err, envelope.ErrOpen) {
+		t.Fatalf("copied ciphertext: %v, want envelope.ErrOpen", err)
+	}
+}
+
+// A token past its expiry is deleted and replaced on the next use.
+func TestExpiredTokenIsReplaced(t *testing.T) {
+	f := setup(t)
+	pm := f.vault(t, "m1", "4111111111111111")
+	first, exp, err := f.token(t, "m1", pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.now = time.Date(exp.Year, time.Month(exp.Month)+1, 2, 12, 0, 0, 0, time.UTC)
+	f.mu.Unlock()
+	second, exp2, err := f.token(t, "m1", pm)
+	if err != nil || second == first || !exp2.IsValid() || exp2.Expired(f.clock()) {
+		t.Fatalf("expired token not replaced: %v", err)
+	}
+	list, _ := f.svc.List(context.Background(), caller("m1"), pm)
+	if len(list) != 2 || list[0].Status != networktoken.StatusDeleted {
+		t.Fatalf("list: %d", len(list))
+	}
+}
+
+func pgDump(t *testing.T, adminDSN, db string) string {
+	t.Helper()
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+		if len(matches) == 0 {
+			t.Fatal("pg_dump not found")
+		}
+		bin = matches[len(matches)-1]
+	}
+	dsn := strings.Replace(adminDSN, "/postgres?", "/"+db+"?", 1)
+	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_dump: %v\n%s", err, out)
+	}
+	return string(out)
+}
