@@ -11,7 +11,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -239,16 +238,12 @@ func (c *Client) HMAC(ctx context.Context, key string, data []byte) (string, err
 
 // Health reports whether Vault answers, is initialised and unsealed.
 func (c *Client) Health(ctx context.Context) error {
-	r := c.vc.NewRequest(http.MethodGet, "/v1/sys/health")
-	resp, err := c.vc.RawRequestWithContext(ctx, r) //nolint:staticcheck // Logical() cannot read sys/health status codes
-	if resp != nil {
-		defer resp.Body.Close()
-	}
-	if err != nil && resp == nil {
+	h, err := c.vc.Sys().HealthWithContext(ctx)
+	if err != nil {
 		return fmt.Errorf("%w: health: %v", ErrVault, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%w: health: status %d", ErrVault, resp.StatusCode)
+	if !h.Initialized || h.Sealed {
+		return fmt.Errorf("%w: health: initialized=%t sealed=%t", ErrVault, h.Initialized, h.Sealed)
 	}
 	return nil
 }

@@ -93,10 +93,6 @@ type forwardInput struct {
 	rawURL  string
 }
 
-func headerError(name, msg, typ string) *apierror.Error {
-	return apierror.BadRequest(msg, apierror.Detail{Location: apierror.LocationHeader, Pointer: name, Message: msg, Type: typ})
-}
-
 // parseForward reads and checks every x-vault-forward-* header. Unknown
 // x-vault-forward-* headers are refused (a misspelt one would otherwise be
 // silently ignored).
