@@ -17,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/outbound"
@@ -151,6 +153,21 @@ type Service struct {
 	Store  Store
 	Sealer *envelope.Sealer
 	Now    func() time.Time
+
+	// hosts caches each merchant's allowed hosts for the forward hot path.
+	// This instance drops an entry when a config changes; other instances
+	// within HostCacheTTL.
+	hostsOnce sync.Once
+	hosts     *expirable.LRU[string, []string]
+}
+
+// HostCacheTTL bounds how long another instance may use a merchant's old
+// host list after a config change.
+const HostCacheTTL = 10 * time.Second
+
+func (s *Service) hostCache() *expirable.LRU[string, []string] {
+	s.hostsOnce.Do(func() { s.hosts = expirable.NewLRU[string, []string](10_000, nil, HostCacheTTL) })
+	return s.hosts
 }
 
 // ConfigInput is a create or partial update; nil means absent.
@@ -181,6 +198,7 @@ func (s *Service) CreateConfig(ctx context.Context, merchantAccountID string, in
 	if err := s.Store.InsertConfig(ctx, c); err != nil {
 		return nil, err
 	}
+	s.hostCache().Remove(merchantAccountID)
 	return c, nil
 }
 
@@ -196,6 +214,7 @@ func (s *Service) UpdateConfig(ctx context.Context, merchantAccountID string, id
 	if err := s.Store.UpdateConfig(ctx, c); err != nil {
 		return nil, err
 	}
+	s.hostCache().Remove(merchantAccountID)
 	return c, nil
 }
 
@@ -273,6 +292,7 @@ func (s *Service) Config(ctx context.Context, merchantAccountID string, id uuid.
 // DeleteConfig removes a config and its methods.
 func (s *Service) DeleteConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) error {
 	sealed, err := s.Store.DeleteConfig(ctx, merchantAccountID, id)
+	s.hostCache().Remove(merchantAccountID)
 	if err != nil {
 		return err
 	}
@@ -284,7 +304,15 @@ func (s *Service) DeleteConfig(ctx context.Context, merchantAccountID string, id
 
 // Hosts returns every host listed by the merchant's configs.
 func (s *Service) Hosts(ctx context.Context, merchantAccountID string) ([]string, error) {
-	return s.Store.ForwardHosts(ctx, merchantAccountID)
+	if h, ok := s.hostCache().Get(merchantAccountID); ok {
+		return h, nil
+	}
+	h, err := s.Store.ForwardHosts(ctx, merchantAccountID)
+	if err != nil {
+		return nil, err
+	}
+	s.hostCache().Add(merchantAccountID, h)
+	return h, nil
 }
 
 // AuthInput is a new authentication method.

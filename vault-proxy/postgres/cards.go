@@ -85,7 +85,7 @@ func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid
 	rows, err := db.Pool.Query(ctx, `
 		SELECT id, kind, data_key_id, wrapped_record_key, ciphertext, fingerprint, scheme, card_type, bin, last4,
 		       coalesce(expiration_date, ''), created_at, updated_at
-		FROM vaulted_cards WHERE merchant_account_id = $1 AND id = ANY($2)`, merchantAccountID, tokens)
+		FROM vaulted_cards WHERE merchant_account_id = $1 AND id = ANY($2)`, merchantAccountID, uuidArray(tokens))
 	if err != nil {
 		return nil, err
 	}
@@ -181,11 +181,16 @@ type VersionCount struct {
 	Records  int64
 }
 
-// KeyVersions counts data keys and records per transit key version.
+// KeyVersions counts data keys and the records they protect (vaulted cards,
+// sealed forwarding credentials and network tokens) per transit key version.
 func (db *DB) KeyVersions(ctx context.Context) ([]VersionCount, error) {
 	rows, err := db.Pool.Query(ctx, `
-		SELECT k.key_version, count(DISTINCT k.id), count(c.id)
-		FROM data_keys k LEFT JOIN vaulted_cards c ON c.data_key_id = k.id
+		SELECT k.key_version, count(DISTINCT k.id), count(r.data_key_id)
+		FROM data_keys k LEFT JOIN (
+			SELECT data_key_id FROM vaulted_cards
+			UNION ALL SELECT data_key_id FROM forward_auth_methods
+			UNION ALL SELECT data_key_id FROM network_tokens WHERE data_key_id IS NOT NULL
+		) r ON r.data_key_id = k.id
 		GROUP BY k.key_version ORDER BY k.key_version`)
 	if err != nil {
 		return nil, err

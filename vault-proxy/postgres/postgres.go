@@ -15,6 +15,7 @@ var migrations embed.FS
 // DB is the vault database.
 type DB struct {
 	pgdb.DB
+	audit *auditWriter
 }
 
 // Open applies pending migrations, then connects.
@@ -23,5 +24,15 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{DB: d}, nil
+	db := &DB{DB: d}
+	db.audit = newAuditWriter(db)
+	return db, nil
+}
+
+// Close waits for the audit records being written, then closes the pool.
+func (db *DB) Close() {
+	if db.audit != nil {
+		db.audit.close()
+	}
+	db.DB.Close()
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -33,7 +34,22 @@ type Service struct {
 	fingerprintKey []byte
 	codes          *SecurityCodes
 	now            func() time.Time
+
+	// rows caches vaulted card rows (ciphertext and display data, never a
+	// number) so a hot card's detokenization makes no database round trip.
+	// This instance drops a row the moment it changes or is deleted; other
+	// instances within RowCacheTTL (SECURITY.md).
+	rows *expirable.LRU[rowKey, *vaultproxy.VaultedCard]
 }
+
+type rowKey struct {
+	merchant string
+	token    uuid.UUID
+}
+
+// RowCacheTTL bounds how long another instance may still use a card row
+// after a change or deletion.
+const RowCacheTTL = 10 * time.Second
 
 // New builds the service. fingerprintKey is the HMAC key exported from
 // Vault at start; it is never stored on disk.
@@ -41,7 +57,8 @@ func New(store Store, sealer *envelope.Sealer, fingerprintKey []byte, codes *Sec
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, sealer: sealer, fingerprintKey: fingerprintKey, codes: codes, now: now}
+	return &Service{store: store, sealer: sealer, fingerprintKey: fingerprintKey, codes: codes, now: now,
+		rows: expirable.NewLRU[rowKey, *vaultproxy.VaultedCard](10_000, nil, RowCacheTTL)}
 }
 
 // Caller identifies who asks, for the audit log.
@@ -156,7 +173,7 @@ func (r *Revealed) Zero() {
 // Reveal opens the merchant's cards for tokens, in order. It audits the
 // detokenization with purpose and outcome, never the values.
 func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, error) {
-	cards, err := s.store.Cards(ctx, c.MerchantAccountID, tokens)
+	cards, err := s.cards(ctx, c.MerchantAccountID, tokens)
 	if err != nil {
 		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
 		return nil, err
@@ -191,7 +208,7 @@ func (s *Service) AuditOutcome(ctx context.Context, c Caller, action, purpose st
 
 // Metadata returns display data for one token of the merchant.
 func (s *Service) Metadata(ctx context.Context, c Caller, token uuid.UUID) (*vaultproxy.VaultedCard, error) {
-	cards, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
+	cards, err := s.cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +225,7 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 		}
 		return FieldErrors{{Field: card.FieldExpirationDate, Code: card.CodeInvalidFormat, Message: "expiration_date must be MM/YY"}}
 	}
+	s.rows.Remove(rowKey{c.MerchantAccountID, token})
 	if err := s.store.UpdateExpiry(ctx, c.MerchantAccountID, token, e.String()); err != nil {
 		return err
 	}
@@ -219,6 +237,7 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 // any security code held for it is zeroed.
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	s.codes.Delete(token)
+	s.rows.Remove(rowKey{c.MerchantAccountID, token})
 	if cards, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token}); err == nil {
 		s.sealer.Forget(cards[0].Sealed)
 	}
@@ -228,6 +247,33 @@ func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	}
 	s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "success")
 	return nil
+}
+
+// cards returns the merchant's card rows for tokens, in order, from the row
+// cache where it can and from the database for the rest.
+func (s *Service) cards(ctx context.Context, merchant string, tokens []uuid.UUID) ([]*vaultproxy.VaultedCard, error) {
+	out := make([]*vaultproxy.VaultedCard, len(tokens))
+	var missing []uuid.UUID
+	var at []int
+	for i, t := range tokens {
+		if c, ok := s.rows.Get(rowKey{merchant, t}); ok {
+			out[i] = c
+			continue
+		}
+		missing, at = append(missing, t), append(at, i)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	got, err := s.store.Cards(ctx, merchant, missing)
+	if err != nil {
+		return nil, err
+	}
+	for j, c := range got {
+		out[at[j]] = c
+		s.rows.Add(rowKey{merchant, c.Token}, c)
+	}
+	return out, nil
 }
 
 func (s *Service) audit(ctx context.Context, c Caller, action string, tokens []uuid.UUID, purpose, outcome string) {
