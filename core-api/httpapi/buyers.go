@@ -39,7 +39,8 @@ func buyerOut(b *coreapi.Buyer) buyerJSON {
 }
 
 // buyerSummaryJSON is a buyer in a list (SPEC.md: id, type, display_name,
-// external_identifier, created_at, updated_at).
+// external_identifier, created_at, updated_at). The list handler writes it
+// by hand (appendBuyerPage); this type is the reference it must match.
 type buyerSummaryJSON struct {
 	Type               string  `json:"type"`
 	ID                 string  `json:"id"`
@@ -162,17 +163,39 @@ func (h buyerHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	env := pagination.Build(page, rows, func(b coreapi.Buyer) pagination.Key {
 		return pagination.Key{Time: b.CreatedAt, ID: b.ID}
 	})
-	out := pagination.Envelope[buyerSummaryJSON]{
-		Items: make([]buyerSummaryJSON, len(env.Items)), Limit: env.Limit,
-		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor,
-	}
-	for i, b := range env.Items {
-		out.Items[i] = buyerSummaryJSON{
-			Type: "buyer", ID: b.ID, DisplayName: b.DisplayName, ExternalIdentifier: b.ExternalIdentifier,
-			CreatedAt: timestamp(b.CreatedAt), UpdatedAt: timestamp(b.UpdatedAt),
+	return writeAppendedJSON(w, http.StatusOK, func(b []byte) []byte { return appendBuyerPage(b, env) })
+}
+
+// appendBuyerPage appends env as json.Marshal writes a
+// pagination.Envelope[buyerSummaryJSON] (jsonappend_test.go holds them to
+// it): the list is the hot path, and this skips encoding/json's reflection
+// and an intermediate slice of structs.
+func appendBuyerPage(b []byte, env pagination.Envelope[coreapi.Buyer]) []byte {
+	b = append(b, `{"items":[`...)
+	for i := range env.Items {
+		x := &env.Items[i]
+		if i > 0 {
+			b = append(b, ',')
 		}
+		b = append(b, `{"type":"buyer","id":`...)
+		b = appendJSONString(b, x.ID)
+		b = append(b, `,"display_name":`...)
+		b = appendJSONStringPtr(b, x.DisplayName)
+		b = append(b, `,"external_identifier":`...)
+		b = appendJSONStringPtr(b, x.ExternalIdentifier)
+		b = append(b, `,"created_at":`...)
+		b = appendTimestampJSON(b, x.CreatedAt)
+		b = append(b, `,"updated_at":`...)
+		b = appendTimestampJSON(b, x.UpdatedAt)
+		b = append(b, '}')
 	}
-	return WriteJSON(w, http.StatusOK, out)
+	b = append(b, `],"limit":`...)
+	b = appendInt(b, env.Limit)
+	b = append(b, `,"next_cursor":`...)
+	b = appendJSONStringPtr(b, env.NextCursor)
+	b = append(b, `,"previous_cursor":`...)
+	b = appendJSONStringPtr(b, env.PreviousCursor)
+	return append(b, '}')
 }
 
 // textParam reads an optional text query parameter: absent is "", present

@@ -56,4 +56,7 @@ func pathUUID(r interface{ PathValue(string) string }, name string) (string, err
 // always written in UTC ("Z").
 const timestampLayout = "2006-01-02T15:04:05.000000Z07:00"
 
-func timestamp(t time.Time) string { return t.UTC().Format(timestampLayout) }
+func timestamp(t time.Time) string {
+	var a [len(timestampLayout)]byte
+	return string(appendTimestamp(a[:0], t))
+}
