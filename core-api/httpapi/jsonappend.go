@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/payorch/shared/jsonenc"
 )
 
 // Hand-written JSON for the hottest responses (list pages): appending to a
@@ -14,60 +15,8 @@ import (
 // json.Marshal of the corresponding struct (jsonappend_test.go checks it),
 // so clients cannot tell which encoder wrote a response.
 
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// writes it: HTML-safe (<, > and & escaped), invalid UTF-8 replaced by
-// U+FFFD, and U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default: // other control characters, <, > and &
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString appends s as encoding/json would (see shared/jsonenc).
+func appendJSONString(b []byte, s string) []byte { return jsonenc.AppendString(b, s) }
 
 // appendJSONStringPtr appends *s, or null for nil.
 func appendJSONStringPtr(b []byte, s *string) []byte {

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/payorch/shared/jsonenc"
 	"github.com/payorch/shared/logging/panscan"
 )
 
@@ -90,60 +90,8 @@ func Parse(body []byte) (*Error, error) {
 	}, nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json does:
-// HTML-sensitive characters, U+2028 and U+2029 escaped, invalid UTF-8
-// replaced by U+FFFD.
+// appendString appends s as a JSON string the way encoding/json does, with
+// any card number in it masked first.
 func appendString(b []byte, s string) []byte {
-	s = panscan.Redact(s)
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonenc.AppendString(b, panscan.Redact(s))
 }
