@@ -31,7 +31,8 @@ ratio "open a cached record vs raw AES-256-GCM open (AEAD prebuilt)" OpenCached 
 ratio "open a cached record vs raw AES-256-GCM open (with key schedule)" OpenCached RawAESGCMOpen 0.5
 ratio "vault a card (validate, HMAC, seal, insert + audit) vs bare pgx insert" VaultCard BareInsert 0.5
 ratio "POST /buyers over HTTP vs the same insert through pgx" CoreCreateBuyer CoreBareInsertBuyer 0.5
-ratio "GET /buyers page over HTTP vs the same select through pgx" CoreListBuyers CoreBareSelectBuyers 0.5
+ratio "GET /buyers page over HTTP (fasthttp load generator) vs the same select through pgx" CoreListBuyersLeanClient CoreBareSelectBuyers 0.5
+ratio "GET /buyers page over HTTP (net/http load generator) vs the same select through pgx" CoreListBuyers CoreBareSelectBuyers 0.5
 ratio "POST /vault-forward vs a plain pass-through proxy" ForwardVault ForwardPassThrough 0.8
 ratio "POST /vault-forward vs a direct call to the target" ForwardVault ForwardDirect -
 ratio "plain pass-through proxy vs a direct call to the target" ForwardPassThrough ForwardDirect -
