@@ -48,6 +48,9 @@ port=55432
 private="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 if answers "$private"; then echo "$private"; exit 0; fi
 mkdir -p "$data"
+# The server runs as the postgres user, which must be able to walk into
+# .data (not list it: every secret inside has its own 0600/0700 mode).
+chmod 0711 "$root/.data"
 chown postgres:postgres "$data" 2>/dev/null || true
 chmod 0700 "$data"
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }

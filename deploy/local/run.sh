@@ -7,7 +7,9 @@ cd "$root"
 data="$root/.data"
 bin="$data/bin"
 mkdir -p "$data"
-chmod 0700 "$data"
+# Walkable, not listable: a private PostgreSQL cluster under .data/pg runs as
+# the postgres user; keys and tokens inside carry their own 0600/0700 modes.
+chmod 0711 "$data"
 
 pids=()
 cleanup() {
