@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -107,6 +108,24 @@ func uuidParam(ctx *fasthttp.RequestCtx, name, what string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// begin authorizes a configs request for scope and returns the context its
+// work runs under (requestContext); cancel is never nil.
+func (h *ForwardConfigs) begin(fctx *fasthttp.RequestCtx, scope string) (context.Context, Caller, context.CancelFunc, error) {
+	ctx, cancel := requestContext(fctx, 30*time.Second)
+	c, err := h.Auth.Authorize(fctx, scope)
+	return ctx, c, cancel, err
+}
+
+// target is begin for routes under /vault-forward/configs/{id}.
+func (h *ForwardConfigs) target(fctx *fasthttp.RequestCtx, scope string) (context.Context, Caller, uuid.UUID, context.CancelFunc, error) {
+	ctx, c, cancel, err := h.begin(fctx, scope)
+	if err != nil {
+		return ctx, c, uuid.Nil, cancel, err
+	}
+	id, err := uuidParam(fctx, "id", "forwarding config")
+	return ctx, c, id, cancel, err
+}
+
 // configInput reads a create (all required) or update (all optional) body.
 // Neither field is nullable.
 func configInput(body []byte) (forwarding.ConfigInput, error) {
@@ -148,9 +167,8 @@ func configInput(body []byte) (forwarding.ConfigInput, error) {
 
 // Create answers POST /vault-forward/configs.
 func (h *ForwardConfigs) Create(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, cancel, err := h.begin(fctx, ScopeForwardConfigsWrite)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
 	if err != nil {
 		return err
 	}
@@ -169,9 +187,8 @@ func (h *ForwardConfigs) Create(fctx *fasthttp.RequestCtx) error {
 // The cursor is the id of the last config seen (ids are time-ordered
 // UUIDv7, so the keyset is stable under concurrent inserts).
 func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, cancel, err := h.begin(fctx, ScopeForwardConfigsRead)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
 	if err != nil {
 		return err
 	}
@@ -207,13 +224,8 @@ func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
 
 // Get answers GET /vault-forward/configs/{id}.
 func (h *ForwardConfigs) Get(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsRead)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -227,13 +239,8 @@ func (h *ForwardConfigs) Get(fctx *fasthttp.RequestCtx) error {
 // Update answers PUT /vault-forward/configs/{id}: a partial update;
 // hosts, when given, replaces the whole list.
 func (h *ForwardConfigs) Update(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -251,13 +258,8 @@ func (h *ForwardConfigs) Update(fctx *fasthttp.RequestCtx) error {
 // Delete answers DELETE /vault-forward/configs/{id}; its authentication
 // methods go with it.
 func (h *ForwardConfigs) Delete(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -270,13 +272,8 @@ func (h *ForwardConfigs) Delete(fctx *fasthttp.RequestCtx) error {
 
 // AddAuthentication answers POST /vault-forward/configs/{id}/authentications.
 func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -340,13 +337,8 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 
 // ListAuthentications answers GET /vault-forward/configs/{id}/authentications.
 func (h *ForwardConfigs) ListAuthentications(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsRead)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -363,13 +355,8 @@ func (h *ForwardConfigs) ListAuthentications(fctx *fasthttp.RequestCtx) error {
 
 // GetAuthentication answers GET /vault-forward/configs/{id}/authentications/{auth_id}.
 func (h *ForwardConfigs) GetAuthentication(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsRead)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsRead)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
@@ -391,13 +378,8 @@ func (h *ForwardConfigs) GetAuthentication(fctx *fasthttp.RequestCtx) error {
 
 // DeleteAuthentication answers DELETE /vault-forward/configs/{id}/authentications/{auth_id}.
 func (h *ForwardConfigs) DeleteAuthentication(fctx *fasthttp.RequestCtx) error {
-	ctx, cancel := requestContext(fctx, 30*time.Second)
+	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
 	defer cancel()
-	c, err := h.Auth.Authorize(fctx, ScopeForwardConfigsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
 	if err != nil {
 		return err
 	}
