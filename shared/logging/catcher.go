@@ -65,8 +65,8 @@ func (c *LogCatcher) AssertNoPAN(t TestingT, pans ...string) {
 // AssertNoPANIn fails t for each line of text (a log, a response body, a
 // database dump; what names it in the failure) that contains a card number:
 //
-//   - any of pans, compared on digits only, so "4111 1111 1111 1111" in the
-//     text matches "4111111111111111" and vice versa, and a PAN embedded in
+//   - any of pans, compared on digits only, so a listed PAN written with
+//     spaces or dashes in the text still matches, and a PAN embedded in
 //     a longer digit string is still found;
 //   - any run ContainsPAN recognises, whether or not it was listed.
 //

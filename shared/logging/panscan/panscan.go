@@ -22,7 +22,7 @@
 //     digits) are not digits for this purpose.
 //   - A candidate with a hex letter (a-f, A-F) directly before it and
 //     directly after it lies inside a hex string (a hash, a trace id) and is
-//     not a PAN. One side is not enough: "4111111111111111D2512..." is track
+//     not a PAN. One side is not enough: a PAN followed by "D2512..." is track
 //     2 data and must be found.
 //
 // Roughly one in ten random 13-19 digit numbers passes Luhn, so an order id
