@@ -232,6 +232,18 @@ func internalCaller(ctx *fasthttp.RequestCtx) (vaulting.Caller, error) {
 	return vaulting.Caller{MerchantAccountID: m, Actor: a, RequestID: RequestID(ctx)}, nil
 }
 
+// internalTarget starts an internal /internal/cards/{token} request: the
+// context its work runs under (cancel is never nil), the caller, the token.
+func internalTarget(ctx *fasthttp.RequestCtx) (context.Context, vaulting.Caller, uuid.UUID, context.CancelFunc, error) {
+	rctx, cancel := requestContext(ctx, 30*time.Second)
+	c, err := internalCaller(ctx)
+	if err != nil {
+		return rctx, c, uuid.Nil, cancel, err
+	}
+	t, err := tokenParam(ctx)
+	return rctx, c, t, cancel, err
+}
+
 func tokenParam(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 	s, _ := ctx.UserValue("token").(string)
 	t, err := uuid.Parse(s)
@@ -243,16 +255,11 @@ func tokenParam(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 
 // Metadata answers GET /internal/cards/{token}: display data only.
 func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
-	c, err := internalCaller(ctx)
-	if err != nil {
-		return err
-	}
-	t, err := tokenParam(ctx)
-	if err != nil {
-		return err
-	}
-	rctx, cancel := requestContext(ctx, 30*time.Second)
+	rctx, c, t, cancel, err := internalTarget(ctx)
 	defer cancel()
+	if err != nil {
+		return err
+	}
 	vc, err := h.Vault.Metadata(rctx, c, t)
 	if err != nil {
 		return vaultingError(err)
@@ -266,11 +273,8 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 
 // UpdateExpiry answers PUT /internal/cards/{token}.
 func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
-	c, err := internalCaller(ctx)
-	if err != nil {
-		return err
-	}
-	t, err := tokenParam(ctx)
+	rctx, c, t, cancel, err := internalTarget(ctx)
+	defer cancel()
 	if err != nil {
 		return err
 	}
@@ -278,8 +282,6 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	rctx, cancel := requestContext(ctx, 30*time.Second)
-	defer cancel()
 	if err := h.Vault.UpdateExpiry(rctx, c, t, doc["expiration_date"].Str); err != nil {
 		return vaultingError(err)
 	}
@@ -289,16 +291,11 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 
 // Delete answers DELETE /internal/cards/{token}: crypto-shredding.
 func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
-	c, err := internalCaller(ctx)
-	if err != nil {
-		return err
-	}
-	t, err := tokenParam(ctx)
-	if err != nil {
-		return err
-	}
-	rctx, cancel := requestContext(ctx, 30*time.Second)
+	rctx, c, t, cancel, err := internalTarget(ctx)
 	defer cancel()
+	if err != nil {
+		return err
+	}
 	if err := h.Vault.Delete(rctx, c, t); err != nil {
 		return vaultingError(err)
 	}
