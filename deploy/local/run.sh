@@ -34,6 +34,8 @@ eval "$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL" | sed 's/^/export
 # 2. The dev Vault (unless VAULT_ADDR/VAULT_TOKEN name a real one), then the
 #    transit keys, policies and the policy-bound tokens vault-proxy uses.
 if [ -z "${VAULT_ADDR:-}" ] || [ -z "${VAULT_TOKEN:-}" ]; then
+  # A file left by a run that was killed would carry another Vault's token.
+  rm -f "$data/vault.env"
   "$bin/devvault" -listen 127.0.0.1:8200 -env-file "$data/vault.env" >/dev/null &
   pids+=($!)
   for _ in $(seq 1 100); do [ -s "$data/vault.env" ] && break; sleep 0.1; done
