@@ -15,9 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,7 +26,6 @@ import (
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
-	"github.com/payorch/shared/pgsetup"
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
@@ -241,31 +238,10 @@ func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body
 // ("vault" or "core"), for searching for card numbers.
 func (s *Stack) Dump(t testing.TB, which string) string {
 	t.Helper()
-	db := s.DBs.Core.Name
 	if which == "vault" {
-		db = s.DBs.Vault.Name
+		return s.DBs.Dump(t, s.DBs.Vault.Name)
 	}
-	bin, err := exec.LookPath("pg_dump")
-	if err != nil {
-		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
-		if len(matches) == 0 {
-			t.Fatal("stack: pg_dump not found")
-		}
-		bin = matches[len(matches)-1]
-	}
-	u, err := url.Parse(s.DBs.AdminDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn, err := pgsetup.DSN(s.DBs.AdminDSN, pgsetup.Database{Name: db, Role: u.User.Username()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
-	if err != nil {
-		t.Fatalf("stack: pg_dump %s: %v\n%s", which, err, out)
-	}
-	return string(out)
+	return s.DBs.Dump(t, s.DBs.Core.Name)
 }
 
 // TokenFor mints a bearer token restricted to the given merchant accounts

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,7 +192,7 @@ func TestFirstUseProvisionsStoresAndReusesTheToken(t *testing.T) {
 	}
 
 	// The token value is in no column and not in a dump of the database.
-	dump := pgDump(t, f.dbs.AdminDSN, f.dbs.Vault.Name)
+	dump := f.dbs.Dump(t, f.dbs.Vault.Name)
 	if !strings.Contains(dump, "network_tokens") {
 		t.Fatal("the dump has no network tokens; the test proves nothing")
 	}
@@ -441,22 +439,4 @@ func TestExpiredTokenIsReplaced(t *testing.T) {
 	if len(list) != 2 || list[0].Status != networktoken.StatusDeleted {
 		t.Fatalf("list: %d", len(list))
 	}
-}
-
-func pgDump(t *testing.T, adminDSN, db string) string {
-	t.Helper()
-	bin, err := exec.LookPath("pg_dump")
-	if err != nil {
-		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
-		if len(matches) == 0 {
-			t.Fatal("pg_dump not found")
-		}
-		bin = matches[len(matches)-1]
-	}
-	dsn := strings.Replace(adminDSN, "/postgres?", "/"+db+"?", 1)
-	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pg_dump: %v\n%s", err, out)
-	}
-	return string(out)
 }

@@ -3,8 +3,6 @@ package vaulting_test
 import (
 	"context"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +20,17 @@ import (
 var testPANs = []string{"4111111111111111", "5555555555554444", "378282246310005"}
 
 type fixture struct {
-	db    *postgres.DB
-	svc   *vaulting.Service
-	dbs   *testsupport.Databases
-	now   time.Time
-	codes *vaulting.SecurityCodes
+	db     *postgres.DB
+	svc    *vaulting.Service
+	sealer *envelope.Sealer
+	dbs    *testsupport.Databases
+	now    time.Time
+	codes  *vaulting.SecurityCodes
 }
 
-func setup(t *testing.T) *fixture {
+// setup gives a test or benchmark a vault service on fresh databases and a
+// fresh transit mount of the real Vault, with a fixed clock.
+func setup(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	dbs := testsupport.NewTestDatabases(t)
@@ -44,8 +45,8 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute)}
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	f.svc = vaulting.New(db, sealer, key, f.codes, func() time.Time { return f.now })
+	f.sealer = envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
+	f.svc = vaulting.New(db, f.sealer, key, f.codes, func() time.Time { return f.now })
 	return f
 }
 
@@ -238,7 +239,7 @@ func TestVaultDatabaseHoldsNoPlaintextPAN(t *testing.T) {
 	for _, pan := range testPANs {
 		f.vault(t, "m1", pan, "")
 	}
-	dump := pgDump(t, f.dbs.AdminDSN, f.dbs.Vault.Name)
+	dump := f.dbs.Dump(t, f.dbs.Vault.Name)
 	if len(dump) < 1000 {
 		t.Fatalf("dump too small to judge (%d bytes)", len(dump))
 	}
@@ -285,22 +286,4 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	if strings.Join(actions, ",") != want {
 		t.Fatalf("audit trail %v, want %s", actions, want)
 	}
-}
-
-func pgDump(t *testing.T, adminDSN, db string) string {
-	t.Helper()
-	bin, err := exec.LookPath("pg_dump")
-	if err != nil {
-		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
-		if len(matches) == 0 {
-			t.Fatal("pg_dump not found")
-		}
-		bin = matches[len(matches)-1]
-	}
-	dsn := strings.Replace(adminDSN, "/postgres?", "/"+db+"?", 1)
-	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
-	if err != nil {
-		t.Fatalf("pg_dump: %v\n%s", err, out)
-	}
-	return string(out)
 }

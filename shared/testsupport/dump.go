@@ -1,0 +1,37 @@
+package testsupport
+
+import (
+	"net/url"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/payorch/shared/pgsetup"
+)
+
+// Dump returns a data-only pg_dump of the test database named db, taken as
+// the admin user, so tests can search what a database really holds (card
+// numbers, secrets) rather than what the code's queries return.
+func (d *Databases) Dump(t TB, db string) string {
+	t.Helper()
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_dump")
+		if len(matches) == 0 {
+			t.Fatalf("testsupport: pg_dump not found")
+		}
+		bin = matches[len(matches)-1]
+	}
+	u, err := url.Parse(d.AdminDSN)
+	if err != nil {
+		t.Fatalf("testsupport: %v", err)
+	}
+	dsn, err := pgsetup.DSN(d.AdminDSN, pgsetup.Database{Name: db, Role: u.User.Username()})
+	if err != nil {
+		t.Fatalf("testsupport: %v", err)
+	}
+	out, err := exec.Command(bin, "--data-only", "--inserts", dsn).CombinedOutput()
+	if err != nil {
+		t.Fatalf("testsupport: pg_dump %s: %v\n%s", db, err, out)
+	}
+	return string(out)
+}
