@@ -8,12 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/payorch/shared/testsupport"
-	"github.com/payorch/tokenizer/envelope"
-	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
@@ -30,49 +25,25 @@ import (
 //     row, with the same parallelism on the real PostgreSQL; Vault is called
 //     only for the first data key.
 
-type benchEnv struct {
-	db  *postgres.DB
-	svc *vaulting.Service
-	s   *envelope.Sealer
-}
-
-func newBenchEnv(b *testing.B) *benchEnv {
-	b.Helper()
-	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(b)
-	env := transittest.New(b)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	return &benchEnv{db: db, s: sealer, svc: vaulting.New(db, sealer, key, vaulting.NewSecurityCodes(0), nil)}
-}
-
 // recordPayload is the size of a sealed card record (version, lengths, PAN).
 var recordPayload = []byte("\x01\x00\x104111111111111111\x00\x00")
 
 func BenchmarkOpenCached(b *testing.B) {
-	e := newBenchEnv(b)
+	e := setup(b)
 	ctx := context.Background()
 	tok := uuid.New()
 	aad := vaulting.AAD("m1", tok)
-	rec, err := e.s.Seal(ctx, recordPayload, aad)
+	rec, err := e.sealer.Seal(ctx, recordPayload, aad)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.s.Open(ctx, rec, aad); err != nil { // warm the data key cache
+	if _, err := e.sealer.Open(ctx, rec, aad); err != nil { // warm the data key cache
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		pt, err := e.s.Open(ctx, rec, aad)
+		pt, err := e.sealer.Open(ctx, rec, aad)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -120,7 +91,7 @@ func BenchmarkRawAESGCMOpenPrebuilt(b *testing.B) {
 const benchParallelism = 4 // x GOMAXPROCS goroutines, for both sides
 
 func BenchmarkVaultCard(b *testing.B) {
-	e := newBenchEnv(b)
+	e := setup(b)
 	ctx := context.Background()
 	c := vaulting.Caller{MerchantAccountID: "m1", Actor: "bench"}
 	if _, err := e.svc.Vault(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"}); err != nil {
@@ -140,11 +111,11 @@ func BenchmarkVaultCard(b *testing.B) {
 }
 
 func BenchmarkBareInsert(b *testing.B) {
-	e := newBenchEnv(b)
+	e := setup(b)
 	ctx := context.Background()
 	// A real data key row for the foreign key, then the same row shape the
 	// vault writes, with random bytes of the same sizes.
-	rec, err := e.s.Seal(ctx, recordPayload, []byte("x"))
+	rec, err := e.sealer.Seal(ctx, recordPayload, []byte("x"))
 	if err != nil {
 		b.Fatal(err)
 	}
