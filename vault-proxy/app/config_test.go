@@ -7,40 +7,45 @@ import (
 	"github.com/payorch/shared/config"
 )
 
+// validEnv is a complete production configuration; tests change one thing.
+var validEnv = map[string]string{
+	"ENVIRONMENT":                    "production",
+	"VAULT_PROXY_DATABASE_URL":       "postgres://v@127.0.0.1/v",
+	"VAULT_ADDR":                     "https://vault.internal:8200",
+	"VAULT_TOKEN":                    "s.secret-token-value",
+	"VAULT_PROXY_PUBLIC_CERT_FILE":   "p.pem",
+	"VAULT_PROXY_PUBLIC_KEY_FILE":    "p-key.pem",
+	"VAULT_PROXY_INTERNAL_CERT_FILE": "i.pem",
+	"VAULT_PROXY_INTERNAL_KEY_FILE":  "i-key.pem",
+	"VAULT_PROXY_CLIENT_CA_FILE":     "ca.pem",
+	"AUTH_PUBLIC_KEYS_FILE":          "keys.pem",
+	"CORE_API_URL":                   "https://core.internal:8080",
+}
+
+// loadWith loads validEnv with over applied ("<unset>" removes a variable)
+// and validates it as the service does at start.
+func loadWith(over map[string]string) (Config, error) {
+	m := map[string]string{}
+	for k, v := range validEnv {
+		m[k] = v
+	}
+	for k, v := range over {
+		if v == "<unset>" {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	l := config.NewLoader(config.MapLookup(m))
+	c := LoadConfig(l)
+	if err := l.Err(); err != nil {
+		return c, err
+	}
+	return c, c.Validate()
+}
+
 func TestConfigFailsClosed(t *testing.T) {
-	env := map[string]string{
-		"ENVIRONMENT":                    "production",
-		"VAULT_PROXY_DATABASE_URL":       "postgres://v@127.0.0.1/v",
-		"VAULT_ADDR":                     "https://vault.internal:8200",
-		"VAULT_TOKEN":                    "s.secret-token-value",
-		"VAULT_PROXY_PUBLIC_CERT_FILE":   "p.pem",
-		"VAULT_PROXY_PUBLIC_KEY_FILE":    "p-key.pem",
-		"VAULT_PROXY_INTERNAL_CERT_FILE": "i.pem",
-		"VAULT_PROXY_INTERNAL_KEY_FILE":  "i-key.pem",
-		"VAULT_PROXY_CLIENT_CA_FILE":     "ca.pem",
-		"AUTH_PUBLIC_KEYS_FILE":          "keys.pem",
-		"CORE_API_URL":                   "https://core.internal:8080",
-	}
-	load := func(over map[string]string) (Config, error) {
-		m := map[string]string{}
-		for k, v := range env {
-			m[k] = v
-		}
-		for k, v := range over {
-			if v == "<unset>" {
-				delete(m, k)
-				continue
-			}
-			m[k] = v
-		}
-		l := config.NewLoader(config.MapLookup(m))
-		c := LoadConfig(l)
-		if err := l.Err(); err != nil {
-			return c, err
-		}
-		return c, c.Validate()
-	}
-	if _, err := load(nil); err != nil {
+	if _, err := loadWith(nil); err != nil {
 		t.Fatalf("a complete production config is refused: %v", err)
 	}
 	cases := []struct {
@@ -58,7 +63,7 @@ func TestConfigFailsClosed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := load(tc.over)
+			_, err := loadWith(tc.over)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one naming %s", err, tc.want)
 			}
@@ -66,5 +71,34 @@ func TestConfigFailsClosed(t *testing.T) {
 				t.Fatal("the error echoes the Vault token")
 			}
 		})
+	}
+}
+
+// VAULT_FORWARD_ALLOW_LOOPBACK is honoured in development and sandbox, and
+// stops a production instance from starting.
+func TestForwardAllowLoopbackOnlyOutsideProduction(t *testing.T) {
+	for _, tc := range []struct {
+		env, loopback string
+		want          bool
+		err           string
+	}{
+		{"production", "<unset>", false, ""},
+		{"production", "false", false, ""},
+		{"production", "true", true, "VAULT_FORWARD_ALLOW_LOOPBACK must not be true in production"},
+		{"sandbox", "true", true, ""},
+		{"development", "1", true, ""},
+		{"sandbox", "<unset>", false, ""},
+		{"sandbox", "yes", false, "VAULT_FORWARD_ALLOW_LOOPBACK"},
+	} {
+		c, err := loadWith(map[string]string{"ENVIRONMENT": tc.env, "VAULT_FORWARD_ALLOW_LOOPBACK": tc.loopback})
+		if tc.err == "" && err != nil {
+			t.Errorf("%s loopback=%q: %v", tc.env, tc.loopback, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s loopback=%q: err %v, want %q", tc.env, tc.loopback, err, tc.err)
+		}
+		if err == nil && c.ForwardAllowLoopback != tc.want {
+			t.Errorf("%s loopback=%q: ForwardAllowLoopback=%v", tc.env, tc.loopback, c.ForwardAllowLoopback)
+		}
 	}
 }
