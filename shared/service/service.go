@@ -4,10 +4,13 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/payorch/shared/config"
 )
 
 // Runner is a service's Main.
@@ -31,4 +34,20 @@ func Run(ctx context.Context, log *slog.Logger, r Runner) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// Serve reads a service's configuration from the process environment with
+// load, reports every problem at once, builds the service with build and
+// runs it until a stop signal.
+func Serve[C any, R Runner](ctx context.Context, log *slog.Logger, load func(*config.Loader) C, build func(C, *slog.Logger) (R, error)) error {
+	l := config.NewLoader(config.EnvironLookup(os.Environ()))
+	cfg := load(l)
+	if err := l.Err(); err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	r, err := build(cfg, log)
+	if err != nil {
+		return fmt.Errorf("configuration:\n%w", err)
+	}
+	return Run(ctx, log, r)
 }

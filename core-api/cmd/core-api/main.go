@@ -15,7 +15,6 @@ import (
 	"os"
 
 	"github.com/payorch/core-api/app"
-	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/service"
 )
@@ -43,14 +42,5 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	default:
 		return fmt.Errorf("unknown command %q (commands: serve, token, help)", cmd)
 	}
-	l := config.NewLoader(config.EnvironLookup(os.Environ()))
-	cfg := app.LoadConfig(l)
-	if err := l.Err(); err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	m, err := app.New(cfg, log)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	return service.Run(ctx, log, m)
+	return service.Serve(ctx, log, app.LoadConfig, app.New)
 }

@@ -48,16 +48,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {
-	l := config.NewLoader(config.EnvironLookup(os.Environ()))
-	cfg := app.LoadConfig(l)
-	if err := l.Err(); err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	m, err := app.New(cfg, log)
-	if err != nil {
-		return fmt.Errorf("configuration:\n%w", err)
-	}
-	return service.Run(ctx, log, m)
+	return service.Serve(ctx, log, app.LoadConfig, app.New)
 }
 
 func vaultSetup(ctx context.Context, args []string) error {
