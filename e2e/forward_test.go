@@ -227,6 +227,7 @@ type auditRow struct {
 // it with its raw text for searching.
 func forwardAudit(t *testing.T, s *stack.Stack) ([]auditRow, string) {
 	t.Helper()
+	s.FlushAudit(t)
 	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -372,6 +373,15 @@ func TestForwardSubstitutesCardsAndPassesTheAnswerBack(t *testing.T) {
 	logging.AssertNoPANIn(t, "audit log", string(raw), testPANs...)
 	if strings.Contains(string(raw), "processor-secret-token") {
 		t.Fatal("a forwarded header value reached the audit log")
+	}
+	// The audit spool's files hold the same records on vault-proxy's disk.
+	stored := s.Dump(t, "vault")
+	if !strings.Contains(stored, `"action":"forward"`) {
+		t.Fatal("the audit spool holds no forward record; searching it proves nothing")
+	}
+	logging.AssertNoPANIn(t, "vault database and audit spool", stored, testPANs...)
+	if strings.Contains(stored, "processor-secret-token") {
+		t.Fatal("a forwarded header value reached the audit spool")
 	}
 	assertNoCardDataLogged(t, s, testPANs...)
 }
@@ -857,4 +867,38 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 		}
 	})
 	assertNoCardDataLogged(t, s, testPANs...)
+}
+
+// A card is never revealed when its access cannot be recorded: with the
+// audit spool unable to write, a forward is refused with 503
+// audit_unavailable before any card is opened, the target receives
+// nothing, and vault-proxy reports itself not ready.
+func TestForwardRefusedWhenTheAuditLogCannotRecord(t *testing.T) {
+	s, pki := forwardStack(t)
+	tg := newTarget(t, pki.ca, nil, nil)
+	createForwardConfig(t, s, s.Token(t, "vault-forward-configs.write"), tg.Host)
+	pm := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
+	tok := s.Token(t, "vault-forward.write")
+	send := func() fwdResult {
+		return doForward(t, s, tok, `{"n":"{{ CARD_NUMBER_1 }}"}`, "x-vault-forward-url", tg.URL+"/pay", "x-vault-forward-payment-methods", pm)
+	}
+	if res := send(); res.Status != http.StatusOK || tg.hits.Load() != 1 {
+		t.Fatalf("forward with a working audit log: %d %s", res.Status, res.Body)
+	}
+
+	if err := s.VaultProxy.Audit.Close(); err != nil { // what a full or failed disk looks like to Record
+		t.Fatal(err)
+	}
+	res := send()
+	if e := res.apiError(t); res.Status != http.StatusServiceUnavailable || e.Code != "audit_unavailable" || e.RequestID == "" {
+		t.Fatalf("forward without an audit log: %d %s", res.Status, res.Body)
+	}
+	if tg.hits.Load() != 1 {
+		t.Fatal("the target was called although the access could not be recorded")
+	}
+	code, body, _ := getJSON(t, http.DefaultClient, s.AdminURL+"/readyz")
+	if checks, _ := body["checks"].(map[string]any); code != http.StatusServiceUnavailable || checks["audit-spool"] != "failed" {
+		t.Fatalf("/readyz without an audit log = %d %v", code, body)
+	}
+	assertNoCardDataLogged(t, s, "4111111111111111")
 }

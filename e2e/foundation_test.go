@@ -39,9 +39,9 @@ func TestEveryListenerIsHealthyAndReady(t *testing.T) {
 		base   string
 		checks []string
 	}{
-		{"vault-proxy public", s.PublicClient, s.PublicURL, []string{"postgres", "vault"}},
-		{"vault-proxy internal", s.InternalClient, s.InternalURL, []string{"postgres", "vault"}},
-		{"vault-proxy admin", http.DefaultClient, s.AdminURL, []string{"postgres", "vault"}},
+		{"vault-proxy public", s.PublicClient, s.PublicURL, []string{"postgres", "vault", "audit-spool"}},
+		{"vault-proxy internal", s.InternalClient, s.InternalURL, []string{"postgres", "vault", "audit-spool"}},
+		{"vault-proxy admin", http.DefaultClient, s.AdminURL, []string{"postgres", "vault", "audit-spool"}},
 		{"core-api", http.DefaultClient, s.CoreURL, []string{"postgres", "vault-proxy"}},
 	}
 	for _, l := range listeners {

@@ -65,7 +65,14 @@ type AuditEvent struct {
 	Detail            map[string]any // names only: placeholders, destination host, status, duration
 }
 
-// AuditLog stores audit events.
+// AuditLog stores audit events (auditspool in vault-proxy).
 type AuditLog interface {
 	Record(ctx context.Context, e AuditEvent) error
+	// Writable is nil when Record can write now. Card data is revealed
+	// only then: an access that could not be recorded does not happen.
+	Writable() error
 }
+
+// ErrAuditUnavailable is returned instead of revealing card data while the
+// audit log cannot record.
+var ErrAuditUnavailable = errors.New("vaultproxy: the audit log cannot record; nothing was revealed")

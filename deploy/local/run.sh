@@ -62,7 +62,7 @@ export CORE_API_CURSOR_KEY_FILE="$data/cursor.key"
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
 VAULT_PROXY_INTERNAL_CERT_FILE="$c/vault-proxy.pem" VAULT_PROXY_INTERNAL_KEY_FILE="$c/vault-proxy-key.pem" \
-VAULT_PROXY_CLIENT_CA_FILE="$c/ca.pem" \
+VAULT_PROXY_CLIENT_CA_FILE="$c/ca.pem" VAULT_PROXY_AUDIT_SPOOL_DIR="$data/audit-spool" \
   "$bin/vault-proxy" serve &
 pids+=($!)
 

@@ -126,6 +126,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		CoreAPIURL:             "http://" + core.Addr().String(),
 		AuthKeysFile:           keysFile,
 		AuthIssuer:             Issuer,
+		AuditSpoolDir:          filepath.Join(dir, "audit-spool"),
 	}
 	ccfg := coreapp.Config{
 		Environment:      config.Sandbox,
@@ -236,12 +237,42 @@ func (s *Stack) Do(t testing.TB, c *http.Client, method, url, token string, body
 
 // Dump returns a data-only pg_dump of one of the stack's databases
 // ("vault" or "core"), for searching for card numbers.
+//
+// The vault zone's dump is everything it stores: its database, once the
+// audit spool has shipped, followed by the raw bytes of the spool's files,
+// so a search of it covers both.
 func (s *Stack) Dump(t testing.TB, which string) string {
 	t.Helper()
-	if which == "vault" {
-		return s.DBs.Dump(t, s.DBs.Vault.Name)
+	if which != "vault" {
+		return s.DBs.Dump(t, s.DBs.Core.Name)
 	}
-	return s.DBs.Dump(t, s.DBs.Core.Name)
+	s.FlushAudit(t)
+	var b strings.Builder
+	b.WriteString(s.DBs.Dump(t, s.DBs.Vault.Name))
+	files, err := filepath.Glob(filepath.Join(s.VaultProxy.Config.AuditSpoolDir, "*"))
+	if err != nil {
+		t.Fatalf("stack: audit spool: %v", err)
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("stack: audit spool: %v", err)
+		}
+		b.WriteString("\n-- audit spool file " + filepath.Base(f) + "\n")
+		b.Write(raw)
+	}
+	return b.String()
+}
+
+// FlushAudit waits until every audit record vault-proxy has written is in
+// its database, for tests that read audit_events directly.
+func (s *Stack) FlushAudit(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.VaultProxy.Audit.Flush(ctx); err != nil {
+		t.Fatalf("stack: audit spool flush: %v", err)
+	}
 }
 
 // TokenFor mints a bearer token restricted to the given merchant accounts

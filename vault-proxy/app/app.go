@@ -19,6 +19,7 @@ import (
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/forwarding"
@@ -36,6 +37,7 @@ type Main struct {
 	Log    *slog.Logger
 
 	DB       *postgres.DB
+	Audit    *auditspool.Spool
 	Vault    *transit.Client
 	Sealer   *envelope.Sealer
 	Cards    *vaulting.Service
@@ -81,6 +83,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.DB, err = postgres.Open(ctx, m.Config.DatabaseURL); err != nil {
 		return err
 	}
+	// Every reveal and send is recorded here first, then shipped to the
+	// database off the request path.
+	if m.Audit, err = auditspool.Open(m.Config.AuditSpoolDir, m.DB, auditspool.Options{Log: m.Log.With("component", "audit-spool")}); err != nil {
+		return err
+	}
 	if m.Vault, err = transit.New(m.Config.Vault); err != nil {
 		return err
 	}
@@ -91,7 +98,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("fingerprint key: %w", err)
 	}
 	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
-	m.Cards = vaulting.New(m.DB, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	m.Cards = vaulting.New(m.DB, m.Audit, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
 	m.Forwards = &forward.Engine{Vault: m.Cards}
 	// Network tokens: the sandbox token service simulator serves visa,
 	// mastercard, amex and discover outside production. Production has no
@@ -101,7 +108,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Config.Environment != config.Production {
 		ntProviders.Register(&networktoken.Sandbox{}, networktoken.SandboxSchemes...)
 	}
-	m.NetworkTokens = &networktoken.Service{Store: m.DB, Sealer: m.Sealer, Providers: ntProviders, Vault: m.Cards, Log: m.Log}
+	m.NetworkTokens = &networktoken.Service{Store: m.DB, Audits: m.Audit, Sealer: m.Sealer, Providers: ntProviders, Vault: m.Cards, Log: m.Log}
 	m.Forwards.NetworkTokens = m.NetworkTokens
 
 	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
@@ -154,6 +161,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	checks := []httpapi.Check{
 		{Name: "postgres", Check: m.DB.Ping},
 		{Name: "vault", Check: m.Vault.Health},
+		{Name: "audit-spool", Check: func(context.Context) error { return m.Audit.Writable() }},
 	}
 
 	publicTLS, err := certs.PublicServerTLSConfig(m.Config.PublicCertFile, m.Config.PublicKeyFile)
@@ -168,7 +176,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	public := httpapi.NewRouter(m.Log.With("listener", "public"))
 	public.Health(checks...)
 	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
-	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Auth: authn}).List)
+	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Spool: m.Audit, Auth: authn}).List)
 	public.Handle(fasthttp.MethodPost, "/vault-forward", fwd.Handle)
 	fwdConfigs.Routes(public)
 	(&httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn}).Routes(public)
@@ -252,6 +260,11 @@ func (m *Main) Close() error {
 	}
 	if m.Outbound != nil {
 		_ = m.Outbound.Close()
+	}
+	if m.Audit != nil {
+		// After the listeners: the last requests' records are written,
+		// then shipped while the database is still open.
+		errs = append(errs, m.Audit.Close())
 	}
 	if m.DB != nil {
 		m.DB.Close()

@@ -40,6 +40,11 @@ type Config struct {
 	// Honoured only in development and sandbox; production refuses to start
 	// with it set.
 	ForwardAllowLoopback bool
+
+	// AuditSpoolDir (VAULT_PROXY_AUDIT_SPOOL_DIR) is this instance's own
+	// audit spool (auditspool): a directory on persistent local disk that
+	// no other instance uses.
+	AuditSpoolDir string
 }
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
@@ -67,6 +72,7 @@ func LoadConfig(l *config.Loader) Config {
 		Destinations:           l.String("VAULT_PROXY_DESTINATIONS", config.Optional()),
 		ExtraCAFile:            l.String("VAULT_FORWARD_EXTRA_CA_FILE", config.Optional()),
 		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),
+		AuditSpoolDir:          l.String("VAULT_PROXY_AUDIT_SPOOL_DIR"),
 	}
 }
 
@@ -86,7 +92,7 @@ func (c Config) Validate() error {
 	for name, v := range map[string]string{
 		"VAULT_PROXY_PUBLIC_CERT_FILE": c.PublicCertFile, "VAULT_PROXY_PUBLIC_KEY_FILE": c.PublicKeyFile,
 		"VAULT_PROXY_INTERNAL_CERT_FILE": c.InternalCertFile, "VAULT_PROXY_INTERNAL_KEY_FILE": c.InternalKeyFile,
-		"VAULT_PROXY_CLIENT_CA_FILE": c.ClientCAFile,
+		"VAULT_PROXY_CLIENT_CA_FILE": c.ClientCAFile, "VAULT_PROXY_AUDIT_SPOOL_DIR": c.AuditSpoolDir,
 	} {
 		if v == "" {
 			errs = append(errs, fmt.Errorf("%s is required", name))

@@ -20,6 +20,7 @@ var validEnv = map[string]string{
 	"VAULT_PROXY_CLIENT_CA_FILE":     "ca.pem",
 	"AUTH_PUBLIC_KEYS_FILE":          "keys.pem",
 	"CORE_API_URL":                   "https://core.internal:8080",
+	"VAULT_PROXY_AUDIT_SPOOL_DIR":    "/var/lib/vault-proxy/audit-spool",
 }
 
 // loadWith loads validEnv with over applied ("<unset>" removes a variable)
@@ -60,6 +61,7 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"admin listener off loopback", map[string]string{"VAULT_PROXY_ADMIN_ADDR": "0.0.0.0:9090"}, "VAULT_PROXY_ADMIN_ADDR"},
 		{"plain HTTP to core-api in production", map[string]string{"CORE_API_URL": "http://core:8080"}, "CORE_API_URL"},
 		{"no auth keys", map[string]string{"AUTH_PUBLIC_KEYS_FILE": "<unset>"}, "AUTH_PUBLIC_KEYS_FILE"},
+		{"no audit spool: reveals could not be recorded", map[string]string{"VAULT_PROXY_AUDIT_SPOOL_DIR": "<unset>"}, "VAULT_PROXY_AUDIT_SPOOL_DIR"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,11 +16,18 @@ type AuditLister interface {
 	AuditEvents(ctx context.Context, merchantAccountID string, beforeID int64, limit int) ([]vaultproxy.AuditEvent, error)
 }
 
+// AuditFlusher waits until the records written so far are in the
+// database (auditspool.Spool).
+type AuditFlusher interface {
+	Flush(ctx context.Context) error
+}
+
 // Audit serves GET /audit-events: the merchant account's vault audit log,
 // newest first, under its own scope (audit-events.read) so that a token
 // that may vault cards cannot read who detokenized them.
 type Audit struct {
 	Store AuditLister
+	Spool AuditFlusher
 	Auth  *Authenticator
 }
 
@@ -64,6 +71,12 @@ func (h *Audit) List(ctx *fasthttp.RequestCtx) error {
 	}
 	rctx, cancel := requestContext(ctx, 30*time.Second)
 	defer cancel()
+	// Read your writes: a reader answered after a forward sees its record.
+	// Shipping is normally milliseconds behind; a database outage makes
+	// this wait until the deadline and fail.
+	if err := h.Spool.Flush(rctx); err != nil {
+		return err
+	}
 	events, err := h.Store.AuditEvents(rctx, c.MerchantAccountID, before, limit+1)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
+	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/substitute"
@@ -101,6 +102,9 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 // sendError maps placeholder and send failures to the envelope. Nothing of
 // the rendered request is ever echoed.
 func sendError(err error) error {
+	if errors.Is(err, vaultproxy.ErrAuditUnavailable) {
+		return err // the router's 503
+	}
 	var se *substitute.Error
 	if errors.As(err, &se) {
 		return apierror.BadRequest(se.Message, apierror.Detail{

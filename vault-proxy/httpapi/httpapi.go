@@ -14,6 +14,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/requestid"
+	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/valyala/fasthttp"
 )
 
@@ -108,8 +109,17 @@ func (rt *Router) call(ctx *fasthttp.RequestCtx, h Handler) (err error) {
 
 var errPanic = errors.New("handler panicked")
 
+// errAuditUnavailable answers a request that would have revealed card
+// data while the audit log cannot record the access.
+var errAuditUnavailable = apierror.New(fasthttp.StatusServiceUnavailable, "audit_unavailable",
+	"the audit log cannot record this access right now; nothing was revealed or sent")
+
 func (rt *Router) writeError(ctx *fasthttp.RequestCtx, id string, err error) {
-	e := apierror.As(err).WithRequestID(id)
+	e := apierror.As(err)
+	if errors.Is(err, vaultproxy.ErrAuditUnavailable) {
+		e = errAuditUnavailable
+	}
+	e = e.WithRequestID(id)
 	if e.Status >= 500 {
 		rt.log.ErrorContext(ctx, "request failed", "request_id", id, "code", e.Code, "err", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/keys"
 	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/vaulting"
@@ -27,12 +28,13 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(db.Close)
+	audits := auditspooltest.Open(t, db)
 	fp, _ := env.Service.HMACKey(ctx, transit.FingerprintKey)
 	// MaxUses 2 spreads the cards over several data keys.
 	newService := func() *vaulting.Service {
 		sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey, MaxUses: 2})
-		return vaulting.New(db, sealer, fp, vaulting.NewSecurityCodes(0), nil)
+		return vaulting.New(db, audits, sealer, fp, vaulting.NewSecurityCodes(0), nil)
 	}
 	svc := newService()
 	c := vaulting.Caller{MerchantAccountID: "m1", Actor: "test"}

@@ -16,7 +16,6 @@ import (
 
 // Store is what the service needs from the vault database.
 type Store interface {
-	vaultproxy.AuditLog
 	// CurrentNetworkToken returns the payment method's token that is not
 	// deleted, or vaultproxy.ErrNotFound.
 	CurrentNetworkToken(ctx context.Context, merchantAccountID string, paymentMethodID uuid.UUID) (*NetworkToken, error)
@@ -39,6 +38,7 @@ type Store interface {
 // forward.NetworkTokens. See the package comment for the rules.
 type Service struct {
 	Store     Store
+	Audits    vaultproxy.AuditLog
 	Sealer    *envelope.Sealer
 	Providers *Registry
 	// Vault reveals the card number for a provisioning asked through the
@@ -330,7 +330,7 @@ func (s *Service) providerOf(t *NetworkToken) (Provider, error) {
 }
 
 func (s *Service) audit(ctx context.Context, c vaulting.Caller, pm uuid.UUID, purpose, outcome string, detail map[string]any) {
-	err := s.Store.Record(context.WithoutCancel(ctx), vaultproxy.AuditEvent{
+	err := s.Audits.Record(context.WithoutCancel(ctx), vaultproxy.AuditEvent{
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: "network-token", Tokens: []uuid.UUID{pm},
 		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID, Detail: detail,
 	})

@@ -17,6 +17,8 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
+	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
@@ -49,13 +51,14 @@ func (c *counting) Resume(ctx context.Context, ref string) error {
 }
 
 type fixture struct {
-	db    *postgres.DB
-	dbs   *testsupport.Databases
-	cards *vaulting.Service
-	svc   *networktoken.Service
-	tsp   *counting
-	mu    sync.Mutex
-	now   time.Time
+	db     *postgres.DB
+	dbs    *testsupport.Databases
+	cards  *vaulting.Service
+	svc    *networktoken.Service
+	tsp    *counting
+	audits *auditspool.Spool
+	mu     sync.Mutex
+	now    time.Time
 }
 
 func (f *fixture) clock() time.Time {
@@ -80,11 +83,12 @@ func setup(t *testing.T) *fixture {
 	}
 	f := &fixture{db: db, dbs: dbs, now: time.Now()}
 	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	f.cards = vaulting.New(db, sealer, key, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	f.audits = auditspooltest.Open(t, db)
+	f.cards = vaulting.New(db, f.audits, sealer, key, vaulting.NewSecurityCodes(15*time.Minute), nil)
 	f.tsp = &counting{Provider: &networktoken.Sandbox{Now: f.clock}}
 	reg := &networktoken.Registry{}
 	reg.Register(f.tsp, networktoken.SandboxSchemes...)
-	f.svc = &networktoken.Service{Store: db, Sealer: sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+	f.svc = &networktoken.Service{Store: db, Audits: f.audits, Sealer: sealer, Providers: reg, Vault: f.cards, Now: f.clock}
 	return f
 }
 
@@ -122,6 +126,9 @@ func (f *fixture) token(t *testing.T, m string, pm uuid.UUID) (string, card.Expi
 
 func (f *fixture) auditTrail(t *testing.T, pm uuid.UUID) string {
 	t.Helper()
+	if err := f.audits.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	rows, err := f.db.Pool.Query(context.Background(), `SELECT purpose || ':' || outcome FROM audit_events
 		WHERE action = 'network-token' AND $1 = ANY(tokens) ORDER BY id`, pm)
 	if err != nil {

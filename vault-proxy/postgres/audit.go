@@ -3,135 +3,42 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
 )
 
-// Record writes an audit event (vaultproxy.AuditLog) and returns once it
-// is committed (or failed): a caller that has been answered can read it.
-//
-// Records from concurrent requests are group-committed: one writer
-// goroutine inserts whatever has queued while the previous batch was in
-// flight (up to auditMaxBatch) with one statement in one round trip. The
-// queue is bounded (auditQueue); when it is full Record blocks
-// (backpressure), it never drops a record. Each batch commits with
-// synchronous_commit off for that transaction only: PostgreSQL
-// acknowledges it once it is in the WAL buffers, and its WAL writer
-// flushes it within 3 x wal_writer_delay (600 ms by default) instead of
-// every commit waiting for an fsync of its own. A committed record is
-// visible at once and survives a crash of vault-proxy; only a crash of
-// PostgreSQL itself (or its machine) inside that window can lose the
-// newest records, never corrupt the table (SECURITY.md, "Audit log
-// durability").
-func (db *DB) Record(ctx context.Context, e vaultproxy.AuditEvent) error {
-	detail := []byte("{}")
-	if e.Detail != nil {
-		var err error
-		if detail, err = json.Marshal(e.Detail); err != nil {
-			return err
-		}
+// AuditCheckpoint returns the last sequence number of spool stored in
+// audit_events (0 for a new spool): auditspool.Sink.
+func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, error) {
+	var seq int64
+	err := db.Pool.QueryRow(ctx, `SELECT shipped_seq FROM audit_spool_checkpoints WHERE spool_id = $1`, spool).Scan(&seq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
 	}
-	r := &auditReq{e: e, detail: string(detail), err: make(chan error, 1)}
-	if db.audit == nil || !db.audit.enqueue(r) {
-		return db.insertAudit(ctx, []*auditReq{r})
-	}
-	return <-r.err
+	return uint64(seq), err
 }
 
-const (
-	auditQueue    = 4096 // records waiting for the writer before Record blocks
-	auditMaxBatch = 256  // records per statement
-	auditTimeout  = 30 * time.Second
-)
-
-type auditReq struct {
-	e      vaultproxy.AuditEvent
-	detail string
-	err    chan error
-}
-
-// auditWriter group-commits audit records (see Record).
-type auditWriter struct {
-	db     *DB
-	mu     sync.RWMutex // held for reading while enqueuing, for writing by close
-	closed bool
-	ch     chan *auditReq
-	done   chan struct{}
-}
-
-func newAuditWriter(db *DB) *auditWriter {
-	w := &auditWriter{db: db, ch: make(chan *auditReq, auditQueue), done: make(chan struct{})}
-	go w.run()
-	return w
-}
-
-// enqueue hands r to the writer, blocking while the queue is full. It
-// reports false once the writer is closed (the caller then inserts r
-// itself).
-func (w *auditWriter) enqueue(r *auditReq) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
-		return false
-	}
-	w.ch <- r
-	return true
-}
-
-func (w *auditWriter) run() {
-	defer close(w.done)
-	batch := make([]*auditReq, 0, auditMaxBatch)
-	for r := range w.ch {
-		batch = append(batch[:0], r)
-	fill:
-		for len(batch) < auditMaxBatch {
-			select {
-			case r, ok := <-w.ch:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-		err := w.db.insertAudit(ctx, batch)
-		cancel()
-		for _, r := range batch {
-			r.err <- err
-		}
-		clear(batch)
-	}
-}
-
-// close stops taking records and waits until every queued one is written.
-func (w *auditWriter) close() {
-	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
-	w.mu.Unlock()
-	<-w.done
-}
-
-// insertAudit writes a batch with one INSERT ... SELECT FROM unnest, in
-// order, pipelined after the set_config in one implicit transaction.
-func (db *DB) insertAudit(ctx context.Context, batch []*auditReq) error {
-	n := len(batch)
+// ShipAudit stores a spool's batch and moves its checkpoint from prev to
+// last in one statement, so one round trip commits both or neither; when
+// the checkpoint is not at prev nothing is stored
+// (auditspool.ErrCheckpointMoved). Each record keeps the time it was
+// spooled; ids follow the spool's order.
+func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, prev, last uint64, entries []auditspool.Entry) error {
+	n := len(entries)
+	at := make([]time.Time, n)
 	actor, merchant, action, tokens := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	purpose, outcome, reqID, detail := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	var sb strings.Builder
-	for i, r := range batch {
-		e := r.e
-		actor[i], merchant[i], action[i], purpose[i], outcome[i], reqID[i], detail[i] =
-			e.Actor, e.MerchantAccountID, e.Action, e.Purpose, e.Outcome, e.RequestID, r.detail
+	for i, en := range entries {
+		e := en.Event
+		at[i], actor[i], merchant[i], action[i], purpose[i], outcome[i], reqID[i], detail[i] =
+			e.OccurredAt, e.Actor, e.MerchantAccountID, e.Action, e.Purpose, e.Outcome, e.RequestID, string(en.Detail)
 		sb.Reset()
 		sb.WriteByte('{')
 		for j, t := range e.Tokens {
@@ -143,16 +50,27 @@ func (db *DB) insertAudit(ctx context.Context, batch []*auditReq) error {
 		sb.WriteByte('}')
 		tokens[i] = sb.String()
 	}
-	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	b.Queue(`
-		INSERT INTO audit_events (actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
-		SELECT a, m, act, t::uuid[], p, o, r, d::jsonb
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-		     WITH ORDINALITY AS u(a, m, act, t, p, o, r, d, n)
+	tag, err := db.Pool.Exec(ctx, `
+		WITH checkpoint AS (
+			INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
+			ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
+			WHERE c.shipped_seq = $2
+			RETURNING 1
+		)
+		INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
+		SELECT at, a, m, act, t::uuid[], p, o, r, d::jsonb
+		FROM unnest($4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+		     WITH ORDINALITY AS u(at, a, m, act, t, p, o, r, d, n)
+		WHERE EXISTS (SELECT FROM checkpoint)
 		ORDER BY n`,
-		actor, merchant, action, tokens, purpose, outcome, reqID, detail)
-	return db.Pool.SendBatch(ctx, b).Close()
+		spool, int64(prev), int64(last), at, actor, merchant, action, tokens, purpose, outcome, reqID, detail)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != int64(n) {
+		return auditspool.ErrCheckpointMoved
+	}
+	return nil
 }
 
 // uuidArray passes tokens to pgx as raw 16-byte values: a uuid.UUID is a

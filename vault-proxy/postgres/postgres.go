@@ -15,7 +15,6 @@ var migrations embed.FS
 // DB is the vault database.
 type DB struct {
 	pgdb.DB
-	audit *auditWriter
 }
 
 // Open applies pending migrations, then connects.
@@ -24,15 +23,5 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{DB: d}
-	db.audit = newAuditWriter(db)
-	return db, nil
-}
-
-// Close waits for the audit records being written, then closes the pool.
-func (db *DB) Close() {
-	if db.audit != nil {
-		db.audit.close()
-	}
-	db.DB.Close()
+	return &DB{DB: d}, nil
 }

@@ -21,15 +21,10 @@ import (
 	vaultproxy "github.com/payorch/vault-proxy"
 )
 
-// Store is what the vault needs from the database.
-type Store interface {
-	vaultproxy.CardStore
-	vaultproxy.AuditLog
-}
-
 // Service vaults and reveals cards.
 type Service struct {
-	store          Store
+	store          vaultproxy.CardStore
+	audits         vaultproxy.AuditLog
 	sealer         *envelope.Sealer
 	fingerprintKey []byte
 	codes          *SecurityCodes
@@ -51,13 +46,14 @@ type rowKey struct {
 // after a change or deletion.
 const RowCacheTTL = 10 * time.Second
 
-// New builds the service. fingerprintKey is the HMAC key exported from
-// Vault at start; it is never stored on disk.
-func New(store Store, sealer *envelope.Sealer, fingerprintKey []byte, codes *SecurityCodes, now func() time.Time) *Service {
+// New builds the service. Cards are stored in store, every touch of them is
+// recorded in audits. fingerprintKey is the HMAC key exported from Vault at
+// start; it is never stored on disk.
+func New(store vaultproxy.CardStore, audits vaultproxy.AuditLog, sealer *envelope.Sealer, fingerprintKey []byte, codes *SecurityCodes, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, sealer: sealer, fingerprintKey: fingerprintKey, codes: codes, now: now,
+	return &Service{store: store, audits: audits, sealer: sealer, fingerprintKey: fingerprintKey, codes: codes, now: now,
 		rows: expirable.NewLRU[rowKey, *vaultproxy.VaultedCard](10_000, nil, RowCacheTTL)}
 }
 
@@ -173,6 +169,9 @@ func (r *Revealed) Zero() {
 // Reveal opens the merchant's cards for tokens, in order. It audits the
 // detokenization with purpose and outcome, never the values.
 func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, error) {
+	if err := s.audits.Writable(); err != nil {
+		return nil, fmt.Errorf("%w: %w", vaultproxy.ErrAuditUnavailable, err)
+	}
 	cards, err := s.cards(ctx, c.MerchantAccountID, tokens)
 	if err != nil {
 		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
@@ -200,7 +199,7 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 
 // AuditOutcome records the end of a reveal (after the send).
 func (s *Service) AuditOutcome(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, outcome string, detail map[string]any) {
-	s.store.Record(ctx, vaultproxy.AuditEvent{ //nolint:errcheck // best effort, logged by caller
+	s.audits.Record(ctx, vaultproxy.AuditEvent{ //nolint:errcheck // Writable was checked before the reveal
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
 		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID, Detail: detail,
 	})
@@ -277,7 +276,7 @@ func (s *Service) cards(ctx context.Context, merchant string, tokens []uuid.UUID
 }
 
 func (s *Service) audit(ctx context.Context, c Caller, action string, tokens []uuid.UUID, purpose, outcome string) {
-	_ = s.store.Record(ctx, vaultproxy.AuditEvent{
+	_ = s.audits.Record(ctx, vaultproxy.AuditEvent{
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
 		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID,
 	})

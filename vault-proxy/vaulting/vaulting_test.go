@@ -13,6 +13,8 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
+	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/vaulting"
 )
@@ -26,6 +28,7 @@ type fixture struct {
 	dbs    *testsupport.Databases
 	now    time.Time
 	codes  *vaulting.SecurityCodes
+	audits *auditspool.Spool
 }
 
 // setup gives a test or benchmark a vault service on fresh databases and a
@@ -46,7 +49,8 @@ func setup(t testing.TB) *fixture {
 	}
 	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute)}
 	f.sealer = envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	f.svc = vaulting.New(db, f.sealer, key, f.codes, func() time.Time { return f.now })
+	f.audits = auditspooltest.Open(t, db)
+	f.svc = vaulting.New(db, f.audits, f.sealer, key, f.codes, func() time.Time { return f.now })
 	return f
 }
 
@@ -273,6 +277,9 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	}
 	if f.codes.Len(f.now) != 0 {
 		t.Fatal("security code of a deleted card still held")
+	}
+	if err := f.audits.Flush(ctx); err != nil {
+		t.Fatal(err)
 	}
 	var actions []string
 	rows, _ := f.db.Pool.Query(ctx, `SELECT action || ':' || outcome FROM audit_events WHERE $1 = ANY(tokens) ORDER BY id`, rec.Token)

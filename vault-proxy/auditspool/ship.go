@@ -1,0 +1,249 @@
+package auditspool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// shipTimeout bounds one round trip to the sink.
+const shipTimeout = 30 * time.Second
+
+// errStaleCopy is a spool directory behind its own checkpoint: a copy of
+// another instance's spool. Its new records would be numbered as already
+// stored, so it takes none.
+var errStaleCopy = errors.New("auditspool: this directory is a stale copy of a spool")
+
+// reader follows the segments from the oldest unshipped record on.
+type reader struct {
+	seg *segment
+	f   *os.File
+	off int64  // next byte to read in seg
+	buf []byte // bytes read but not yet parsed into entries
+}
+
+func (r *reader) close() {
+	if r.f != nil {
+		_ = r.f.Close()
+		r.f = nil
+	}
+}
+
+// ship runs until Close: it loads the checkpoint, then moves records into
+// the sink whenever there are any, backing off while the sink fails.
+func (s *Spool) ship() {
+	defer close(s.done)
+	var rd reader
+	defer rd.close()
+	loaded := true // by Open
+	delay := s.opts.RetryMin
+	var drainBy time.Time // set once Close asks for the last shipments
+	for {
+		if !drainBy.IsZero() && (time.Now().After(drainBy) || s.shipped.Load() >= s.written.Load()) {
+			return
+		}
+		var err error
+		if !loaded {
+			if err = s.loadCheckpoint(); err == nil {
+				loaded = true
+				rd.close()
+				rd = reader{}
+			} else if errors.Is(err, errStaleCopy) {
+				s.mu.Lock()
+				s.setBroken(err)
+				s.mu.Unlock()
+			}
+		}
+		moved := 0
+		if err == nil {
+			moved, err = s.shipSome(&rd)
+		}
+		switch {
+		case errors.Is(err, ErrCheckpointMoved):
+			// Most often our own last batch, committed though its answer
+			// was lost; otherwise a copy of this spool shipping elsewhere,
+			// which the reload finds.
+			loaded = false
+			s.opts.Log.Warn("audit spool: the checkpoint moved under this shipper; reloading it", "spool", s.id)
+			continue
+		case err != nil:
+			s.shipErr.Store(&err)
+			s.opts.Log.Warn("audit spool: shipping to the database failed; retrying", "err", err, "retry_in", delay, "backlog", s.Backlog())
+			if !s.sleep(delay, &drainBy) {
+				return
+			}
+			delay = min(2*delay, s.opts.RetryMax)
+			continue
+		}
+		s.shipErr.Store(nil)
+		delay = s.opts.RetryMin
+		if moved > 0 {
+			continue
+		}
+		if drainBy.IsZero() {
+			select {
+			case <-s.wake:
+			case <-s.stop:
+				drainBy = time.Now().Add(s.opts.DrainTimeout)
+			}
+		} else if s.shipped.Load() < s.written.Load() {
+			// Nothing readable yet but records are written: a frame is in
+			// flight in the writer; look again shortly.
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// sleep waits d, or less when Close starts draining. It reports false when
+// the drain deadline has passed.
+func (s *Spool) sleep(d time.Duration, drainBy *time.Time) bool {
+	if !drainBy.IsZero() {
+		left := time.Until(*drainBy)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(d, left))
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.stop:
+		*drainBy = time.Now().Add(s.opts.DrainTimeout)
+	}
+	return true
+}
+
+func (s *Spool) loadCheckpoint() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shipTimeout)
+	defer cancel()
+	cp, err := s.sink.AuditCheckpoint(ctx, s.id)
+	if err != nil {
+		return fmt.Errorf("read checkpoint: %w", err)
+	}
+	if w := s.written.Load(); cp > w {
+		return fmt.Errorf("%w: the database holds records of spool %s up to %d, past the %d in %s; give this instance its own empty spool directory",
+			errStaleCopy, s.id, cp, w, s.dir)
+	}
+	s.advance(cp)
+	return nil
+}
+
+// advance publishes a new shipped position to Flush callers.
+func (s *Spool) advance(seq uint64) {
+	s.pmu.Lock()
+	s.shipped.Store(seq)
+	close(s.progress)
+	s.progress = make(chan struct{})
+	s.pmu.Unlock()
+}
+
+// shipSome sends the next batch, if any, and returns how many records it
+// moved.
+func (s *Spool) shipSome(rd *reader) (int, error) {
+	entries, err := s.readBatch(rd)
+	if err != nil || len(entries) == 0 {
+		return 0, err
+	}
+	prev, last := s.shipped.Load(), entries[len(entries)-1].Seq
+	ctx, cancel := context.WithTimeout(context.Background(), shipTimeout)
+	defer cancel()
+	if err := s.sink.ShipAudit(ctx, s.id, prev, last, entries); err != nil {
+		// The entries are read again from the spool on the next try.
+		rd.close()
+		*rd = reader{}
+		return 0, err
+	}
+	s.advance(last)
+	s.dropShipped()
+	return len(entries), nil
+}
+
+// readBatch returns up to BatchSize records after the shipped position,
+// reading only whole frames the writer has finished.
+func (s *Spool) readBatch(rd *reader) ([]Entry, error) {
+	shipped := s.shipped.Load()
+	var entries []Entry
+	for len(entries) < s.opts.BatchSize {
+		// The first segment holding a record past shipped, and how far its
+		// complete frames reach now.
+		s.mu.Lock()
+		var seg *segment
+		var end int64
+		for _, g := range s.segments {
+			if g.last > shipped {
+				seg, end = g, g.size
+				break
+			}
+		}
+		s.mu.Unlock()
+		if seg == nil {
+			return entries, nil
+		}
+		if rd.seg != seg {
+			rd.close()
+			f, err := os.Open(seg.path)
+			if err != nil {
+				return nil, fmt.Errorf("open segment: %w", err)
+			}
+			*rd = reader{seg: seg, f: f}
+		}
+		if rd.off < end {
+			chunk := make([]byte, min(end-rd.off, 1<<20))
+			n, err := rd.f.ReadAt(chunk, rd.off)
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("read segment: %w", err)
+			}
+			rd.buf = append(rd.buf, chunk[:n]...)
+			rd.off += int64(n)
+		}
+		progress := false
+		for len(rd.buf) > 0 && len(entries) < s.opts.BatchSize {
+			n, seq, payload, err := nextFrame(rd.buf)
+			if err != nil {
+				return nil, fmt.Errorf("segment %s: %w", filepath.Base(seg.path), err)
+			}
+			if n == 0 {
+				break
+			}
+			if seq > shipped {
+				e, err := decodeEntry(seq, payload)
+				if err != nil {
+					return nil, err
+				}
+				entries, shipped = append(entries, e), seq
+			}
+			rd.buf, progress = rd.buf[n:], true
+		}
+		if !progress && rd.off >= end {
+			return nil, fmt.Errorf("segment %s: record %d is missing", filepath.Base(seg.path), shipped+1)
+		}
+	}
+	return entries, nil
+}
+
+// dropShipped deletes sealed segments whose records are all committed.
+func (s *Spool) dropShipped() {
+	shipped := s.shipped.Load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := 0
+	for i, g := range s.segments {
+		if i == len(s.segments)-1 || g.last > shipped || g.last == 0 {
+			break
+		}
+		if err := os.Remove(g.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.opts.Log.Warn("audit spool: a shipped segment could not be removed", "segment", filepath.Base(g.path), "err", err)
+			break
+		}
+		keep = i + 1
+	}
+	if keep > 0 {
+		s.segments = append(s.segments[:0:0], s.segments[keep:]...)
+	}
+}

@@ -1,0 +1,412 @@
+// Package auditspool takes vault-proxy's audit trail off the request path
+// without losing a record. Record appends the event to a local,
+// checksummed, append-only file with one write(2) and returns; a shipper
+// goroutine moves the records into the vault database in batches, each
+// batch committed together with the spool's checkpoint, so every record
+// reaches the table exactly once, across crashes and restarts of either
+// side.
+//
+// What a returned Record guarantees: the record is in the kernel's page
+// cache. It survives a crash of vault-proxy (the next start ships it) and
+// any outage of PostgreSQL (the spool grows on disk until the database is
+// back). Only a crash of the machine itself can lose the records not yet
+// shipped, which in normal operation are those of the last few
+// milliseconds; a torn last record is detected by its checksum and
+// dropped at the next start. This is the guarantee Vault's own file audit
+// device gives, and the trade-off is recorded in SECURITY.md ("Audit log
+// durability").
+package auditspool
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	vaultproxy "github.com/payorch/vault-proxy"
+)
+
+// Entry is one spooled event as the sink stores it: the event without its
+// Detail, which travels as the JSON it was spooled as.
+type Entry struct {
+	Seq    uint64
+	Event  vaultproxy.AuditEvent
+	Detail json.RawMessage // "{}" when the event had none
+}
+
+// Sink is where records are shipped to (the vault database).
+type Sink interface {
+	// AuditCheckpoint returns the highest sequence number of spool that is
+	// already stored, 0 for a spool it has never seen.
+	AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, error)
+	// ShipAudit stores entries (sequence numbers prev+1 .. last, in order)
+	// and moves the spool's checkpoint from prev to last, atomically. It
+	// returns ErrCheckpointMoved, storing nothing, when the checkpoint is
+	// not at prev.
+	ShipAudit(ctx context.Context, spool uuid.UUID, prev, last uint64, entries []Entry) error
+}
+
+// ErrCheckpointMoved means another shipper stored records of this spool
+// (a copy of the spool directory running elsewhere); the shipper reloads
+// the checkpoint instead of storing them twice.
+var ErrCheckpointMoved = errors.New("auditspool: the spool's checkpoint moved")
+
+// ErrClosed is returned by Record after Close.
+var ErrClosed = errors.New("auditspool: closed")
+
+// Options tune a spool; the zero value is the production setting.
+type Options struct {
+	SegmentSize  int64         // a segment file is sealed past this size (default 8 MiB)
+	BatchSize    int           // records per shipped batch (default 500)
+	RetryMin     time.Duration // first back-off after a failed shipment (default 100 ms)
+	RetryMax     time.Duration // longest back-off (default 5 s)
+	DrainTimeout time.Duration // how long Close keeps shipping (default 10 s)
+	Now          func() time.Time
+	Log          *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = 8 << 20
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 500
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = 100 * time.Millisecond
+	}
+	if o.RetryMax < o.RetryMin {
+		o.RetryMax = max(5*time.Second, o.RetryMin)
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Spool is one instance's audit spool: a directory of segment files.
+type Spool struct {
+	dir  string
+	id   uuid.UUID
+	sink Sink
+	opts Options
+	lock *os.File // holds the directory's flock while open
+
+	mu       sync.Mutex // the writer side: everything below up to written
+	active   *os.File
+	segments []*segment // oldest first; the last one is being written
+	nextSeq  uint64
+	closed   bool
+	broken   error // a write that could not be undone; Record refuses from then on
+	// unwritable mirrors closed and broken for Writable, which every
+	// reveal calls: it must not take mu.
+	unwritable atomic.Pointer[error]
+
+	written atomic.Uint64 // last sequence number whose frame is complete on disk
+	shipped atomic.Uint64 // last sequence number the sink has committed
+
+	wake     chan struct{} // cap 1: records are waiting
+	pmu      sync.Mutex
+	progress chan struct{} // closed (and replaced) whenever shipped moves
+	shipErr  atomic.Pointer[error]
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// segment is one file, named after the sequence number of its first record.
+type segment struct {
+	first uint64
+	path  string
+	size  int64  // bytes of complete frames (guarded by Spool.mu)
+	last  uint64 // sequence number of its last frame, 0 when empty
+}
+
+// ID names the spool in the sink's checkpoints.
+func (s *Spool) ID() uuid.UUID { return s.id }
+
+// Record spools e and returns once it is written (see the package comment
+// for what that guarantees). It never blocks on the database.
+func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
+	if e.OccurredAt.IsZero() {
+		e.OccurredAt = s.opts.Now()
+	}
+	fr, err := encodeFrame(e)
+	if err != nil {
+		return err
+	}
+	defer putFrame(fr)
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.broken != nil {
+		err := s.broken
+		s.mu.Unlock()
+		return err
+	}
+	seq := s.nextSeq
+	sealFrame(fr.b, seq)
+	seg := s.segments[len(s.segments)-1]
+	if seg.size >= s.opts.SegmentSize {
+		if seg, err = s.roll(seq); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	if err := s.append(seg, fr.b); err != nil {
+		s.mu.Unlock()
+		s.opts.Log.Error("audit spool: a record could not be written", "action", e.Action, "request_id", e.RequestID, "err", err)
+		return err
+	}
+	seg.last = seq
+	s.nextSeq++
+	s.written.Store(seq)
+	s.mu.Unlock()
+
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// append writes one frame to seg (the active segment). A failed or short
+// write is cut off again so the file stays a sequence of whole frames; if
+// even that fails the spool stops taking records rather than write after
+// a hole.
+func (s *Spool) append(seg *segment, b []byte) error {
+	n, err := s.active.Write(b)
+	if err == nil {
+		seg.size += int64(n)
+		return nil
+	}
+	if n > 0 {
+		if terr := s.active.Truncate(seg.size); terr != nil {
+			s.setBroken(fmt.Errorf("auditspool: segment %s is damaged after a failed write (%v) and could not be repaired: %w", filepath.Base(seg.path), err, terr))
+			s.opts.Log.Error("audit spool stopped taking records", "segment", filepath.Base(seg.path), "err", s.broken)
+		}
+	}
+	return fmt.Errorf("auditspool: write: %w", err)
+}
+
+// roll seals the active segment and starts a new one whose first record
+// is seq. Called with mu held.
+func (s *Spool) roll(seq uint64) (*segment, error) {
+	seg := &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
+	f, err := os.OpenFile(seg.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("auditspool: new segment: %w", err)
+	}
+	_ = s.active.Close()
+	s.active = f
+	s.segments = append(s.segments, seg)
+	return seg, nil
+}
+
+// Writable reports whether Record can currently write: nil, or why not.
+// Callers that are about to reveal card data check it first, so a broken
+// audit trail stops detokenization instead of letting it go unrecorded.
+func (s *Spool) Writable() error {
+	if p := s.unwritable.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setBroken stops the spool taking records. Called with mu held.
+func (s *Spool) setBroken(err error) {
+	s.broken = err
+	s.unwritable.Store(&err)
+}
+
+// Flush waits until every record written before the call is committed in
+// the sink: the read-your-writes step before the audit log is queried.
+func (s *Spool) Flush(ctx context.Context) error {
+	target := s.written.Load()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	for {
+		s.pmu.Lock()
+		ch := s.progress
+		s.pmu.Unlock()
+		if s.shipped.Load() >= target {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-s.done:
+			if s.shipped.Load() >= target {
+				return nil
+			}
+			return ErrClosed
+		case <-ctx.Done():
+			err := ctx.Err()
+			if p := s.shipErr.Load(); p != nil {
+				err = fmt.Errorf("%w (last shipment: %v)", err, *p)
+			}
+			return err
+		}
+	}
+}
+
+// Backlog is how many written records the sink has not committed yet.
+func (s *Spool) Backlog() uint64 {
+	w, sh := s.written.Load(), s.shipped.Load()
+	if sh >= w {
+		return 0
+	}
+	return w - sh
+}
+
+// Close stops taking records, keeps shipping for up to DrainTimeout, and
+// closes the files. Whatever is not shipped by then stays in the spool for
+// the next start.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.done
+		return nil
+	}
+	s.closed = true
+	closed := ErrClosed
+	s.unwritable.Store(&closed)
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.done
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.active.Close()
+	if n := s.Backlog(); n > 0 {
+		s.opts.Log.Warn("audit spool closed with records not yet in the database; the next start ships them", "records", n)
+	}
+	return errors.Join(err, unlock(s.lock))
+}
+
+// The frame on disk:
+//
+//	[0:4]   payload length n, big-endian
+//	[4:8]   CRC-32C of bytes [8:16+n]
+//	[8:16]  sequence number, big-endian
+//	[16:]   payload: the event as JSON (record)
+const (
+	frameHeader = 16
+	maxPayload  = 1 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// record is the on-disk JSON of an event. Its field names are a file
+// format: add fields, never rename them.
+type record struct {
+	At        time.Time      `json:"at"`
+	Actor     string         `json:"actor"`
+	Merchant  string         `json:"merchant_account_id"`
+	Action    string         `json:"action"`
+	Tokens    []uuid.UUID    `json:"tokens,omitempty"`
+	Purpose   string         `json:"purpose,omitempty"`
+	Outcome   string         `json:"outcome"`
+	RequestID string         `json:"request_id,omitempty"`
+	Detail    map[string]any `json:"detail,omitempty"`
+}
+
+// decoded is record as read back: the detail stays raw JSON.
+type decoded struct {
+	record
+	Detail json.RawMessage `json:"detail,omitempty"`
+}
+
+type frame struct{ b []byte }
+
+var framePool = sync.Pool{New: func() any { return &frame{b: make([]byte, 0, 1024)} }}
+
+func putFrame(f *frame) {
+	if cap(f.b) <= 64<<10 {
+		framePool.Put(f)
+	}
+}
+
+// encodeFrame builds a frame for e with its sequence number and checksum
+// left blank (sealFrame fills them under the writer's lock).
+func encodeFrame(e vaultproxy.AuditEvent) (*frame, error) {
+	payload, err := json.Marshal(record{
+		At: e.OccurredAt.UTC(), Actor: e.Actor, Merchant: e.MerchantAccountID, Action: e.Action, Tokens: e.Tokens,
+		Purpose: e.Purpose, Outcome: e.Outcome, RequestID: e.RequestID, Detail: e.Detail,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("auditspool: encode event: %w", err)
+	}
+	if len(payload) > maxPayload {
+		return nil, fmt.Errorf("auditspool: event of %d bytes is over the %d-byte limit", len(payload), maxPayload)
+	}
+	f := framePool.Get().(*frame)
+	f.b = append(f.b[:0], make([]byte, frameHeader)...)
+	f.b = append(f.b, payload...)
+	binary.BigEndian.PutUint32(f.b[0:4], uint32(len(payload)))
+	return f, nil
+}
+
+func sealFrame(b []byte, seq uint64) {
+	binary.BigEndian.PutUint64(b[8:16], seq)
+	binary.BigEndian.PutUint32(b[4:8], crc32.Checksum(b[8:], castagnoli))
+}
+
+// errTorn is a frame cut short or failing its checksum.
+var errTorn = errors.New("torn or damaged frame")
+
+// nextFrame parses the frame at the start of b. It returns the number of
+// bytes it took, or 0 and nil when b holds only part of a frame.
+func nextFrame(b []byte) (n int, seq uint64, payload []byte, err error) {
+	if len(b) < frameHeader {
+		return 0, 0, nil, nil
+	}
+	size := binary.BigEndian.Uint32(b[0:4])
+	if size == 0 || size > maxPayload {
+		return 0, 0, nil, errTorn
+	}
+	end := frameHeader + int(size)
+	if len(b) < end {
+		return 0, 0, nil, nil
+	}
+	if crc32.Checksum(b[8:end], castagnoli) != binary.BigEndian.Uint32(b[4:8]) {
+		return 0, 0, nil, errTorn
+	}
+	return end, binary.BigEndian.Uint64(b[8:16]), b[frameHeader:end], nil
+}
+
+func decodeEntry(seq uint64, payload []byte) (Entry, error) {
+	var d decoded
+	if err := json.Unmarshal(payload, &d); err != nil {
+		return Entry{}, fmt.Errorf("auditspool: record %d: %w", seq, err)
+	}
+	detail := d.Detail
+	if len(detail) == 0 || string(detail) == "null" {
+		detail = json.RawMessage("{}")
+	}
+	return Entry{Seq: seq, Detail: detail, Event: vaultproxy.AuditEvent{
+		OccurredAt: d.At, Actor: d.Actor, MerchantAccountID: d.Merchant, Action: d.Action, Tokens: d.Tokens,
+		Purpose: d.Purpose, Outcome: d.Outcome, RequestID: d.RequestID,
+	}}, nil
+}
+
+func segmentName(first uint64) string { return fmt.Sprintf("%020d.seg", first) }

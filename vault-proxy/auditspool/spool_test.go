@@ -1,0 +1,491 @@
+package auditspool_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/testsupport"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
+	"github.com/payorch/vault-proxy/postgres"
+)
+
+// openDB gives a test a fresh vault database.
+func openDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	dbs := testsupport.NewTestDatabases(t)
+	db, err := postgres.Open(context.Background(), dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// outage is the real database behind a switch that makes it unreachable,
+// the way a PostgreSQL restart or a network partition looks to the
+// shipper.
+type outage struct {
+	*postgres.DB
+	down  atomic.Bool
+	calls atomic.Int64
+}
+
+var errDown = errors.New("connection refused (outage)")
+
+func (o *outage) AuditCheckpoint(ctx context.Context, id uuid.UUID) (uint64, error) {
+	if o.down.Load() {
+		return 0, errDown
+	}
+	return o.DB.AuditCheckpoint(ctx, id)
+}
+
+func (o *outage) ShipAudit(ctx context.Context, id uuid.UUID, prev, last uint64, es []auditspool.Entry) error {
+	o.calls.Add(1)
+	if o.down.Load() {
+		return errDown
+	}
+	return o.DB.ShipAudit(ctx, id, prev, last, es)
+}
+
+func event(rid string, i int) vaultproxy.AuditEvent {
+	return vaultproxy.AuditEvent{Actor: "tok_1", MerchantAccountID: "m1", Action: "forward", Purpose: "vault-forward",
+		Tokens: []uuid.UUID{uuid.New(), uuid.New()}, Outcome: "success", RequestID: rid,
+		Detail: map[string]any{"placeholders": []string{"CARD_NUMBER_1"}, "host": "api.example", "i": i}}
+}
+
+func open(t *testing.T, dir string, sink auditspool.Sink, o auditspool.Options) *auditspool.Spool {
+	t.Helper()
+	s, err := auditspool.Open(dir, sink, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func flush(t *testing.T, s *auditspool.Spool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+}
+
+// stored returns how many times each request id is in audit_events.
+func stored(t *testing.T, db *postgres.DB) map[string]int {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), `SELECT request_id, count(*) FROM audit_events GROUP BY request_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var rid string
+		var n int
+		if err := rows.Scan(&rid, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[rid] = n
+	}
+	return out
+}
+
+// wantExactlyOnce fails unless every id in rids is stored once and nothing
+// else is stored.
+func wantExactlyOnce(t *testing.T, db *postgres.DB, rids []string) {
+	t.Helper()
+	got := stored(t, db)
+	for _, rid := range rids {
+		if got[rid] != 1 {
+			t.Fatalf("record %s stored %d times, want once", rid, got[rid])
+		}
+	}
+	if len(got) != len(rids) {
+		t.Fatalf("%d distinct records stored, want %d", len(got), len(rids))
+	}
+}
+
+func segments(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Concurrent records, spread over many segments, all reach the database
+// once, with their fields, in the order they were spooled; shipped
+// segments are deleted.
+func TestConcurrentRecordsAreShippedOnceInOrder(t *testing.T) {
+	db := openDB(t)
+	dir := t.TempDir()
+	s := open(t, dir, db, auditspool.Options{SegmentSize: 4 << 10, BatchSize: 37})
+	defer s.Close()
+
+	const writers, each = 16, 125
+	var wg sync.WaitGroup
+	rids := make([]string, 0, writers*each)
+	var mu sync.Mutex
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				rid := fmt.Sprintf("w%02d-%03d", w, i)
+				if err := s.Record(context.Background(), event(rid, i)); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				rids = append(rids, rid)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	flush(t, s)
+	wantExactlyOnce(t, db, rids)
+	if s.Backlog() != 0 {
+		t.Fatalf("backlog %d after flush", s.Backlog())
+	}
+
+	// Each writer's records are stored in the order it wrote them, with
+	// the detail and time they were spooled with.
+	rows, err := db.Pool.Query(context.Background(), `SELECT request_id, detail->>'i', detail->>'host', occurred_at, cardinality(tokens) FROM audit_events ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]int{}
+	for rows.Next() {
+		var rid, i, host string
+		var at time.Time
+		var ntok int
+		if err := rows.Scan(&rid, &i, &host, &at, &ntok); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(i)
+		w := rid[:3]
+		if prev, ok := last[w]; ok && n <= prev {
+			t.Fatalf("%s stored after record %d of the same writer", rid, prev)
+		}
+		last[w] = n
+		if host != "api.example" || ntok != 2 || time.Since(at) > time.Minute {
+			t.Fatalf("%s stored with host %q, %d tokens, at %v", rid, host, ntok, at)
+		}
+	}
+	rows.Close()
+	if n := len(segments(t, dir)); n > 2 {
+		t.Fatalf("%d segment files left after everything was shipped, want the active one (and at most one being dropped)", n)
+	}
+}
+
+// While the database is down, records are taken at full speed and kept;
+// Flush says why it cannot finish; once the database is back they are
+// shipped, once each.
+func TestDatabaseOutageLosesNothing(t *testing.T) {
+	db := openDB(t)
+	sink := &outage{DB: db}
+	s := open(t, t.TempDir(), sink, auditspool.Options{RetryMin: 5 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	defer s.Close()
+	sink.down.Store(true)
+
+	var rids []string
+	for i := range 300 {
+		rid := "outage-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			t.Fatalf("record during the outage: %v", err)
+		}
+		rids = append(rids, rid)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err := s.Flush(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "outage") {
+		t.Fatalf("flush during the outage: %v, want a deadline naming the last failure", err)
+	}
+	if s.Backlog() != 300 {
+		t.Fatalf("backlog %d during the outage, want 300", s.Backlog())
+	}
+	sink.down.Store(false)
+	flush(t, s)
+	wantExactlyOnce(t, db, rids)
+}
+
+// A spool closed before it could ship keeps its records on disk; the next
+// start ships them. A copy of the directory (a restored backup, a volume
+// attached to a second instance) cannot store them a second time: the
+// checkpoint is shared through the database, and a copy that has fallen
+// behind it is refused, since its new records would be numbered as
+// already stored.
+func TestRestartShipsWhatWasLeftAndCopiesCannotDuplicate(t *testing.T) {
+	db := openDB(t)
+	sink := &outage{DB: db}
+	dir := t.TempDir()
+	s := open(t, dir, sink, auditspool.Options{SegmentSize: 2 << 10, DrainTimeout: 50 * time.Millisecond})
+	sink.down.Store(true)
+	var rids []string
+	for i := range 100 {
+		rid := "restart-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			t.Fatal(err)
+		}
+		rids = append(rids, rid)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(s.Record(context.Background(), event("late", 0)), auditspool.ErrClosed) || !errors.Is(s.Writable(), auditspool.ErrClosed) {
+		t.Fatal("a closed spool still takes records")
+	}
+	clone := t.TempDir()
+	copyDir(t, dir, clone)
+
+	s2 := open(t, dir, db, auditspool.Options{})
+	flush(t, s2)
+	wantExactlyOnce(t, db, rids)
+	_ = s2.Close()
+
+	s3 := open(t, clone, db, auditspool.Options{})
+	flush(t, s3)
+	wantExactlyOnce(t, db, rids)
+	if err := s3.Record(context.Background(), event("from-the-copy", 0)); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, s3)
+	_ = s3.Close()
+	wantExactlyOnce(t, db, append(rids, "from-the-copy"))
+
+	if _, err := auditspool.Open(dir, db, auditspool.Options{}); err == nil || !strings.Contains(err.Error(), "stale copy") {
+		t.Fatalf("open of a directory behind its checkpoint: %v, want a refusal", err)
+	}
+}
+
+// Only one process may use a spool directory.
+func TestOneProcessPerDirectory(t *testing.T) {
+	db := openDB(t)
+	dir := t.TempDir()
+	s := open(t, dir, db, auditspool.Options{})
+	defer s.Close()
+	if _, err := auditspool.Open(dir, db, auditspool.Options{}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second open of a spool in use: %v", err)
+	}
+}
+
+// A machine crash can leave a record cut short at the end of the newest
+// segment: the next start cuts it off, keeps every whole record, and goes
+// on numbering after the last one. Damage in an older segment would lose
+// records silently, so the spool refuses to open instead.
+func TestTornTailIsCutDamageElsewhereRefuses(t *testing.T) {
+	cases := []struct {
+		name    string
+		damage  func(t *testing.T, segs []string)
+		refuse  string
+		shipped int // of the 40 records
+	}{
+		{"half a frame at the end", func(t *testing.T, segs []string) {
+			appendBytes(t, segs[len(segs)-1], []byte{0, 0, 1, 0, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0})
+		}, "", 40},
+		{"a whole frame with a bad checksum at the end", func(t *testing.T, segs []string) {
+			flipLastByte(t, segs[len(segs)-1])
+		}, "", 39},
+		{"zeros at the end (extended but never written)", func(t *testing.T, segs []string) {
+			appendBytes(t, segs[len(segs)-1], make([]byte, 64))
+		}, "", 40},
+		{"a flipped byte in an older segment", func(t *testing.T, segs []string) {
+			flipLastByte(t, segs[0])
+		}, "is damaged", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t)
+			sink := &outage{DB: db}
+			dir := t.TempDir()
+			s := open(t, dir, sink, auditspool.Options{SegmentSize: 1 << 10, DrainTimeout: time.Millisecond})
+			sink.down.Store(true)
+			for i := range 40 {
+				if err := s.Record(context.Background(), event(fmt.Sprintf("torn-%02d", i), i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = s.Close()
+			segs := segments(t, dir)
+			if len(segs) < 2 {
+				t.Fatalf("want several segments, got %d", len(segs))
+			}
+			tc.damage(t, segs)
+
+			s2, err := auditspool.Open(dir, db, auditspool.Options{})
+			if tc.refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refuse) || !strings.Contains(err.Error(), filepath.Base(segs[0])) {
+					t.Fatalf("open = %v, want a refusal naming %s", err, filepath.Base(segs[0]))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			if err := s2.Record(context.Background(), event("after", 0)); err != nil {
+				t.Fatal(err)
+			}
+			flush(t, s2)
+			var want []string
+			for i := range tc.shipped {
+				want = append(want, fmt.Sprintf("torn-%02d", i))
+			}
+			wantExactlyOnce(t, db, append(want, "after"))
+		})
+	}
+}
+
+func appendBytes(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func flipLastByte(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	b[len(b)-2] ^= 0xff // inside the JSON payload, before its closing brace
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A vault-proxy killed with SIGKILL while it writes records loses none of
+// those it had been told were written: a child process records as fast as
+// it can and prints each request id once Record returns; the test kills
+// it mid-stream, opens its spool and finds every printed id in the
+// database, once.
+func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
+	if dir := os.Getenv("AUDITSPOOL_CHILD_DIR"); dir != "" {
+		childWriter(dir)
+		return
+	}
+	db := openDB(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterLosesNoAcknowledgedRecord$")
+	cmd.Env = append(os.Environ(), "AUDITSPOOL_CHILD_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var acked []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && len(acked) < 3000 {
+		if rid, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
+			acked = append(acked, rid)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if len(acked) < 3000 {
+		t.Fatalf("the child acknowledged only %d records", len(acked))
+	}
+
+	s := open(t, dir, db, auditspool.Options{})
+	defer s.Close()
+	flush(t, s)
+	got := stored(t, db)
+	for _, rid := range acked {
+		if got[rid] != 1 {
+			t.Fatalf("acknowledged record %s stored %d times after the kill, want once", rid, got[rid])
+		}
+	}
+	t.Logf("%d acknowledged, %d stored (records written after the last read acknowledgement count too)", len(acked), len(got))
+}
+
+// childWriter is the killed process: its sink takes no batch, so every
+// record is still only in the spool files when it dies.
+func childWriter(dir string) {
+	s, err := auditspool.Open(dir, refusing{}, auditspool.Options{SegmentSize: 64 << 10})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	for i := 0; ; i++ {
+		rid := "kill-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(w, "ACK", rid)
+		if i%50 == 0 {
+			_ = w.Flush()
+		}
+	}
+}
+
+type refusing struct{}
+
+func (refusing) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) { return 0, nil }
+func (refusing) ShipAudit(context.Context, uuid.UUID, uint64, uint64, []auditspool.Entry) error {
+	return errDown
+}
+
+// BenchmarkRecord is the cost a request pays for its audit record.
+func BenchmarkRecord(b *testing.B) {
+	s, err := auditspool.Open(b.TempDir(), refusing{}, auditspool.Options{DrainTimeout: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	e := event("bench", 0)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.Record(context.Background(), e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
