@@ -9,9 +9,9 @@ package requestid
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 
 	"github.com/payorch/shared/logging/panscan"
+	"github.com/payorch/shared/uuidtext"
 )
 
 // Header is the HTTP header that carries the id, in and out.
@@ -29,16 +29,7 @@ func Generate() string {
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 	var out [36]byte
-	hex.Encode(out[0:8], b[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], b[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], b[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], b[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:], b[10:])
-	return string(out[:])
+	return string(uuidtext.Append(out[:0], b))
 }
 
 // Valid reports whether an incoming id may be honoured: 1 to MaxLen bytes of
