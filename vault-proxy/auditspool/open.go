@@ -39,7 +39,7 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 	}
 	s := &Spool{
 		dir: dir, sink: sink, opts: opts, lock: lock,
-		wake: make(chan struct{}, 1), progress: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := s.load(); err != nil {
 		_ = unlock(lock)

@@ -20,10 +20,11 @@ var errStaleCopy = errors.New("auditspool: this directory is a stale copy of a s
 
 // reader follows the segments from the oldest unshipped record on.
 type reader struct {
-	seg *segment
-	f   *os.File
-	off int64  // next byte to read in seg
-	buf []byte // bytes read but not yet parsed into entries
+	seg   *segment
+	f     *os.File
+	off   int64  // next byte to read in seg
+	buf   []byte // bytes read but not yet parsed into records
+	batch []byte // the JSON array being built, reused between batches
 }
 
 func (r *reader) close() {
@@ -81,20 +82,42 @@ func (s *Spool) ship() {
 		}
 		s.shipErr.Store(nil)
 		delay = s.opts.RetryMin
-		if moved > 0 {
-			continue
+		if moved >= s.opts.BatchSize {
+			continue // a backlog: ship on
 		}
 		if drainBy.IsZero() {
-			select {
-			case <-s.wake:
-			case <-s.stop:
-				drainBy = time.Now().Add(s.opts.DrainTimeout)
+			if moved == 0 {
+				select {
+				case <-s.wake:
+				case <-s.stop:
+					drainBy = time.Now().Add(s.opts.DrainTimeout)
+					continue
+				}
 			}
+			s.linger(&drainBy)
+		} else if moved > 0 {
+			continue
 		} else if s.shipped.Load() < s.written.Load() {
 			// Nothing readable yet but records are written: a frame is in
 			// flight in the writer; look again shortly.
 			time.Sleep(time.Millisecond)
 		}
+	}
+}
+
+// linger gives a partial batch time to fill, unless a Flush or Close is
+// waiting.
+func (s *Spool) linger(drainBy *time.Time) {
+	if s.opts.Linger <= 0 || s.Backlog() >= uint64(s.opts.BatchSize) {
+		return
+	}
+	t := time.NewTimer(s.opts.Linger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.urgent:
+	case <-s.stop:
+		*drainBy = time.Now().Add(s.opts.DrainTimeout)
 	}
 }
 
@@ -146,85 +169,90 @@ func (s *Spool) advance(seq uint64) {
 // shipSome sends the next batch, if any, and returns how many records it
 // moved.
 func (s *Spool) shipSome(rd *reader) (int, error) {
-	entries, err := s.readBatch(rd)
-	if err != nil || len(entries) == 0 {
+	b, err := s.readBatch(rd)
+	if err != nil || b.Count() == 0 {
 		return 0, err
 	}
-	prev, last := s.shipped.Load(), entries[len(entries)-1].Seq
 	ctx, cancel := context.WithTimeout(context.Background(), shipTimeout)
 	defer cancel()
-	if err := s.sink.ShipAudit(ctx, s.id, prev, last, entries); err != nil {
-		// The entries are read again from the spool on the next try.
+	if err := s.sink.ShipAudit(ctx, s.id, b); err != nil {
+		// The records are read again from the spool on the next try.
 		rd.close()
-		*rd = reader{}
+		*rd = reader{batch: rd.batch}
 		return 0, err
 	}
-	s.advance(last)
+	s.advance(b.Last)
 	s.dropShipped()
-	return len(entries), nil
+	return b.Count(), nil
 }
 
 // readBatch returns up to BatchSize records after the shipped position,
-// reading only whole frames the writer has finished.
-func (s *Spool) readBatch(rd *reader) ([]Entry, error) {
-	shipped := s.shipped.Load()
-	var entries []Entry
-	for len(entries) < s.opts.BatchSize {
-		// The first segment holding a record past shipped, and how far its
+// reading only whole frames the writer has finished. The records are
+// copied from the frames as they are, with no decoding.
+func (s *Spool) readBatch(rd *reader) (Batch, error) {
+	b := Batch{Prev: s.shipped.Load()}
+	b.Last = b.Prev
+	rd.batch = append(rd.batch[:0], '[')
+	for b.Count() < s.opts.BatchSize {
+		// The first segment holding a record past Last, and how far its
 		// complete frames reach now.
 		s.mu.Lock()
 		var seg *segment
 		var end int64
 		for _, g := range s.segments {
-			if g.last > shipped {
+			if g.last > b.Last {
 				seg, end = g, g.size
 				break
 			}
 		}
 		s.mu.Unlock()
 		if seg == nil {
-			return entries, nil
+			break
 		}
 		if rd.seg != seg {
 			rd.close()
 			f, err := os.Open(seg.path)
 			if err != nil {
-				return nil, fmt.Errorf("open segment: %w", err)
+				return Batch{}, fmt.Errorf("open segment: %w", err)
 			}
-			*rd = reader{seg: seg, f: f}
+			*rd = reader{seg: seg, f: f, batch: rd.batch}
 		}
 		if rd.off < end {
 			chunk := make([]byte, min(end-rd.off, 1<<20))
 			n, err := rd.f.ReadAt(chunk, rd.off)
 			if err != nil && !errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("read segment: %w", err)
+				return Batch{}, fmt.Errorf("read segment: %w", err)
 			}
 			rd.buf = append(rd.buf, chunk[:n]...)
 			rd.off += int64(n)
 		}
 		progress := false
-		for len(rd.buf) > 0 && len(entries) < s.opts.BatchSize {
+		for len(rd.buf) > 0 && b.Count() < s.opts.BatchSize {
 			n, seq, payload, err := nextFrame(rd.buf)
 			if err != nil {
-				return nil, fmt.Errorf("segment %s: %w", filepath.Base(seg.path), err)
+				return Batch{}, fmt.Errorf("segment %s: %w", filepath.Base(seg.path), err)
 			}
 			if n == 0 {
 				break
 			}
-			if seq > shipped {
-				e, err := decodeEntry(seq, payload)
-				if err != nil {
-					return nil, err
+			if seq > b.Last {
+				if seq != b.Last+1 {
+					return Batch{}, fmt.Errorf("segment %s: record %d follows %d", filepath.Base(seg.path), seq, b.Last)
 				}
-				entries, shipped = append(entries, e), seq
+				if b.Count() > 0 {
+					rd.batch = append(rd.batch, ',')
+				}
+				rd.batch = append(rd.batch, payload...)
+				b.Last = seq
 			}
 			rd.buf, progress = rd.buf[n:], true
 		}
 		if !progress && rd.off >= end {
-			return nil, fmt.Errorf("segment %s: record %d is missing", filepath.Base(seg.path), shipped+1)
+			return Batch{}, fmt.Errorf("segment %s: record %d is missing", filepath.Base(seg.path), b.Last+1)
 		}
 	}
-	return entries, nil
+	b.Records = append(rd.batch, ']')
+	return b, nil
 }
 
 // dropShipped deletes sealed segments whose records are all committed.

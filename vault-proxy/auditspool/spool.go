@@ -20,7 +20,6 @@ package auditspool
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -35,24 +34,44 @@ import (
 	vaultproxy "github.com/payorch/vault-proxy"
 )
 
-// Entry is one spooled event as the sink stores it: the event without its
-// Detail, which travels as the JSON it was spooled as.
-type Entry struct {
-	Seq    uint64
-	Event  vaultproxy.AuditEvent
-	Detail json.RawMessage // "{}" when the event had none
+// Batch is a run of spooled records on its way to the sink.
+type Batch struct {
+	Prev, Last uint64 // the records are numbered Prev+1 .. Last
+	// Records is a JSON array of the records, oldest first, exactly as
+	// they were spooled (see record for their members). It is only valid
+	// during the ShipAudit call.
+	Records []byte
 }
+
+// Count is the number of records in b.
+func (b Batch) Count() int { return int(b.Last - b.Prev) }
 
 // Sink is where records are shipped to (the vault database).
 type Sink interface {
 	// AuditCheckpoint returns the highest sequence number of spool that is
 	// already stored, 0 for a spool it has never seen.
 	AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, error)
-	// ShipAudit stores entries (sequence numbers prev+1 .. last, in order)
-	// and moves the spool's checkpoint from prev to last, atomically. It
-	// returns ErrCheckpointMoved, storing nothing, when the checkpoint is
-	// not at prev.
-	ShipAudit(ctx context.Context, spool uuid.UUID, prev, last uint64, entries []Entry) error
+	// ShipAudit stores b's records and moves the spool's checkpoint from
+	// b.Prev to b.Last, atomically. It returns ErrCheckpointMoved, storing
+	// nothing, when the checkpoint is not at b.Prev.
+	ShipAudit(ctx context.Context, spool uuid.UUID, b Batch) error
+}
+
+// EncodeBatch is the batch the spool would ship for events spooled after
+// record prev: for tools and for tests of a Sink.
+func EncodeBatch(prev uint64, events ...vaultproxy.AuditEvent) (Batch, error) {
+	b := Batch{Prev: prev, Last: prev + uint64(len(events)), Records: []byte{'['}}
+	for i, e := range events {
+		if i > 0 {
+			b.Records = append(b.Records, ',')
+		}
+		var err error
+		if b.Records, err = appendRecord(b.Records, e); err != nil {
+			return Batch{}, err
+		}
+	}
+	b.Records = append(b.Records, ']')
+	return b, nil
 }
 
 // ErrCheckpointMoved means another shipper stored records of this spool
@@ -65,8 +84,14 @@ var ErrClosed = errors.New("auditspool: closed")
 
 // Options tune a spool; the zero value is the production setting.
 type Options struct {
-	SegmentSize  int64         // a segment file is sealed past this size (default 8 MiB)
-	BatchSize    int           // records per shipped batch (default 500)
+	SegmentSize int64 // a segment file is sealed past this size (default 8 MiB)
+	BatchSize   int   // records per shipped batch (default 500)
+	// Linger is how long the shipper waits for a batch to fill before it
+	// ships a partial one (default 20 ms; a negative value ships at once).
+	// Records are durable in the spool while they wait; what it saves is
+	// a database commit per few records, whose CPU the proxy would share.
+	// Flush does not wait for it.
+	Linger       time.Duration
 	RetryMin     time.Duration // first back-off after a failed shipment (default 100 ms)
 	RetryMax     time.Duration // longest back-off (default 5 s)
 	DrainTimeout time.Duration // how long Close keeps shipping (default 10 s)
@@ -80,6 +105,9 @@ func (o *Options) defaults() {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 500
+	}
+	if o.Linger == 0 {
+		o.Linger = 20 * time.Millisecond
 	}
 	if o.RetryMin <= 0 {
 		o.RetryMin = 100 * time.Millisecond
@@ -120,6 +148,7 @@ type Spool struct {
 	shipped atomic.Uint64 // last sequence number the sink has committed
 
 	wake     chan struct{} // cap 1: records are waiting
+	urgent   chan struct{} // cap 1: a Flush is waiting; ship without lingering
 	pmu      sync.Mutex
 	progress chan struct{} // closed (and replaced) whenever shipped moves
 	shipErr  atomic.Pointer[error]
@@ -240,9 +269,11 @@ func (s *Spool) setBroken(err error) {
 // the sink: the read-your-writes step before the audit log is queried.
 func (s *Spool) Flush(ctx context.Context) error {
 	target := s.written.Load()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	for _, ch := range []chan struct{}{s.urgent, s.wake} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 	for {
 		s.pmu.Lock()
@@ -316,26 +347,6 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// record is the on-disk JSON of an event. Its field names are a file
-// format: add fields, never rename them.
-type record struct {
-	At        time.Time      `json:"at"`
-	Actor     string         `json:"actor"`
-	Merchant  string         `json:"merchant_account_id"`
-	Action    string         `json:"action"`
-	Tokens    []uuid.UUID    `json:"tokens,omitempty"`
-	Purpose   string         `json:"purpose,omitempty"`
-	Outcome   string         `json:"outcome"`
-	RequestID string         `json:"request_id,omitempty"`
-	Detail    map[string]any `json:"detail,omitempty"`
-}
-
-// decoded is record as read back: the detail stays raw JSON.
-type decoded struct {
-	record
-	Detail json.RawMessage `json:"detail,omitempty"`
-}
-
 type frame struct{ b []byte }
 
 var framePool = sync.Pool{New: func() any { return &frame{b: make([]byte, 0, 1024)} }}
@@ -349,20 +360,20 @@ func putFrame(f *frame) {
 // encodeFrame builds a frame for e with its sequence number and checksum
 // left blank (sealFrame fills them under the writer's lock).
 func encodeFrame(e vaultproxy.AuditEvent) (*frame, error) {
-	payload, err := json.Marshal(record{
-		At: e.OccurredAt.UTC(), Actor: e.Actor, Merchant: e.MerchantAccountID, Action: e.Action, Tokens: e.Tokens,
-		Purpose: e.Purpose, Outcome: e.Outcome, RequestID: e.RequestID, Detail: e.Detail,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("auditspool: encode event: %w", err)
-	}
-	if len(payload) > maxPayload {
-		return nil, fmt.Errorf("auditspool: event of %d bytes is over the %d-byte limit", len(payload), maxPayload)
-	}
 	f := framePool.Get().(*frame)
-	f.b = append(f.b[:0], make([]byte, frameHeader)...)
-	f.b = append(f.b, payload...)
-	binary.BigEndian.PutUint32(f.b[0:4], uint32(len(payload)))
+	var zero [frameHeader]byte
+	b, err := appendRecord(append(f.b[:0], zero[:]...), e)
+	f.b = b
+	if err != nil {
+		putFrame(f)
+		return nil, err
+	}
+	n := len(b) - frameHeader
+	if n > maxPayload {
+		putFrame(f)
+		return nil, fmt.Errorf("auditspool: event of %d bytes is over the %d-byte limit", n, maxPayload)
+	}
+	binary.BigEndian.PutUint32(b[0:4], uint32(n))
 	return f, nil
 }
 
@@ -392,21 +403,6 @@ func nextFrame(b []byte) (n int, seq uint64, payload []byte, err error) {
 		return 0, 0, nil, errTorn
 	}
 	return end, binary.BigEndian.Uint64(b[8:16]), b[frameHeader:end], nil
-}
-
-func decodeEntry(seq uint64, payload []byte) (Entry, error) {
-	var d decoded
-	if err := json.Unmarshal(payload, &d); err != nil {
-		return Entry{}, fmt.Errorf("auditspool: record %d: %w", seq, err)
-	}
-	detail := d.Detail
-	if len(detail) == 0 || string(detail) == "null" {
-		detail = json.RawMessage("{}")
-	}
-	return Entry{Seq: seq, Detail: detail, Event: vaultproxy.AuditEvent{
-		OccurredAt: d.At, Actor: d.Actor, MerchantAccountID: d.Merchant, Action: d.Action, Tokens: d.Tokens,
-		Purpose: d.Purpose, Outcome: d.Outcome, RequestID: d.RequestID,
-	}}, nil
 }
 
 func segmentName(first uint64) string { return fmt.Sprintf("%020d.seg", first) }

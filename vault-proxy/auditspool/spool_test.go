@@ -53,12 +53,12 @@ func (o *outage) AuditCheckpoint(ctx context.Context, id uuid.UUID) (uint64, err
 	return o.DB.AuditCheckpoint(ctx, id)
 }
 
-func (o *outage) ShipAudit(ctx context.Context, id uuid.UUID, prev, last uint64, es []auditspool.Entry) error {
+func (o *outage) ShipAudit(ctx context.Context, id uuid.UUID, b auditspool.Batch) error {
 	o.calls.Add(1)
 	if o.down.Load() {
 		return errDown
 	}
-	return o.DB.ShipAudit(ctx, id, prev, last, es)
+	return o.DB.ShipAudit(ctx, id, b)
 }
 
 func event(rid string, i int) vaultproxy.AuditEvent {
@@ -467,10 +467,8 @@ func childWriter(dir string) {
 
 type refusing struct{}
 
-func (refusing) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) { return 0, nil }
-func (refusing) ShipAudit(context.Context, uuid.UUID, uint64, uint64, []auditspool.Entry) error {
-	return errDown
-}
+func (refusing) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error)   { return 0, nil }
+func (refusing) ShipAudit(context.Context, uuid.UUID, auditspool.Batch) error { return errDown }
 
 // BenchmarkRecord is the cost a request pays for its audit record.
 func BenchmarkRecord(b *testing.B) {
@@ -488,4 +486,34 @@ func BenchmarkRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// The shipper waits a little for a batch to fill rather than commit every
+// record on its own, and a reader that flushes does not wait for that.
+func TestShipperBatchesButFlushDoesNotWait(t *testing.T) {
+	db := openDB(t)
+	sink := &outage{DB: db}
+	s := open(t, t.TempDir(), sink, auditspool.Options{Linger: time.Hour})
+	defer s.Close()
+	var rids []string
+	for i := range 50 {
+		rid := "linger-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			t.Fatal(err)
+		}
+		rids = append(rids, rid)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := sink.calls.Load(); n > 1 {
+		t.Fatalf("%d shipments for 50 records while lingering, want at most the first", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Flush(ctx); err != nil {
+		t.Fatalf("flush waited for the linger: %v", err)
+	}
+	wantExactlyOnce(t, db, rids)
+	if n := sink.calls.Load(); n > 2 {
+		t.Fatalf("%d shipments for 50 records, want them batched", n)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,32 +23,14 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 	return uint64(seq), err
 }
 
-// ShipAudit stores a spool's batch and moves its checkpoint from prev to
-// last in one statement, so one round trip commits both or neither; when
-// the checkpoint is not at prev nothing is stored
-// (auditspool.ErrCheckpointMoved). Each record keeps the time it was
-// spooled; ids follow the spool's order.
-func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, prev, last uint64, entries []auditspool.Entry) error {
-	n := len(entries)
-	at := make([]time.Time, n)
-	actor, merchant, action, tokens := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	purpose, outcome, reqID, detail := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	var sb strings.Builder
-	for i, en := range entries {
-		e := en.Event
-		at[i], actor[i], merchant[i], action[i], purpose[i], outcome[i], reqID[i], detail[i] =
-			e.OccurredAt, e.Actor, e.MerchantAccountID, e.Action, e.Purpose, e.Outcome, e.RequestID, string(en.Detail)
-		sb.Reset()
-		sb.WriteByte('{')
-		for j, t := range e.Tokens {
-			if j > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(t.String())
-		}
-		sb.WriteByte('}')
-		tokens[i] = sb.String()
-	}
+// ShipAudit stores a spool's batch and moves its checkpoint from b.Prev to
+// b.Last in one statement, so one round trip commits both or neither; when
+// the checkpoint is not at b.Prev nothing is stored
+// (auditspool.ErrCheckpointMoved). The records travel as the JSON array
+// the spool holds and PostgreSQL takes them apart: vault-proxy neither
+// decodes nor re-encodes them. Each keeps the time it was spooled; ids
+// follow the spool's order.
+func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
 	tag, err := db.Pool.Exec(ctx, `
 		WITH checkpoint AS (
 			INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
@@ -58,16 +39,17 @@ func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, prev, last uint64,
 			RETURNING 1
 		)
 		INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
-		SELECT at, a, m, act, t::uuid[], p, o, r, d::jsonb
-		FROM unnest($4::timestamptz[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
-		     WITH ORDINALITY AS u(at, a, m, act, t, p, o, r, d, n)
+		SELECT (r->>'at')::timestamptz, r->>'actor', r->>'merchant_account_id', r->>'action',
+		       ARRAY(SELECT jsonb_array_elements_text(r->'tokens'))::uuid[],
+		       coalesce(r->>'purpose', ''), r->>'outcome', coalesce(r->>'request_id', ''), coalesce(r->'detail', '{}')
+		FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS u(r, n)
 		WHERE EXISTS (SELECT FROM checkpoint)
 		ORDER BY n`,
-		spool, int64(prev), int64(last), at, actor, merchant, action, tokens, purpose, outcome, reqID, detail)
+		spool, int64(b.Prev), int64(b.Last), b.Records)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() != int64(n) {
+	if tag.RowsAffected() != int64(b.Count()) {
 		return auditspool.ErrCheckpointMoved
 	}
 	return nil

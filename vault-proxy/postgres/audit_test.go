@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -15,14 +14,23 @@ import (
 	"github.com/payorch/vault-proxy/postgres"
 )
 
-func entry(seq uint64, rid string, tokens ...uuid.UUID) auditspool.Entry {
-	return auditspool.Entry{Seq: seq, Detail: json.RawMessage(`{"seq":` + jsonNum(seq) + `}`), Event: vaultproxy.AuditEvent{
-		OccurredAt: time.Date(2026, 11, 23, 10, 0, int(seq), 0, time.UTC), Actor: "a", MerchantAccountID: "m",
+func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
+	return vaultproxy.AuditEvent{
+		OccurredAt: time.Date(2026, 11, 23, 10, 0, i, 123456000, time.UTC), Actor: "a", MerchantAccountID: "m",
 		Action: "forward", Tokens: tokens, Purpose: "vault-forward", Outcome: "success", RequestID: rid,
-	}}
+		Detail: map[string]any{"i": i, "placeholders": []string{"CARD_NUMBER_1"}},
+	}
 }
 
-func jsonNum(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+// batch is what a spool ships for events after record prev.
+func batch(t *testing.T, prev uint64, events ...vaultproxy.AuditEvent) auditspool.Batch {
+	t.Helper()
+	b, err := auditspool.EncodeBatch(prev, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // A batch and its checkpoint commit together: a batch shipped against a
 // checkpoint that has moved stores nothing, so a record is never stored
@@ -41,23 +49,23 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 	if cp, err := db.AuditCheckpoint(ctx, a); err != nil || cp != 0 {
 		t.Fatalf("new spool checkpoint = %d, %v; want 0", cp, err)
 	}
-	if err := db.ShipAudit(ctx, a, 0, 2, []auditspool.Entry{entry(1, "r1", tok), entry(2, "r2")}); err != nil {
+	if err := db.ShipAudit(ctx, a, batch(t, 0, event(1, "r1", tok), event(2, "r2"))); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
-		name       string
-		spool      uuid.UUID
-		prev, last uint64
-		rid        string
-		want       error
+		name  string
+		spool uuid.UUID
+		prev  uint64
+		rid   string
+		want  error
 	}{
-		{"the same batch again (a retry after a lost answer)", a, 0, 2, "r1-again", auditspool.ErrCheckpointMoved},
-		{"a batch from a stale position", a, 1, 3, "r2-again", auditspool.ErrCheckpointMoved},
-		{"a batch from the checkpoint", a, 2, 3, "r3", nil},
-		{"another spool starts at 0", b, 0, 1, "b1", nil},
+		{"the same batch again (a retry after a lost answer)", a, 0, "r1-again", auditspool.ErrCheckpointMoved},
+		{"a batch from a stale position", a, 1, "r2-again", auditspool.ErrCheckpointMoved},
+		{"a batch from the checkpoint", a, 2, "r3", nil},
+		{"another spool starts at 0", b, 0, "b1", nil},
 	}
 	for _, st := range steps {
-		err := db.ShipAudit(ctx, st.spool, st.prev, st.last, []auditspool.Entry{entry(st.last, st.rid)})
+		err := db.ShipAudit(ctx, st.spool, batch(t, st.prev, event(int(st.prev)+1, st.rid)))
 		if !errors.Is(err, st.want) {
 			t.Fatalf("%s: err = %v, want %v", st.name, err, st.want)
 		}
@@ -80,7 +88,11 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		got = append(got, rid)
-		if rid == "r1" && (len(tokens) != 1 || tokens[0] != tok || detail != `{"seq": 1}` || !at.Equal(time.Date(2026, 11, 23, 10, 0, 1, 0, time.UTC))) {
+		if rid == "r2" && len(tokens) != 0 {
+			t.Fatalf("r2 (no tokens) stored with tokens %v", tokens)
+		}
+		if rid == "r1" && (len(tokens) != 1 || tokens[0] != tok || detail != `{"i": 1, "placeholders": ["CARD_NUMBER_1"]}` ||
+			!at.Equal(time.Date(2026, 11, 23, 10, 0, 1, 123456000, time.UTC))) {
 			t.Fatalf("r1 stored as tokens %v detail %s at %v", tokens, detail, at)
 		}
 	}

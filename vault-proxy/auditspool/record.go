@@ -1,0 +1,146 @@
+package auditspool
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/payorch/shared/jsonenc"
+	"github.com/payorch/shared/uuidtext"
+	vaultproxy "github.com/payorch/vault-proxy"
+)
+
+// A record is an event as the spool stores it and the sink receives it: a
+// JSON object with these members (a file format: add members, never rename
+// them):
+//
+//	at                   time spooled, RFC 3339 with nanoseconds, UTC
+//	actor                string
+//	merchant_account_id  string
+//	action               string
+//	tokens               array of UUID strings (omitted when empty)
+//	purpose              string (omitted when empty)
+//	outcome              string
+//	request_id           string (omitted when empty)
+//	detail               object of names, never values (omitted when empty)
+//
+// The output is byte-identical to encoding/json marshalling the record
+// type below (a test and a fuzz target hold it to that); appendRecord
+// writes it without reflection because every audited request pays for it.
+type record struct {
+	At        time.Time      `json:"at"`
+	Actor     string         `json:"actor"`
+	Merchant  string         `json:"merchant_account_id"`
+	Action    string         `json:"action"`
+	Tokens    []uuid.UUID    `json:"tokens,omitempty"`
+	Purpose   string         `json:"purpose,omitempty"`
+	Outcome   string         `json:"outcome"`
+	RequestID string         `json:"request_id,omitempty"`
+	Detail    map[string]any `json:"detail,omitempty"`
+}
+
+func recordOf(e vaultproxy.AuditEvent) record {
+	return record{At: e.OccurredAt.UTC(), Actor: e.Actor, Merchant: e.MerchantAccountID, Action: e.Action, Tokens: e.Tokens,
+		Purpose: e.Purpose, Outcome: e.Outcome, RequestID: e.RequestID, Detail: e.Detail}
+}
+
+// appendRecord appends e's record to b.
+func appendRecord(b []byte, e vaultproxy.AuditEvent) ([]byte, error) {
+	at := e.OccurredAt.UTC()
+	if y := at.Year(); y < 0 || y > 9999 {
+		return b, fmt.Errorf("auditspool: event time %v is outside years 0-9999", at)
+	}
+	b = append(b, `{"at":"`...)
+	b = at.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","actor":`...)
+	b = jsonenc.AppendString(b, e.Actor)
+	b = append(b, `,"merchant_account_id":`...)
+	b = jsonenc.AppendString(b, e.MerchantAccountID)
+	b = append(b, `,"action":`...)
+	b = jsonenc.AppendString(b, e.Action)
+	if len(e.Tokens) > 0 {
+		b = append(b, `,"tokens":[`...)
+		for i, t := range e.Tokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = uuidtext.Append(b, t)
+			b = append(b, '"')
+		}
+		b = append(b, ']')
+	}
+	if e.Purpose != "" {
+		b = append(b, `,"purpose":`...)
+		b = jsonenc.AppendString(b, e.Purpose)
+	}
+	b = append(b, `,"outcome":`...)
+	b = jsonenc.AppendString(b, e.Outcome)
+	if e.RequestID != "" {
+		b = append(b, `,"request_id":`...)
+		b = jsonenc.AppendString(b, e.RequestID)
+	}
+	if len(e.Detail) > 0 {
+		b = append(b, `,"detail":`...)
+		var err error
+		if b, err = appendDetail(b, e.Detail); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendDetail writes the detail map as encoding/json does: keys sorted.
+// The values audit details carry are written directly; anything else goes
+// through encoding/json.
+func appendDetail(b []byte, d map[string]any) ([]byte, error) {
+	var keyBuf [16]string
+	keys := keyBuf[:0]
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		switch v := d[k].(type) {
+		case string:
+			b = jsonenc.AppendString(b, v)
+		case []string:
+			if v == nil {
+				b = append(b, "null"...)
+				break
+			}
+			b = append(b, '[')
+			for j, s := range v {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = jsonenc.AppendString(b, s)
+			}
+			b = append(b, ']')
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case nil:
+			b = append(b, "null"...)
+		default:
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return b, fmt.Errorf("auditspool: detail %q: %w", k, err)
+			}
+			b = append(b, raw...)
+		}
+	}
+	return append(b, '}'), nil
+}
