@@ -45,7 +45,7 @@ import (
 //     and the same TLS certificate, sending with an outbound.Client built
 //     with the same policy vault-proxy's is. It reads the same
 //     x-vault-forward-url header, forwards the body unchanged and copies
-//     the answer back the way /vault-forward does (hop-by-hop headers
+//     the answer back with /vault-forward's own code (hop-by-hop headers
 //     stripped). No auth, no database, no substitution, no decryption, no
 //     audit.
 //   - BenchmarkForwardDirect: the client straight to the target.
@@ -254,19 +254,7 @@ func startPassThrough(tb testing.TB, s *stack.Stack, targetHost, caFile string) 
 			ctx.Error(`{"type":"error","code":"forward_failed","status":502}`, fasthttp.StatusBadGateway)
 			return
 		}
-		status := resp.StatusCode()
-		httpapi.StripHopByHop(&resp.Header)
-		ctx.Response.Header.SetNoDefaultContentType(true)
-		for k, v := range resp.Header.All() {
-			switch strings.ToLower(string(k)) {
-			case "content-length", "date", "x-request-id", httpapi.HeaderUpstreamStatus:
-				continue
-			}
-			ctx.Response.Header.AddBytesKV(k, v)
-		}
-		ctx.Response.Header.Set(httpapi.HeaderUpstreamStatus, strconv.Itoa(status))
-		ctx.SetStatusCode(status)
-		ctx.SetBody(resp.Body())
+		httpapi.WriteUpstreamAnswer(ctx, resp) // as /vault-forward does
 	}
 	srv := &fasthttp.Server{ // as vault-proxy/app serve()
 		Handler:               handler,

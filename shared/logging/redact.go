@@ -119,11 +119,14 @@ func redactValue(v slog.Value, all bool, depth int) slog.Value {
 	case slog.KindGroup:
 		return redactGroup(v, all, depth)
 	case slog.KindInt64:
-		return numberValue(v, strconv.FormatInt(v.Int64(), 10))
+		return intValue(v, v.Int64())
 	case slog.KindDuration:
 		// JSON handlers write a duration as its integer nanoseconds.
-		return numberValue(v, strconv.FormatInt(int64(v.Duration()), 10))
+		return intValue(v, int64(v.Duration()))
 	case slog.KindUint64:
+		if v.Uint64() < minPANValue {
+			return v
+		}
 		return numberValue(v, strconv.FormatUint(v.Uint64(), 10))
 	case slog.KindFloat64:
 		f := math.Abs(v.Float64())
@@ -136,6 +139,18 @@ func redactValue(v slog.Value, all bool, depth int) slog.Value {
 	default: // bool, time
 		return v
 	}
+}
+
+// minPANValue is the smallest number with a card number's 13 digits;
+// smaller ones (statuses, sizes, most durations) need no formatting to be
+// cleared.
+const minPANValue = 1_000_000_000_000
+
+func intValue(v slog.Value, n int64) slog.Value {
+	if n > -minPANValue && n < minPANValue {
+		return v
+	}
+	return numberValue(v, strconv.FormatInt(n, 10))
 }
 
 // numberValue replaces a number whose decimal digits form a card number.

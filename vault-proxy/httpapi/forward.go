@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -60,6 +61,8 @@ var forbiddenForwardHeaders = map[string]bool{
 	"upgrade": true, "content-type": true, "expect": true,
 }
 
+var forwardHeaderPrefix = []byte("x-vault-forward-")
+
 var forwardMethods = map[string]bool{
 	fasthttp.MethodGet: true, fasthttp.MethodPost: true, fasthttp.MethodPut: true, fasthttp.MethodPatch: true, fasthttp.MethodDelete: true,
 }
@@ -105,10 +108,10 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 	var rawURL, tokens, auths string
 	var seenURL, seenTokens, seenAuths bool
 	for k, v := range ctx.Request.Header.All() {
-		name := strings.ToLower(string(k))
-		if !strings.HasPrefix(name, "x-vault-forward-") {
-			continue
+		if len(k) < len(forwardHeaderPrefix) || !bytes.EqualFold(k[:len(forwardHeaderPrefix)], forwardHeaderPrefix) {
+			continue // the request's own headers: most of them, and never copied
 		}
+		name := strings.ToLower(string(k))
 		val := string(v)
 		switch {
 		case name == HeaderForwardURL:
@@ -335,20 +338,38 @@ func (h *Forward) Handle(fctx *fasthttp.RequestCtx) error {
 		return h.forwardError(fctx, err)
 	}
 
+	WriteUpstreamAnswer(fctx, resp)
+	return nil
+}
+
+// WriteUpstreamAnswer passes a target's answer back to the caller: its
+// status (also in x-vault-forward-upstream-status), its headers less the
+// hop-by-hop ones and those vault-proxy writes itself, and its body.
+func WriteUpstreamAnswer(fctx *fasthttp.RequestCtx, resp *fasthttp.Response) {
 	status := resp.StatusCode()
 	StripHopByHop(&resp.Header)
 	fctx.Response.Header.SetNoDefaultContentType(true)
 	for k, v := range resp.Header.All() {
-		switch strings.ToLower(string(k)) {
-		case "content-length", "date", "x-request-id", HeaderUpstreamStatus:
-			continue
+		if !ownAnswerHeader(k) {
+			fctx.Response.Header.AddBytesKV(k, v)
 		}
-		fctx.Response.Header.AddBytesKV(k, v)
 	}
 	fctx.Response.Header.Set(HeaderUpstreamStatus, strconv.Itoa(status))
 	fctx.SetStatusCode(status)
 	fctx.SetBody(resp.Body())
-	return nil
+}
+
+// ownAnswerHeaders are written by vault-proxy itself, never copied from the
+// target's answer.
+var ownAnswerHeaders = [][]byte{[]byte("content-length"), []byte("date"), []byte("x-request-id"), []byte(HeaderUpstreamStatus)}
+
+func ownAnswerHeader(k []byte) bool {
+	for _, h := range ownAnswerHeaders {
+		if bytes.EqualFold(k, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // applier applies one authentication method to the rendered request.

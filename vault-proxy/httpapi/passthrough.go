@@ -52,9 +52,11 @@ func StripHopByHop(h interface {
 	Peek(string) []byte
 	Del(string)
 }) {
-	for _, f := range strings.Split(string(h.Peek("Connection")), ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			h.Del(f)
+	if c := h.Peek("Connection"); len(c) > 0 {
+		for _, f := range strings.Split(string(c), ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				h.Del(f)
+			}
 		}
 	}
 	for _, k := range hopByHop {

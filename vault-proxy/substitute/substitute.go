@@ -98,7 +98,8 @@ type Options struct {
 
 // Parse scans body for placeholders. It keeps a reference to body.
 func Parse(body []byte, opts Options) (*Template, error) {
-	t := &Template{body: body}
+	// One allocation for the usual body, where every "{{" is a placeholder.
+	t := &Template{body: body, ph: make([]Placeholder, 0, min(bytes.Count(body, open), MaxPlaceholders))}
 	i := 0
 	for {
 		j := bytes.Index(body[i:], open)
@@ -147,14 +148,26 @@ func identifier(b []byte) bool {
 // optional expiry variant word, then an optional OR_EMPTY_STRING, e.g.
 // CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING_1.
 func parseName(name string, opts Options) (Placeholder, error) {
-	unknown := &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
+	p, ok := parseKnownName(name)
+	if !ok {
+		return Placeholder{}, &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
+	}
+	if p.Field == SecurityCode && !opts.AllowSecurityCode {
+		return Placeholder{}, &Error{Placeholder: name, Code: "placeholder_not_allowed", Message: "placeholder " + name + " is not allowed here"}
+	}
+	return p, nil
+}
+
+// parseKnownName is parseName without the errors, which it would otherwise
+// build for every placeholder of every request.
+func parseKnownName(name string) (Placeholder, bool) {
 	cut := strings.LastIndexByte(name, '_')
 	if cut <= 0 {
-		return Placeholder{}, unknown
+		return Placeholder{}, false
 	}
 	idx, err := strconv.Atoi(name[cut+1:])
 	if err != nil || idx < 0 || name[cut+1] == '+' {
-		return Placeholder{}, unknown
+		return Placeholder{}, false
 	}
 	p := Placeholder{Name: name, Index: idx}
 	rest := name[:cut]
@@ -174,21 +187,15 @@ func parseName(name string, opts Options) (Placeholder, error) {
 		case b.expiry && variant[0] == '_':
 			f, ok := card.ParseExpiryFormat(variant[1:])
 			if !ok || f == card.ExpiryMMYY {
-				return Placeholder{}, unknown
+				return Placeholder{}, false
 			}
 			p.Format = f
 		default:
-			return Placeholder{}, unknown
+			return Placeholder{}, false
 		}
-		if p.OrEmpty && !p.Field.NeedsNetworkToken() {
-			return Placeholder{}, unknown
-		}
-		if p.Field == SecurityCode && !opts.AllowSecurityCode {
-			return Placeholder{}, &Error{Placeholder: name, Code: "placeholder_not_allowed", Message: "placeholder " + name + " is not allowed here"}
-		}
-		return p, nil
+		return p, !p.OrEmpty || p.Field.NeedsNetworkToken()
 	}
-	return Placeholder{}, unknown
+	return Placeholder{}, false
 }
 
 var bases = []struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/payorch/shared/uuidtext"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -139,7 +140,10 @@ func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCar
 
 // AAD binds a ciphertext to its merchant account and token.
 func AAD(merchantAccountID string, token uuid.UUID) []byte {
-	return []byte("payorch/card/v1|" + merchantAccountID + "|" + token.String())
+	const prefix = "payorch/card/v1|"
+	b := make([]byte, 0, len(prefix)+len(merchantAccountID)+1+36)
+	b = append(append(append(b, prefix...), merchantAccountID...), '|')
+	return uuidtext.Append(b, token)
 }
 
 // fingerprint is a keyed HMAC of the PAN, scoped to the merchant account so
