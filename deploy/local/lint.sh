@@ -13,7 +13,7 @@ if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; 
 go vet $pkgs || status=1
 
 sc="$(go env GOPATH)/bin/staticcheck"
-if [ ! -x "$sc" ]; then go install honnef.co/go/tools/cmd/staticcheck@2025.1.1 >/dev/null 2>&1 || true; fi
+if [ ! -x "$sc" ]; then go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 || true; fi
 if [ -x "$sc" ]; then "$sc" $pkgs || status=1; else echo "lint: staticcheck not installable here; skipped"; fi
 
 vc="$(go env GOPATH)/bin/govulncheck"
