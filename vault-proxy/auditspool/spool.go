@@ -95,8 +95,11 @@ type Options struct {
 	RetryMin     time.Duration // first back-off after a failed shipment (default 100 ms)
 	RetryMax     time.Duration // longest back-off (default 5 s)
 	DrainTimeout time.Duration // how long Close keeps shipping (default 10 s)
-	Now          func() time.Time
-	Log          *slog.Logger
+	// ProbeInterval is how often Writable checks again whether a spool
+	// whose last write failed (a full disk) can write (default 1 s).
+	ProbeInterval time.Duration
+	Now           func() time.Time
+	Log           *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -117,6 +120,9 @@ func (o *Options) defaults() {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 10 * time.Second
+	}
+	if o.ProbeInterval <= 0 {
+		o.ProbeInterval = time.Second
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -143,6 +149,9 @@ type Spool struct {
 	// unwritable mirrors closed and broken for Writable, which every
 	// reveal calls: it must not take mu.
 	unwritable atomic.Pointer[error]
+	// failing is set by a write that failed and was undone (a full disk):
+	// Writable refuses until a probe finds the disk writable again.
+	failing atomic.Pointer[failure]
 
 	written atomic.Uint64 // last sequence number whose frame is complete on disk
 	shipped atomic.Uint64 // last sequence number the sink has committed
@@ -155,6 +164,12 @@ type Spool struct {
 
 	stop chan struct{}
 	done chan struct{}
+}
+
+// failure is a write that failed, and when Writable may probe again.
+type failure struct {
+	err   error
+	probe time.Time
 }
 
 // segment is one file, named after the sequence number of its first record.
@@ -194,19 +209,24 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	sealFrame(fr.b, seq)
 	seg := s.segments[len(s.segments)-1]
 	if seg.size >= s.opts.SegmentSize {
-		if seg, err = s.roll(seq); err != nil {
-			s.mu.Unlock()
-			return err
-		}
+		seg, err = s.roll(seq)
 	}
-	if err := s.append(seg, fr.b); err != nil {
+	if err == nil {
+		err = s.append(seg, fr.b)
+	}
+	if err != nil {
+		s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval)})
 		s.mu.Unlock()
-		s.opts.Log.Error("audit spool: a record could not be written", "action", e.Action, "request_id", e.RequestID, "err", err)
+		s.opts.Log.Error("audit spool: a record could not be written; card data is not revealed until the spool can write again",
+			"action", e.Action, "request_id", e.RequestID, "err", err)
 		return err
 	}
 	seg.last = seq
 	s.nextSeq++
 	s.written.Store(seq)
+	if s.failing.Load() != nil {
+		s.failing.Store(nil) // the disk took this record: it is writable
+	}
 	s.mu.Unlock()
 
 	select {
@@ -252,11 +272,55 @@ func (s *Spool) roll(seq uint64) (*segment, error) {
 // Writable reports whether Record can currently write: nil, or why not.
 // Callers that are about to reveal card data check it first, so a broken
 // audit trail stops detokenization instead of letting it go unrecorded.
+//
+// After a failed write it refuses until a probe (at most every
+// ProbeInterval) finds that the active segment can grow again.
 func (s *Spool) Writable() error {
 	if p := s.unwritable.Load(); p != nil {
 		return *p
 	}
+	f := s.failing.Load()
+	if f == nil {
+		return nil
+	}
+	if s.opts.Now().Before(f.probe) {
+		return f.err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Another caller may have probed, or a record been written, meanwhile.
+	if f = s.failing.Load(); f == nil {
+		return nil
+	} else if s.opts.Now().Before(f.probe) {
+		return f.err
+	}
+	if err := s.probe(s.segments[len(s.segments)-1]); err != nil {
+		err = fmt.Errorf("auditspool: still cannot write: %w", err)
+		if s.broken == nil {
+			s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval)})
+		}
+		return err
+	}
+	s.failing.Store(nil)
+	s.opts.Log.Info("audit spool: writable again")
 	return nil
+}
+
+// probeBytes is how much a probe writes: room for a run of records, so
+// that those it lets through find the space it found.
+const probeBytes = 64 << 10
+
+// probe appends probeBytes of zeros to the active segment and cuts them
+// off again: a test that fails exactly as a record's write would (a full
+// disk, a file size limit, an I/O error). Zeros left by a crash in between
+// are a torn tail, cut off at the next start. Called with mu held.
+func (s *Spool) probe(seg *segment) error {
+	_, err := s.active.Write(make([]byte, probeBytes))
+	if terr := s.active.Truncate(seg.size); terr != nil {
+		s.setBroken(fmt.Errorf("auditspool: segment %s could not be cut back after a probe: %w", filepath.Base(seg.path), terr))
+		return s.broken
+	}
+	return err
 }
 
 // setBroken stops the spool taking records. Called with mu held.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -516,4 +517,111 @@ func TestShipperBatchesButFlushDoesNotWait(t *testing.T) {
 	if n := sink.calls.Load(); n > 2 {
 		t.Fatalf("%d shipments for 50 records, want them batched", n)
 	}
+}
+
+// A full disk stops the spool taking records and makes Writable refuse, so
+// no card is revealed unrecorded; once there is room again a probe finds
+// it and records are taken again. A child process plays the full disk with
+// its own file size limit (RLIMIT_FSIZE), which fails a write just as a
+// full filesystem does. Every record acknowledged before and after is
+// shipped once, and the refused one is not.
+func TestFullDiskRefusesUntilThereIsRoom(t *testing.T) {
+	if dir := os.Getenv("AUDITSPOOL_FULLDISK_DIR"); dir != "" {
+		fullDiskChild(dir)
+		return
+	}
+	db := openDB(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFullDiskRefusesUntilThereIsRoom$")
+	cmd.Env = append(os.Environ(), "AUDITSPOOL_FULLDISK_DIR="+dir)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "DONE") || strings.Contains(string(out), "FAIL") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var acked []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rid, ok := strings.CutPrefix(line, "ACK "); ok {
+			acked = append(acked, rid)
+		}
+	}
+	s := open(t, dir, db, auditspool.Options{})
+	defer s.Close()
+	flush(t, s)
+	wantExactlyOnce(t, db, acked)
+	if !slices.Contains(acked, "after-room") {
+		t.Fatalf("no record was taken after the disk had room again: %v", acked)
+	}
+}
+
+func fullDiskChild(dir string) {
+	fail := func(format string, args ...any) {
+		fmt.Printf("FAIL "+format+"\n", args...)
+		os.Exit(0)
+	}
+	s, err := auditspool.Open(dir, refusing{}, auditspool.Options{ProbeInterval: 20 * time.Millisecond, DrainTimeout: time.Millisecond})
+	if err != nil {
+		fail("open: %v", err)
+	}
+	record := func(rid string) error {
+		err := s.Record(context.Background(), event(rid, 0))
+		if err == nil {
+			fmt.Println("ACK", rid)
+		}
+		return err
+	}
+	for i := range 5 {
+		if err := record("before-" + strconv.Itoa(i)); err != nil {
+			fail("record with room: %v", err)
+		}
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		fail("getrlimit: %v", err)
+	}
+	full := lim
+	full.Cur = uint64(fileSize(dir) + 1500) // room for a few more records
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &full); err != nil {
+		fail("setrlimit: %v", err)
+	}
+	refused := false
+	for i := range 100 {
+		if err := record("filling-" + strconv.Itoa(i)); err != nil {
+			refused = true
+			break
+		}
+	}
+	if !refused {
+		fail("a full disk took 100 records")
+	}
+	if s.Writable() == nil {
+		fail("writable right after a failed write")
+	}
+	time.Sleep(40 * time.Millisecond)
+	if s.Writable() == nil {
+		fail("the probe passed while the disk was still full")
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		fail("setrlimit: %v", err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if err := s.Writable(); err != nil {
+		fail("not writable once there is room: %v", err)
+	}
+	if err := record("after-room"); err != nil {
+		fail("record once there is room: %v", err)
+	}
+	_ = s.Close()
+	fmt.Println("DONE")
+	os.Exit(0)
+}
+
+// fileSize is the size of the newest segment in dir.
+func fileSize(dir string) int64 {
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+	slices.Sort(segs)
+	fi, err := os.Stat(segs[len(segs)-1])
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
