@@ -209,6 +209,17 @@ func addAuthMethod(t *testing.T, s *stack.Stack, tok, configID, kind string, kv 
 
 // forwardStack starts the product in sandbox with loopback forwarding
 // allowed and the targets' CA trusted.
+// oneCardForward is a stack with one answering target that a forwarding
+// config lists, one vaulted card and a vault-forward.write token.
+func oneCardForward(t *testing.T, pan string) (s *stack.Stack, tg *fwdTarget, pm, tok string) {
+	t.Helper()
+	s, pki := forwardStack(t)
+	tg = newTarget(t, pki.ca, nil, nil)
+	createForwardConfig(t, s, s.Token(t, "vault-forward-configs.write"), tg.Host)
+	pm = vaultCard(t, s, s.Token(t, "payment-methods.write"), pan, "")["id"].(string)
+	return s, tg, pm, s.Token(t, "vault-forward.write")
+}
+
 func forwardStack(t *testing.T) (*stack.Stack, *fwdPKI) {
 	t.Helper()
 	pki := newFwdPKI(t)
@@ -387,11 +398,7 @@ func TestForwardSubstitutesCardsAndPassesTheAnswerBack(t *testing.T) {
 }
 
 func TestForwardEscapesPerContentType(t *testing.T) {
-	s, pki := forwardStack(t)
-	tg := newTarget(t, pki.ca, nil, nil)
-	createForwardConfig(t, s, s.Token(t, "vault-forward-configs.write"), tg.Host)
-	pm := vaultCard(t, s, s.Token(t, "payment-methods.write"), "378282246310005", "")["id"].(string)
-	tok := s.Token(t, "vault-forward.write")
+	s, tg, pm, tok := oneCardForward(t, "378282246310005")
 	exp := futureExpiry()
 
 	t.Run("xml", func(t *testing.T) {
@@ -874,11 +881,7 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 // audit_unavailable before any card is opened, the target receives
 // nothing, and vault-proxy reports itself not ready.
 func TestForwardRefusedWhenTheAuditLogCannotRecord(t *testing.T) {
-	s, pki := forwardStack(t)
-	tg := newTarget(t, pki.ca, nil, nil)
-	createForwardConfig(t, s, s.Token(t, "vault-forward-configs.write"), tg.Host)
-	pm := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
-	tok := s.Token(t, "vault-forward.write")
+	s, tg, pm, tok := oneCardForward(t, "4111111111111111")
 	send := func() fwdResult {
 		return doForward(t, s, tok, `{"n":"{{ CARD_NUMBER_1 }}"}`, "x-vault-forward-url", tg.URL+"/pay", "x-vault-forward-payment-methods", pm)
 	}

@@ -408,8 +408,7 @@ func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 	}
 	db := openDB(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterLosesNoAcknowledgedRecord$")
-	cmd.Env = append(os.Environ(), "AUDITSPOOL_CHILD_DIR="+dir)
+	cmd := childTest(t, "AUDITSPOOL_CHILD_DIR", dir)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -442,6 +441,16 @@ func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged, %d stored (records written after the last read acknowledgement count too)", len(acked), len(got))
+}
+
+// childTest runs the calling test again in a child process of the test
+// binary, with env set to dir: the child's part of a test that must kill a
+// process or change its limits.
+func childTest(t *testing.T, env, dir string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	return cmd
 }
 
 // childWriter is the killed process: its sink takes no batch, so every
@@ -532,9 +541,7 @@ func TestFullDiskRefusesUntilThereIsRoom(t *testing.T) {
 	}
 	db := openDB(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFullDiskRefusesUntilThereIsRoom$")
-	cmd.Env = append(os.Environ(), "AUDITSPOOL_FULLDISK_DIR="+dir)
-	out, err := cmd.Output()
+	out, err := childTest(t, "AUDITSPOOL_FULLDISK_DIR", dir).Output()
 	if err != nil || !strings.Contains(string(out), "DONE") || strings.Contains(string(out), "FAIL") {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
