@@ -10,6 +10,25 @@ import (
 	vaultproxy "github.com/payorch/vault-proxy"
 )
 
+// record is the oracle: encoding/json marshalling it is what appendRecord
+// must write.
+type record struct {
+	At        time.Time      `json:"at"`
+	Actor     string         `json:"actor"`
+	Merchant  string         `json:"merchant_account_id"`
+	Action    string         `json:"action"`
+	Tokens    []uuid.UUID    `json:"tokens,omitempty"`
+	Purpose   string         `json:"purpose,omitempty"`
+	Outcome   string         `json:"outcome"`
+	RequestID string         `json:"request_id,omitempty"`
+	Detail    map[string]any `json:"detail,omitempty"`
+}
+
+func recordOf(e vaultproxy.AuditEvent) record {
+	return record{At: e.OccurredAt.UTC(), Actor: e.Actor, Merchant: e.MerchantAccountID, Action: e.Action, Tokens: e.Tokens,
+		Purpose: e.Purpose, Outcome: e.Outcome, RequestID: e.RequestID, Detail: e.Detail}
+}
+
 // The hand-written record encoder writes exactly what encoding/json writes
 // for the record type, for every kind of value an audit detail holds and
 // for the fallback.

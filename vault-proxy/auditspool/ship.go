@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -218,12 +219,15 @@ func (s *Spool) readBatch(rd *reader) (Batch, error) {
 			*rd = reader{seg: seg, f: f, batch: rd.batch}
 		}
 		if rd.off < end {
-			chunk := make([]byte, min(end-rd.off, 1<<20))
-			n, err := rd.f.ReadAt(chunk, rd.off)
+			// Read into the buffer's spare room; Grow keeps only the
+			// unparsed bytes when it has to move them.
+			want := int(min(end-rd.off, 1<<20))
+			rd.buf = slices.Grow(rd.buf, want)
+			n, err := rd.f.ReadAt(rd.buf[len(rd.buf):len(rd.buf)+want], rd.off)
 			if err != nil && !errors.Is(err, io.EOF) {
 				return Batch{}, fmt.Errorf("read segment: %w", err)
 			}
-			rd.buf = append(rd.buf, chunk[:n]...)
+			rd.buf = rd.buf[:len(rd.buf)+n]
 			rd.off += int64(n)
 		}
 		progress := false
