@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,19 +22,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/payorch/certs"
 	"github.com/payorch/e2e/loadgen"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/logging"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/valyala/fasthttp"
 )
 
 // The issue 5 vault forward figures (deploy/local/bench.sh turns the
-// throughput ones into a ratio in BENCHMARKS.md). Three ways of sending the
+// throughput ones into a ratio in BENCHMARKS.md). Four ways of sending the
 // same ~1 KB JSON body to the same fasthttp target on loopback, from the
 // same fasthttp client (keep-alive, forwardBenchParallelism x GOMAXPROCS
-// goroutines):
+// goroutines; FORWARD_BENCH_PARALLELISM overrides the multiplier, to look
+// at the proxies saturated):
 //
 //   - BenchmarkForwardVault: POST /vault-forward on the real vault-proxy
 //     (public listener, TLS with the stack's dev certificate), the body a
@@ -48,6 +56,11 @@ import (
 //     the answer back with /vault-forward's own code (hop-by-hop headers
 //     stripped). No auth, no database, no substitution, no decryption, no
 //     audit.
+//   - BenchmarkForwardSameWork (the second baseline, reported beside the
+//     goal figure): a pass-through doing every step of /vault-forward that
+//     is not card work, on vault-proxy's own parts (startSameWorkProxy).
+//     Its ratio to BenchmarkForwardVault is the cost of the card work
+//     alone: opening the cards, the template, the audit record.
 //   - BenchmarkForwardDirect: the client straight to the target.
 //
 // The target is plain HTTP on loopback (the forward path allows http in
@@ -71,6 +84,7 @@ type forwardBench struct {
 	s      *stack.Stack
 	target *benchTarget
 	pass   string // https://127.0.0.1:port of the pass-through proxy
+	same   string // ... and of the same-work pass-through
 	client *fasthttp.Client
 	token  []byte // "Bearer ..."
 	pms    string // the two payment method ids
@@ -189,6 +203,7 @@ func newForwardBench(tb testing.TB) *forwardBench {
 	tb.Cleanup(fb.client.CloseIdleConnections)
 
 	fb.pass = startPassThrough(tb, s, fb.target.Host, caFile)
+	fb.same = startSameWorkProxy(tb, s)
 
 	// A forwarding config listing the target, two vaulted cards, a token.
 	cfgTok := s.Token(tb, "vault-forward-configs.write")
@@ -233,6 +248,94 @@ func startPassThrough(tb testing.TB, s *stack.Stack, targetHost, caFile string) 
 	}
 	tb.Cleanup(func() { _ = client.Close() })
 	opts := outbound.CallOptions{AllowedHosts: []string{targetHost}} // the config's hosts, as /vault-forward passes them
+	return serveLikeVaultProxy(tb, s, func(ctx *fasthttp.RequestCtx) {
+		if err := passOn(ctx, ctx, client, opts, ctx.Request.Header.Peek(httpapi.HeaderForwardURL)); err != nil {
+			ctx.Error(`{"type":"error","code":"forward_failed","status":502}`, fasthttp.StatusBadGateway)
+		}
+	}, nil)
+}
+
+// startSameWorkProxy starts the second baseline: a pass-through that does
+// all of /vault-forward's work that is not about cards, so that the
+// difference to /vault-forward is the card work alone (opening the cards,
+// parsing and rendering the template, the audit record of the reveal). It
+// runs on vault-proxy's own parts: its router (request id, recover, access
+// log through the redacting logger), its Authenticator with the stack's
+// token keys and the vault-forward.write scope, the merchant's forwarding
+// hosts (forwarding.Service, cached as for /vault-forward), the running
+// vault-proxy's outbound.Client with CheckURL before the send, a
+// request context with a deadline, and WriteUpstreamAnswer. The forward
+// headers are read more simply than parseForward does (the URL and the
+// payment method ids, which are parsed and not used).
+func startSameWorkProxy(tb testing.TB, s *stack.Stack) string {
+	tb.Helper()
+	vp := s.VaultProxy
+	log := logging.New(s.Logs, slog.LevelDebug).With("service", "vault-proxy-baseline")
+	keys, err := auth.LoadKeySetFile(vp.Config.AuthKeysFile, vp.Config.AuthIssuer)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	verifier, err := auth.NewVerifier(auth.Config{Keys: keys, Logger: log})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	authn := &httpapi.Authenticator{Verifier: verifier}
+	rt := httpapi.NewRouter(log)
+	rt.Handle(fasthttp.MethodPost, "/vault-forward", func(fctx *fasthttp.RequestCtx) error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(fctx), httpapi.MaxForwardTimeout+30*time.Second)
+		defer cancel()
+		c, err := authn.Authorize(fctx, httpapi.ScopeForwardWrite)
+		if err != nil {
+			return err
+		}
+		raw := strings.TrimSpace(string(fctx.Request.Header.Peek(httpapi.HeaderForwardURL)))
+		if u, err := url.Parse(raw); err != nil || !u.IsAbs() {
+			return apierror.BadRequest("bad " + httpapi.HeaderForwardURL)
+		}
+		for _, id := range strings.Split(string(fctx.Request.Header.Peek(httpapi.HeaderForwardPaymentMethods)), ",") {
+			if _, err := uuid.Parse(strings.TrimSpace(id)); err != nil {
+				return apierror.BadRequest("bad " + httpapi.HeaderForwardPaymentMethods)
+			}
+		}
+		hosts, err := vp.Forwarding.Hosts(ctx, c.MerchantAccountID)
+		if err != nil {
+			return err
+		}
+		opts := outbound.CallOptions{Timeout: httpapi.DefaultForwardTimeout, AllowedHosts: hosts}
+		if err := vp.Outbound.CheckURL(raw, opts); err != nil {
+			return apierror.New(fasthttp.StatusForbidden, outbound.Code(err), "destination refused")
+		}
+		if err := passOn(ctx, fctx, vp.Outbound, opts, []byte(raw)); err != nil {
+			return apierror.New(fasthttp.StatusBadGateway, outbound.Code(err), "the request could not be sent")
+		}
+		return nil
+	})
+	return serveLikeVaultProxy(tb, s, rt.Handler(), rt.ServerError)
+}
+
+// passOn sends the body of fctx's request unchanged to target and copies
+// the answer back, as /vault-forward does after rendering.
+func passOn(ctx context.Context, fctx *fasthttp.RequestCtx, client *outbound.Client, opts outbound.CallOptions, target []byte) error {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURIBytes(target)
+	req.Header.SetContentTypeBytes(fctx.Request.Header.ContentType())
+	req.SetBodyRaw(fctx.Request.Body())
+	if err := client.Do(ctx, req, resp, opts); err != nil {
+		return err
+	}
+	httpapi.WriteUpstreamAnswer(fctx, resp) // as /vault-forward does
+	return nil
+}
+
+// serveLikeVaultProxy serves handler on a new loopback listener with
+// vault-proxy's public TLS certificate and fasthttp.Server settings (as
+// vault-proxy/app serve()) and returns its https URL.
+func serveLikeVaultProxy(tb testing.TB, s *stack.Stack, handler fasthttp.RequestHandler, onError func(*fasthttp.RequestCtx, error)) string {
+	tb.Helper()
 	tlsCfg, err := certs.PublicServerTLSConfig(s.PKI.PublicCert, s.PKI.PublicKey)
 	if err != nil {
 		tb.Fatal(err)
@@ -241,23 +344,9 @@ func startPassThrough(tb testing.TB, s *stack.Stack, targetHost, caFile string) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	handler := func(ctx *fasthttp.RequestCtx) {
-		req := fasthttp.AcquireRequest()
-		resp := fasthttp.AcquireResponse()
-		defer fasthttp.ReleaseRequest(req)
-		defer fasthttp.ReleaseResponse(resp)
-		req.Header.SetMethod(fasthttp.MethodPost)
-		req.SetRequestURIBytes(ctx.Request.Header.Peek(httpapi.HeaderForwardURL))
-		req.Header.SetContentTypeBytes(ctx.Request.Header.ContentType())
-		req.SetBodyRaw(ctx.Request.Body())
-		if err := client.Do(ctx, req, resp, opts); err != nil {
-			ctx.Error(`{"type":"error","code":"forward_failed","status":502}`, fasthttp.StatusBadGateway)
-			return
-		}
-		httpapi.WriteUpstreamAnswer(ctx, resp) // as /vault-forward does
-	}
-	srv := &fasthttp.Server{ // as vault-proxy/app serve()
+	srv := &fasthttp.Server{
 		Handler:               handler,
+		ErrorHandler:          onError,
 		Name:                  "vault-proxy",
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          90 * time.Second,
@@ -289,6 +378,11 @@ func (fb *forwardBench) passReq(req *fasthttp.Request) {
 	req.Header.SetContentType("application/json")
 	req.Header.Set(httpapi.HeaderForwardURL, fb.target.URL+"/v1/payments")
 	req.SetBodyRaw(fb.body)
+}
+
+func (fb *forwardBench) sameWorkReq(req *fasthttp.Request) {
+	fb.vaultReq(req)
+	req.SetRequestURI(fb.same + "/vault-forward")
 }
 
 func (fb *forwardBench) directReq(req *fasthttp.Request) {
@@ -331,7 +425,7 @@ func (fb *forwardBench) check(tb testing.TB) {
 	if !bytes.Contains(got, []byte(fb.pans[0])) || !bytes.Contains(got, []byte(fb.pans[1])) || bytes.Contains(got, []byte("{{")) {
 		tb.Fatalf("the target did not get the cards substituted: %s", got)
 	}
-	for _, path := range []func(*fasthttp.Request){fb.passReq, fb.directReq} {
+	for _, path := range []func(*fasthttp.Request){fb.passReq, fb.sameWorkReq, fb.directReq} {
 		if err := fb.do(path); err != nil {
 			tb.Fatal(err)
 		}
@@ -349,7 +443,11 @@ func (fb *forwardBench) run(b *testing.B, build func(*fasthttp.Request)) {
 		}
 	}
 	b.ReportAllocs()
-	b.SetParallelism(forwardBenchParallelism)
+	par := forwardBenchParallelism
+	if v, err := strconv.Atoi(os.Getenv("FORWARD_BENCH_PARALLELISM")); err == nil && v > 0 {
+		par = v
+	}
+	b.SetParallelism(par)
 	b.ResetTimer()
 	cpu0 := forwardBenchCPU()
 	b.RunParallel(func(pb *testing.PB) {
@@ -384,39 +482,50 @@ func BenchmarkForwardPassThrough(b *testing.B) {
 	fb.run(b, fb.passReq)
 }
 
+func BenchmarkForwardSameWork(b *testing.B) {
+	fb := newForwardBench(b)
+	fb.run(b, fb.sameWorkReq)
+}
+
 func BenchmarkForwardDirect(b *testing.B) {
 	fb := newForwardBench(b)
 	fb.run(b, fb.directReq)
 }
 
-// TestForwardLatencyAt2000RPS runs at a constant 2,000 requests/s for
-// BENCH_LATENCY_SECONDS (default 10; BENCH_LATENCY_RATE changes the rate) against the pass-through proxy, then
-// /vault-forward, then the pass-through again, in one stack; each run
-// follows a short warm-up at the same rate. The baseline's percentiles are
-// the better of its two runs, so a stall of a shared machine during one of
-// them cannot make the added latency look smaller. Each result is one line:
+// TestForwardLatencyAt2000RPS runs at a constant 2,000 requests/s
+// (BENCH_LATENCY_RATE changes the rate) in one stack: a direct run for
+// reference, then BENCH_LATENCY_PAIRS (default 3) pairs of the
+// pass-through proxy and /vault-forward, BENCH_LATENCY_SECONDS (default
+// 10) each, after a short warm-up of both. Pairs alternate their order
+// (pass-through first, then /vault-forward first, ...) so that a drift of
+// the machine does not favour either path, and the added p99 is the median
+// of the pairs' differences: on these shared VMs a host stall can put
+// either run's p99 off by milliseconds, and a pair's two runs are the
+// closest in time. Each result is one line:
 //
-//	FORWARD_LATENCY path=<p> rate=2000 sent=<n> errors=<n> achieved_rps=<r> p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..
-//	FORWARD_LATENCY_ADDED p99_us=<vault p99 - pass p99> goal_us=1000 result=met|not_met
+//	FORWARD_LATENCY path=<p> pair=<i> rate=2000 sent=<n> errors=<n> achieved_rps=<r> p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..
+//	FORWARD_LATENCY_PAIR pair=<i> added_p99_us=<vault p99 - pass p99>
+//	FORWARD_LATENCY_ADDED p99_us=<median of the pairs> goal_us=1000 result=met|not_met
 func TestForwardLatencyAt2000RPS(t *testing.T) {
 	if os.Getenv("BENCH_LATENCY") != "1" {
 		t.Skip("a benchmark: set BENCH_LATENCY=1 (deploy/local/bench.sh does)")
 	}
-	rate := 2000 // BENCH_LATENCY_RATE overrides it, for orientation only
-	if v, err := strconv.Atoi(os.Getenv("BENCH_LATENCY_RATE")); err == nil && v > 0 {
-		rate = v
+	env := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+			return v
+		}
+		return def
 	}
-	secs := 10
-	if v, err := strconv.Atoi(os.Getenv("BENCH_LATENCY_SECONDS")); err == nil && v > 0 {
-		secs = v
-	}
+	rate := env("BENCH_LATENCY_RATE", 2000) // for orientation only; the goal is at 2,000
+	d := time.Duration(env("BENCH_LATENCY_SECONDS", 10)) * time.Second
+	pairs := env("BENCH_LATENCY_PAIRS", 3)
 	workers := 256 // enough that a worker is free at 2,000/s unless something stalls
 	fb := newForwardBench(t)
 	fb.check(t)
 	ctx := context.Background()
-	run := func(name string, build func(*fasthttp.Request), d time.Duration) loadgen.Result {
+	run := func(name string, pair int, build func(*fasthttp.Request), d time.Duration) loadgen.Result {
 		var firstErr atomic.Pointer[error]
-		res := loadgen.Run(ctx, rate, d, workers, func(context.Context) error {
+		r := loadgen.Run(ctx, rate, d, workers, func(context.Context) error {
 			err := fb.do(build)
 			if err != nil {
 				firstErr.CompareAndSwap(nil, &err)
@@ -424,43 +533,52 @@ func TestForwardLatencyAt2000RPS(t *testing.T) {
 			return err
 		})
 		if e := firstErr.Load(); e != nil {
-			t.Errorf("%s: %d errors, first: %v", name, res.Errors, *e)
+			t.Errorf("%s: %d errors, first: %v", name, r.Errors, *e)
 		}
-		return res
+		if pair >= 0 {
+			t.Logf("FORWARD_LATENCY path=%s pair=%d rate=%d sent=%d errors=%d achieved_rps=%.0f p50_us=%d p90_us=%d p99_us=%d p999_us=%d max_us=%d",
+				name, pair, rate, r.Sent, r.Errors, r.AchievedPerSec, r.P50.Microseconds(), r.P90.Microseconds(), r.P99.Microseconds(),
+				r.P999.Microseconds(), r.Max.Microseconds())
+		}
+		return r
 	}
-	line := func(name string, r loadgen.Result) {
-		t.Logf("FORWARD_LATENCY path=%s rate=%d sent=%d errors=%d achieved_rps=%.0f p50_us=%d p90_us=%d p99_us=%d p999_us=%d max_us=%d",
-			name, rate, r.Sent, r.Errors, r.AchievedPerSec, r.P50.Microseconds(), r.P90.Microseconds(), r.P99.Microseconds(),
-			r.P999.Microseconds(), r.Max.Microseconds())
-	}
-	d := time.Duration(secs) * time.Second
 	warm := 2 * time.Second
+	run("warmup-direct", -1, fb.directReq, warm)
+	run("direct", 0, fb.directReq, d)
+	run("warmup-pass", -1, fb.passReq, warm)
+	run("warmup-vault", -1, fb.vaultReq, warm)
 
-	run("warmup-direct", fb.directReq, warm)
-	direct := run("direct", fb.directReq, d)
-	run("warmup-pass", fb.passReq, warm)
-	pass1 := run("pass-through", fb.passReq, d)
-	run("warmup-vault", fb.vaultReq, warm)
-	vault := run("vault-forward", fb.vaultReq, d)
-	pass2 := run("pass-through", fb.passReq, d)
-
-	line("direct", direct)
-	line("pass-through-1", pass1)
-	line("vault-forward", vault)
-	line("pass-through-2", pass2)
-	better := func(a, b time.Duration) time.Duration { return min(a, b) }
-	pass := loadgen.Result{
-		Sent: pass1.Sent + pass2.Sent, Errors: pass1.Errors + pass2.Errors,
-		AchievedPerSec: max(pass1.AchievedPerSec, pass2.AchievedPerSec),
-		P50:            better(pass1.P50, pass2.P50), P90: better(pass1.P90, pass2.P90), P99: better(pass1.P99, pass2.P99),
-		P999: better(pass1.P999, pass2.P999), Max: better(pass1.Max, pass2.Max),
+	added := make([]time.Duration, 0, pairs)
+	var addedP50 []time.Duration
+	for i := 1; i <= pairs; i++ {
+		var pass, vault loadgen.Result
+		if i%2 == 1 {
+			pass = run("pass-through", i, fb.passReq, d)
+			vault = run("vault-forward", i, fb.vaultReq, d)
+		} else {
+			vault = run("vault-forward", i, fb.vaultReq, d)
+			pass = run("pass-through", i, fb.passReq, d)
+		}
+		added = append(added, vault.P99-pass.P99)
+		addedP50 = append(addedP50, vault.P50-pass.P50)
+		t.Logf("FORWARD_LATENCY_PAIR pair=%d added_p99_us=%d added_p50_us=%d", i, (vault.P99 - pass.P99).Microseconds(), (vault.P50 - pass.P50).Microseconds())
 	}
-	line("pass-through", pass)
-	added := vault.P99 - pass.P99
+	m, m50 := medianDuration(added), medianDuration(addedP50)
 	result := "met"
-	if added >= time.Millisecond {
+	if m >= time.Millisecond {
 		result = "not_met"
 	}
-	t.Logf("FORWARD_LATENCY_ADDED p99_us=%d p50_us=%d goal_us=1000 result=%s gomaxprocs=%d", added.Microseconds(),
-		(vault.P50 - pass.P50).Microseconds(), result, runtime.GOMAXPROCS(0))
+	t.Logf("FORWARD_LATENCY_ADDED p99_us=%d p50_us=%d pairs=%d goal_us=1000 result=%s gomaxprocs=%d", m.Microseconds(), m50.Microseconds(),
+		pairs, result, runtime.GOMAXPROCS(0))
+}
+
+// medianDuration is the median of ds (the mean of the middle two for an
+// even count). It sorts ds.
+func medianDuration(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	n := len(ds)
+	if n%2 == 1 {
+		return ds[n/2]
+	}
+	return (ds[n/2-1] + ds[n/2]) / 2
 }
