@@ -20,7 +20,7 @@ type Display struct {
 	Scheme   Scheme   // Number.Scheme
 	Label    string   // Number.Last4
 	BIN      string   // Number.BIN: first 8 digits for PANs of 16+, else 6
-	CardType CardType // CardTypeUnknown unless listed in testCardTypes
+	CardType CardType // CardTypeUnknown unless listed in testCards
 }
 
 // Display returns the displayable parts of n; the zero Display (with
@@ -39,10 +39,10 @@ func (n Number) Display() Display {
 
 // CardType is the card's funding type when it is known, else
 // CardTypeUnknown. The product has no BIN database, so today it is known
-// only for the published test cards in testCardTypes.
+// only for the published test cards in testCards.
 func (n Number) CardType() CardType {
 	if n.IsZero() {
 		return CardTypeUnknown
 	}
-	return testCardTypes[string(n.Reveal())] // no allocation: the compiler does not copy for a map lookup
+	return testCards[string(n.Reveal())].Type // no allocation: the compiler does not copy for a map lookup
 }

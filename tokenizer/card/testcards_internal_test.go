@@ -2,9 +2,14 @@ package card
 
 import "testing"
 
-// TestTestCardTypes keeps the table honest: every key is a valid PAN.
-func TestTestCardTypes(t *testing.T) {
-	for pan, ct := range testCardTypes {
+// TestTestCards keeps the table honest: every key is a valid PAN of a
+// known scheme, and every entry says something.
+func TestTestCards(t *testing.T) {
+	for pan, tc := range TestCards() {
+		ct := tc.Type
+		if ct == CardTypeUnknown && tc.NetworkTokenRefusal == "" {
+			t.Errorf("%s...: an entry with nothing to say", pan[:6])
+		}
 		n, err := ParseNumber(pan)
 		if err != nil {
 			t.Errorf("%s...: %v", pan[:6], err)

@@ -29,9 +29,10 @@ var SandboxSchemes = []card.Scheme{card.SchemeVisa, card.SchemeMastercard, card.
 //     number of that scheme; it is never the card number. Its expiry is
 //     three years from the month of provisioning, independent of the card's.
 //     The token reference is "sbx_<scheme>_<32 hex>".
-//   - The cards of the sandbox test table (sandboxFailures in testcards.go,
-//     one Visa card refused as tsp_declined and one Mastercard card as
-//     card_not_eligible) are refused with a *ProvisioningError.
+//   - The test cards with a NetworkTokenRefusal in the product's one
+//     table of test cards (tokenizer/card testcards.go: one Visa card
+//     refused as tsp_declined, one Mastercard card as card_not_eligible)
+//     are refused with a *ProvisioningError.
 //   - Cryptogram returns 20 random bytes in standard base64 (28 characters,
 //     the size of a TAVV or UCAF cryptogram), fresh on every call, with the
 //     ECI a non-authenticated e-commerce token payment carries (visa, amex,
@@ -71,9 +72,8 @@ func (s *Sandbox) Name() string { return "sandbox" }
 
 // Provision implements Provider.
 func (s *Sandbox) Provision(_ context.Context, d CardData) ([]byte, card.Expiry, string, error) {
-	// The map index with string(...) does not copy the number.
-	if f, ok := sandboxFailures[string(d.Number)]; ok {
-		return nil, card.Expiry{}, "", &f
+	if tc, ok := card.LookupTestCard(d.Number); ok && tc.NetworkTokenRefusal != "" {
+		return nil, card.Expiry{}, "", sandboxRefusal(tc.NetworkTokenRefusal)
 	}
 	rng, ok := sandboxRanges[d.Scheme]
 	if !ok || card.DetectScheme(d.Number) != d.Scheme {
@@ -179,4 +179,13 @@ func sandboxScheme(ref string) (card.Scheme, error) {
 		return "", ErrUnknownReference
 	}
 	return card.Scheme(scheme), nil
+}
+
+// sandboxRefusal is the error of a test card the sandbox refuses.
+func sandboxRefusal(reason string) *ProvisioningError {
+	msg := "the token service provider declined to tokenize the card"
+	if reason == ReasonNotEligible {
+		msg = "the card is not eligible for network tokenization"
+	}
+	return &ProvisioningError{Reason: reason, Message: msg}
 }
