@@ -66,14 +66,18 @@ func uuidArray(ids []uuid.UUID) [][16]byte {
 	return out
 }
 
+// auditEventsPage is one page of a merchant account's events, newest
+// first; the index audit_events_merchant_id (migration 006) answers it.
+const auditEventsPage = `
+	SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
+	FROM audit_events
+	WHERE merchant_account_id = $1 AND ($2 = 0 OR id < $2)
+	ORDER BY id DESC LIMIT $3`
+
 // AuditEvents lists a merchant account's events newest first, before the
 // given id (0 for the newest page).
 func (db *DB) AuditEvents(ctx context.Context, merchantAccountID string, beforeID int64, limit int) ([]vaultproxy.AuditEvent, error) {
-	rows, err := db.Pool.Query(ctx, `
-		SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
-		FROM audit_events
-		WHERE merchant_account_id = $1 AND ($2 = 0 OR id < $2)
-		ORDER BY id DESC LIMIT $3`, merchantAccountID, beforeID, limit)
+	rows, err := db.Pool.Query(ctx, auditEventsPage, merchantAccountID, beforeID, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -98,5 +99,72 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 	}
 	if want := []string{"r1", "r2", "r3", "b1"}; !slices.Equal(got, want) {
 		t.Fatalf("stored %v, want %v (in order, each once)", got, want)
+	}
+}
+
+// A page of a merchant account's events is read through an index, however
+// many events other merchant accounts have: the page of a quiet merchant
+// (1% of the events, all older than a busy one's 20,000) touches a handful
+// of buffers, not the table. Before migration 006 the only merchant index
+// could not give id order, and PostgreSQL walked the primary key backwards
+// through all of the busy merchant's events (300 buffers here, growing with
+// the table).
+func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	for _, q := range []string{
+		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'quiet', 'a', 'forward', 'success' FROM generate_series(1, 200)`,
+		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'busy', 'a', 'forward', 'success' FROM generate_series(1, 20000)`,
+		`ANALYZE audit_events`,
+	} {
+		if _, err := db.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const maxBuffers = 12 // an index descent and a heap page or two; the table is ~300 pages
+	cases := []struct {
+		merchant string
+		before   int64
+		want     []int64 // ids of the page
+	}{
+		{"quiet", 0, []int64{200, 199}},
+		{"quiet", 3, []int64{2, 1}},
+		{"busy", 0, []int64{20200, 20199}},
+		{"busy", 10000, []int64{9999, 9998}},
+		{"nobody", 0, nil},
+	}
+	for _, c := range cases {
+		var plan []struct {
+			Plan struct {
+				SharedHit  int `json:"Shared Hit Blocks"`
+				SharedRead int `json:"Shared Read Blocks"`
+			}
+		}
+		var raw []byte
+		if err := db.Pool.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+postgres.AuditEventsPage, c.merchant, c.before, 2).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
+			t.Fatalf("plan %s: %v", raw, err)
+		}
+		if n := plan[0].Plan.SharedHit + plan[0].Plan.SharedRead; n > maxBuffers {
+			t.Errorf("%s before %d: the page touched %d buffers, want at most %d; plan %s", c.merchant, c.before, n, maxBuffers, raw)
+		}
+		events, err := db.AuditEvents(ctx, c.merchant, c.before, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, e := range events {
+			got = append(got, e.ID)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s before %d: ids %v, want %v", c.merchant, c.before, got, c.want)
+		}
 	}
 }
