@@ -14,6 +14,10 @@ bench() { # module package regexp
 }
 
 bench vault-proxy ./vaulting/ 'OpenCached|RawAES|VaultCard|BareInsert'
+# What storing one forward's audit record costs PostgreSQL (its backend's
+# CPU per record): CPU the forward path shares with the database on a
+# machine that runs both (BENCHMARKS.md, issue 5).
+bench vault-proxy ./postgres/ 'ShipAudit'
 bench e2e . 'BenchmarkCore|BenchmarkForwardDirect'
 
 # The forward figure alternates the baseline and /vault-forward in
@@ -63,6 +67,7 @@ awk -v m="$forward_median" -v n="${#pairs[@]}" 'BEGIN { printf "| POST /vault-fo
 awk -v m="$same_median" -v n="${#same[@]}" 'BEGIN { printf "| POST /vault-forward vs a pass-through doing all its non-card work (median of %d pairs; information, not the goal) | | | %.2fx | - | |\n", n, m }'
 ratio "POST /vault-forward vs a direct call to the target (first pair)" ForwardVault ForwardDirect -
 ratio "plain pass-through proxy vs a direct call to the target (first pair)" ForwardPassThrough ForwardDirect -
+awk '$1 ~ /^BenchmarkShipAudit-/ { for (i = 2; i <= NF; i++) if ($(i+1) == "pgCPUus/op") printf "| PostgreSQL CPU to store one forward audit record (batches of 500) | %s us | | | - | |\n", $i }' "$out"
 
 # Latency at a constant 2,000 requests/s (e2e/loadgen: wrk2-style, measured
 # from each request's scheduled start): BENCH_LATENCY_PAIRS (default 3)
