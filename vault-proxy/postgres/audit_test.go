@@ -23,6 +23,17 @@ func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
 	}
 }
 
+// openDB is a new, migrated vault database.
+func openDB(t *testing.T) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), testsupport.NewTestDatabases(t).VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
 // batch is what a spool ships for events after record prev.
 func batch(t *testing.T, prev uint64, events ...vaultproxy.AuditEvent) auditspool.Batch {
 	t.Helper()
@@ -38,12 +49,7 @@ func batch(t *testing.T, prev uint64, events ...vaultproxy.AuditEvent) auditspoo
 // twice, and each spool has its own checkpoint.
 func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := openDB(t)
 	a, b := uuid.New(), uuid.New()
 	tok := uuid.New()
 
@@ -111,12 +117,7 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 // the table).
 func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := openDB(t)
 	for _, q := range []string{
 		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'quiet', 'a', 'forward', 'success' FROM generate_series(1, 200)`,
 		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'busy', 'a', 'forward', 'success' FROM generate_series(1, 20000)`,
