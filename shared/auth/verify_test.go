@@ -11,6 +11,7 @@ import (
 	"crypto/sha512"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 )
 
@@ -397,4 +399,50 @@ func TestKeyRotation(t *testing.T) {
 func signRaw(t *testing.T, input string) string {
 	t.Helper()
 	return input + "." + base64.RawURLEncoding.EncodeToString(es512(t, keyA)([]byte(input)))
+}
+
+// VerifyBytes reads the caller's buffer, which a server reuses for the
+// next request: what it returns and caches must not change when the
+// buffer does, and it must judge exactly as Verify does.
+func TestVerifyBytesKeepsNothingOfTheBuffer(t *testing.T) {
+	v := newVerifier(t, auth.Config{})
+	tok := mustMint(t, []string{"vault-forward.write"}, time.Hour, []string{"acme"})
+	buf := []byte("Bearer " + tok)
+	p, err := v.VerifyBytes(context.Background(), buf, t0.Add(time.Minute)) // a miss: parsed and cached
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *p
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	if !slices.Equal(p.Scopes, []string{"vault-forward.write"}) || p.TokenID != want.TokenID || p.TokenID == "" {
+		t.Fatalf("the principal changed with the buffer: %+v", p)
+	}
+	buf = append(buf[:0], "Bearer "+tok...)
+	again, err := v.VerifyBytes(context.Background(), buf, t0.Add(2*time.Minute)) // a hit
+	if err != nil || again.TokenID != want.TokenID || !slices.Equal(again.MerchantAccountIDs, []string{"acme"}) {
+		t.Fatalf("cached principal: %+v, %v", again, err)
+	}
+	for _, tc := range []struct {
+		header string
+		status int
+	}{
+		{"", 401},
+		{"Basic " + tok, 401},
+		{"Bearer " + tok[:len(tok)-2], 401},
+	} {
+		_, errS := v.Verify(context.Background(), tc.header, t0.Add(time.Minute))
+		_, errB := v.VerifyBytes(context.Background(), []byte(tc.header), t0.Add(time.Minute))
+		if errS == nil || errB == nil || errS.Error() != errB.Error() {
+			t.Errorf("%.20q: Verify %v, VerifyBytes %v", tc.header, errS, errB)
+		}
+		var ae *apierror.Error
+		if !errors.As(errB, &ae) || ae.Status != tc.status {
+			t.Errorf("%.20q: %v, want status %d", tc.header, errB, tc.status)
+		}
+	}
+	if _, err := v.VerifyBytes(context.Background(), buf, t0.Add(2*time.Hour)); err == nil {
+		t.Fatal("an expired cached token passed")
+	}
 }

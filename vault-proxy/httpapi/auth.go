@@ -33,7 +33,7 @@ func (a *Authenticator) Authorize(ctx *fasthttp.RequestCtx, scope string) (Calle
 	if a.Now != nil {
 		now = a.Now
 	}
-	p, err := a.Verifier.Verify(ctx, string(ctx.Request.Header.Peek("Authorization")), now())
+	p, err := a.Verifier.VerifyBytes(ctx, ctx.Request.Header.Peek("Authorization"), now())
 	if err != nil {
 		return Caller{}, err
 	}
