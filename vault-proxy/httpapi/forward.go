@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,9 +64,7 @@ var forbiddenForwardHeaders = map[string]bool{
 
 var forwardHeaderPrefix = []byte("x-vault-forward-")
 
-var forwardMethods = map[string]bool{
-	fasthttp.MethodGet: true, fasthttp.MethodPost: true, fasthttp.MethodPut: true, fasthttp.MethodPatch: true, fasthttp.MethodDelete: true,
-}
+var forwardMethods = []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}
 
 // Forward serves the merchant-facing POST /vault-forward: a request built
 // by the merchant with {{ CARD_* }} placeholders, sent once to a third
@@ -87,7 +86,7 @@ type Forward struct {
 type forwardInput struct {
 	url     *url.URL
 	method  string
-	header  fasthttp.RequestHeader
+	header  *fasthttp.RequestHeader // nil when no x-vault-forward-header-* was sent
 	tokens  []uuid.UUID
 	auths   []uuid.UUID
 	timeout time.Duration
@@ -95,6 +94,17 @@ type forwardInput struct {
 	authIDs []string
 	rawURL  string
 }
+
+// The x-vault-forward-* header names after the common prefix, as bytes:
+// parseForward compares them without lower-casing a copy of every header.
+var (
+	forwardURLSuffix            = []byte(HeaderForwardURL[len("x-vault-forward-"):])
+	forwardMethodSuffix         = []byte(HeaderForwardMethod[len("x-vault-forward-"):])
+	forwardPaymentMethodsSuffix = []byte(HeaderForwardPaymentMethods[len("x-vault-forward-"):])
+	forwardAuthsSuffix          = []byte(HeaderForwardAuthentications[len("x-vault-forward-"):])
+	forwardTimeoutSuffix        = []byte(HeaderForwardTimeout[len("x-vault-forward-"):])
+	forwardHeaderSuffix         = []byte(HeaderForwardHeaderPrefix[len("x-vault-forward-"):])
+)
 
 // parseForward reads and checks every x-vault-forward-* header. Unknown
 // x-vault-forward-* headers are refused (a misspelt one would otherwise be
@@ -111,37 +121,40 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 		if len(k) < len(forwardHeaderPrefix) || !bytes.EqualFold(k[:len(forwardHeaderPrefix)], forwardHeaderPrefix) {
 			continue // the request's own headers: most of them, and never copied
 		}
-		name := strings.ToLower(string(k))
-		val := string(v)
+		rest := k[len(forwardHeaderPrefix):]
 		switch {
-		case name == HeaderForwardURL:
-			rawURL, seenURL = strings.TrimSpace(val), true
-		case name == HeaderForwardMethod:
-			m := strings.ToUpper(strings.TrimSpace(val))
-			if !forwardMethods[m] {
-				bad(name, "must be one of GET, POST, PUT, PATCH, DELETE", "value_error.enum")
+		case bytes.EqualFold(rest, forwardURLSuffix):
+			rawURL, seenURL = string(bytes.TrimSpace(v)), true
+		case bytes.EqualFold(rest, forwardMethodSuffix):
+			m, ok := forwardMethod(bytes.TrimSpace(v))
+			if !ok {
+				bad(HeaderForwardMethod, "must be one of GET, POST, PUT, PATCH, DELETE", "value_error.enum")
 			}
 			in.method = m
-		case name == HeaderForwardPaymentMethods:
-			tokens, seenTokens = val, true
-		case name == HeaderForwardAuthentications:
-			auths, seenAuths = val, true
-		case name == HeaderForwardTimeout:
-			n, err := strconv.Atoi(strings.TrimSpace(val))
+		case bytes.EqualFold(rest, forwardPaymentMethodsSuffix):
+			tokens, seenTokens = string(v), true
+		case bytes.EqualFold(rest, forwardAuthsSuffix):
+			auths, seenAuths = string(v), true
+		case bytes.EqualFold(rest, forwardTimeoutSuffix):
+			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
 			if err != nil || n < 1 || n > forwardTimeoutMaxWhole {
-				bad(name, "must be a whole number of seconds from 1 to 60", "value_error.number")
+				bad(HeaderForwardTimeout, "must be a whole number of seconds from 1 to 60", "value_error.number")
 				continue
 			}
 			in.timeout = time.Duration(n) * time.Second
-		case strings.HasPrefix(name, HeaderForwardHeaderPrefix):
+		case len(rest) >= len(forwardHeaderSuffix) && bytes.EqualFold(rest[:len(forwardHeaderSuffix)], forwardHeaderSuffix):
+			name := strings.ToLower(string(k))
 			target := name[len(HeaderForwardHeaderPrefix):]
 			if target == "" || forbiddenForwardHeaders[target] || strings.HasPrefix(target, "x-vault-forward-") {
 				bad(name, "this header cannot be forwarded", "value_error.header.forbidden")
 				continue
 			}
-			in.header.Add(target, val)
+			if in.header == nil {
+				in.header = new(fasthttp.RequestHeader)
+			}
+			in.header.AddBytesV(target, v)
 		default:
-			bad(name, "unknown x-vault-forward header", "value_error.extra")
+			bad(strings.ToLower(string(k)), "unknown x-vault-forward header", "value_error.extra")
 		}
 	}
 
@@ -179,21 +192,35 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 	return in, nil
 }
 
-// parseIDs reads a comma-separated list of 1..max UUIDs.
+// forwardMethod returns the canonical method named by v, in any case.
+func forwardMethod(v []byte) (string, bool) {
+	for _, m := range forwardMethods {
+		if bytes.EqualFold(v, []byte(m)) {
+			return m, true
+		}
+	}
+	return strings.ToUpper(string(v)), false
+}
+
+// parseIDs reads a comma-separated list of 1..max UUIDs, each exactly 36
+// characters with spaces around it allowed.
 func parseIDs(s string, max int, distinct bool) ([]uuid.UUID, bool) {
-	parts := strings.Split(s, ",")
-	if len(parts) == 0 || len(parts) > max {
+	n := strings.Count(s, ",") + 1
+	if n > max {
 		return nil, false
 	}
-	out := make([]uuid.UUID, 0, len(parts))
-	seen := map[uuid.UUID]bool{}
-	for _, p := range parts {
-		p = strings.TrimSpace(p)
-		id, err := uuid.Parse(p)
-		if err != nil || len(p) != 36 || (distinct && seen[id]) {
+	out := make([]uuid.UUID, 0, n)
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if len(part) != 36 {
 			return nil, false
 		}
-		seen[id] = true
+		id, err := uuid.Parse(part)
+		// A linear search: distinct lists (authentication methods) hold at
+		// most MaxForwardAuths ids.
+		if err != nil || (distinct && slices.Contains(out, id)) {
+			return nil, false
+		}
 		out = append(out, id)
 	}
 	return out, true
@@ -318,7 +345,7 @@ func (h *Forward) Handle(fctx *fasthttp.RequestCtx) error {
 	}
 	_, err = h.Engine.Send(ctx, forward.Request{
 		Caller: caller, Action: "forward", Purpose: "vault-forward", Method: in.method, URL: in.url,
-		Header: &in.header, ContentType: in.ctype, Body: body, Tokens: in.tokens, Audit: audit,
+		Header: in.header, ContentType: in.ctype, Body: body, Tokens: in.tokens, Audit: audit,
 	}, resp, func(cctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		now := time.Now
 		if h.Now != nil {

@@ -16,7 +16,6 @@ package substitute
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"net/url"
 	"strconv"
 	"strings"
@@ -235,21 +234,26 @@ const (
 	Form
 )
 
-// EncodingFor picks the escaping from a Content-Type header value.
+// EncodingFor picks the escaping from a Content-Type header value. Only
+// the media type decides; its parameters are not parsed, so a malformed
+// parameter (application/json; charset) still gets JSON escaping rather
+// than raw insertion into what is a JSON document.
 func EncodingFor(contentType string) Encoding {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(contentType))
-	}
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
 	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+	case strings.EqualFold(mt, "application/json") || hasSuffixFold(mt, "+json"):
 		return JSON
-	case mt == "application/xml" || mt == "text/xml" || strings.HasSuffix(mt, "+xml"):
+	case strings.EqualFold(mt, "application/xml") || strings.EqualFold(mt, "text/xml") || hasSuffixFold(mt, "+xml"):
 		return XML
-	case mt == "application/x-www-form-urlencoded":
+	case strings.EqualFold(mt, "application/x-www-form-urlencoded"):
 		return Form
 	}
 	return Plain
+}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }
 
 // Resolver returns the value for one placeholder. It may return (nil, err)

@@ -202,6 +202,11 @@ func TestEncodingFor(t *testing.T) {
 		"text/plain":                        Plain,
 		"":                                  Plain,
 		"garbage;;;":                        Plain,
+		"application/json; charset":         JSON, // a bad parameter does not demote JSON to raw text
+		" Application/Problem+JSON ":        JSON,
+		"text/XML;":                         XML,
+		"application/x-www-form-urlencoded;charset=utf-8": Form,
+		"application/jsonp": Plain,
 	} {
 		if got := EncodingFor(ct); got != want {
 			t.Errorf("EncodingFor(%q) = %v, want %v", ct, got, want)
