@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/payorch/shared/logging/panscan"
 )
@@ -29,7 +33,8 @@ type redactingHandler struct {
 	inner slog.Handler
 	// all is set once a group with a sensitive name has been opened: every
 	// attribute added inside it is a secret too.
-	all bool
+	all  bool
+	keys *keyMemo // shared by every handler derived from this one
 }
 
 // NewRedactingHandler wraps inner so that no card number (see ContainsPAN)
@@ -51,7 +56,7 @@ func NewRedactingHandler(inner slog.Handler) slog.Handler {
 	if h, ok := inner.(*redactingHandler); ok {
 		return h
 	}
-	return &redactingHandler{inner: inner}
+	return &redactingHandler{inner: inner, keys: &keyMemo{}}
 }
 
 func (h *redactingHandler) Enabled(ctx context.Context, level slog.Level) bool {
@@ -61,7 +66,7 @@ func (h *redactingHandler) Enabled(ctx context.Context, level slog.Level) bool {
 func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 	out := slog.NewRecord(r.Time, r.Level, panscan.Redact(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a, h.all, 0))
+		out.AddAttrs(h.keys.redactAttr(a, h.all, 0))
 		return true
 	})
 	return h.inner.Handle(ctx, out)
@@ -70,9 +75,9 @@ func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	out := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
-		out[i] = redactAttr(a, h.all, 0)
+		out[i] = h.keys.redactAttr(a, h.all, 0)
 	}
-	return &redactingHandler{inner: h.inner.WithAttrs(out), all: h.all}
+	return &redactingHandler{inner: h.inner.WithAttrs(out), all: h.all, keys: h.keys}
 }
 
 func (h *redactingHandler) WithGroup(name string) slog.Handler {
@@ -82,42 +87,44 @@ func (h *redactingHandler) WithGroup(name string) slog.Handler {
 	return &redactingHandler{
 		inner: h.inner.WithGroup(panscan.Redact(name)),
 		all:   h.all || IsSensitiveKey(name),
+		keys:  h.keys,
 	}
 }
 
-func redactAttr(a slog.Attr, all bool, depth int) slog.Attr {
-	key := panscan.Redact(a.Key)
-	if all || IsSensitiveKey(a.Key) {
+func (km *keyMemo) redactAttr(a slog.Attr, all bool, depth int) slog.Attr {
+	v := km.judge(a.Key)
+	key := v.key
+	if all || v.secret {
 		// An inline group (empty key) has no name to judge; its members are
 		// judged by their own keys, or are all secret inside a secret group.
 		if a.Key == "" && a.Value.Kind() == slog.KindGroup {
-			return slog.Attr{Key: key, Value: redactGroup(a.Value, all, depth)}
+			return slog.Attr{Key: key, Value: km.redactGroup(a.Value, all, depth)}
 		}
 		// The value is not even resolved: a LogValue of a secret has
 		// nothing to show and might have side effects.
 		return slog.String(key, SecretReplacement)
 	}
-	return slog.Attr{Key: key, Value: redactValue(a.Value.Resolve(), all, depth)}
+	return slog.Attr{Key: key, Value: km.redactValue(a.Value.Resolve(), all, depth)}
 }
 
-func redactGroup(v slog.Value, all bool, depth int) slog.Value {
+func (km *keyMemo) redactGroup(v slog.Value, all bool, depth int) slog.Value {
 	if depth >= maxDepth {
 		return slog.StringValue("[TOO DEEP]")
 	}
 	members := v.Group()
 	out := make([]slog.Attr, len(members))
 	for i, m := range members {
-		out[i] = redactAttr(m, all, depth+1)
+		out[i] = km.redactAttr(m, all, depth+1)
 	}
 	return slog.GroupValue(out...)
 }
 
-func redactValue(v slog.Value, all bool, depth int) slog.Value {
+func (km *keyMemo) redactValue(v slog.Value, all bool, depth int) slog.Value {
 	switch v.Kind() {
 	case slog.KindString:
 		return slog.StringValue(panscan.Redact(v.String()))
 	case slog.KindGroup:
-		return redactGroup(v, all, depth)
+		return km.redactGroup(v, all, depth)
 	case slog.KindInt64:
 		return intValue(v, v.Int64())
 	case slog.KindDuration:
@@ -194,4 +201,57 @@ func formatAny(x any) string {
 func isByteSequence(rv reflect.Value) bool {
 	k := rv.Kind()
 	return (k == reflect.Slice || k == reflect.Array) && rv.Type().Elem().Kind() == reflect.Uint8
+}
+
+// keyMemo remembers the verdict on attribute keys. A service logs with a
+// few dozen constant keys, and judging one (IsSensitiveKey, then a card
+// number scan of the key itself) costs more than writing its value; every
+// request's access line would pay for it five times. The table is
+// replaced, never changed, so reads take no lock; it stops growing at
+// maxMemoKeys, past which keys built at run time are judged every time.
+type keyMemo struct {
+	mu    sync.Mutex // serialises writers
+	table atomic.Pointer[map[string]keyVerdict]
+}
+
+type keyVerdict struct {
+	key    string // the key as written: card numbers in it replaced
+	secret bool   // IsSensitiveKey
+}
+
+const maxMemoKeys = 256
+
+func (km *keyMemo) judge(key string) keyVerdict {
+	if km == nil {
+		return keyVerdict{key: panscan.Redact(key), secret: IsSensitiveKey(key)}
+	}
+	if t := km.table.Load(); t != nil {
+		if v, ok := (*t)[key]; ok {
+			return v
+		}
+	}
+	v := keyVerdict{key: panscan.Redact(key), secret: IsSensitiveKey(key)}
+	if v.key != key {
+		return v // a key holding a card number is not kept, even in memory
+	}
+	km.mu.Lock()
+	defer km.mu.Unlock()
+	old := km.table.Load()
+	if old != nil && len(*old) >= maxMemoKeys {
+		return v
+	}
+	next := make(map[string]keyVerdict, 1+lenOf(old))
+	if old != nil {
+		maps.Copy(next, *old)
+	}
+	next[strings.Clone(key)] = v
+	km.table.Store(&next)
+	return v
+}
+
+func lenOf(m *map[string]keyVerdict) int {
+	if m == nil {
+		return 0
+	}
+	return len(*m)
 }

@@ -253,3 +253,38 @@ func BenchmarkJSONHandlerBaseline(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// The key memo gives every logger derived from one handler the verdict a
+// fresh judgement would, however often a key is logged, keeps no key that
+// holds a card number, and stops growing at its bound.
+func TestRedactingHandlerKeyMemo(t *testing.T) {
+	var buf bytes.Buffer
+	l := New(&buf, slog.LevelDebug).With("service", "test")
+	pan := testPANs[0]
+	for range 3 { // the first call judges, the later ones read the memo
+		buf.Reset()
+		l.WithGroup("g").Info("m", "password", "hunter2", "path", "/x", "k"+pan, "v")
+		line := buf.String()
+		if strings.Contains(line, "hunter2") || strings.Contains(line, pan) || !strings.Contains(line, `"path":"/x"`) ||
+			!strings.Contains(line, `"password":"`+SecretReplacement+`"`) {
+			t.Fatalf("line: %s", line)
+		}
+	}
+	var km keyMemo
+	for i := range maxMemoKeys + 50 {
+		km.judge(fmt.Sprintf("key_%d", i))
+	}
+	km.judge("k" + pan)
+	table := *km.table.Load()
+	if len(table) != maxMemoKeys {
+		t.Fatalf("memo holds %d keys, want the bound %d", len(table), maxMemoKeys)
+	}
+	for k := range table {
+		if strings.Contains(k, pan) {
+			t.Fatalf("memo kept a key with a card number")
+		}
+	}
+	if v := km.judge("api_key"); !v.secret || v.key != "api_key" {
+		t.Fatalf("past the bound: %+v", v)
+	}
+}
