@@ -46,7 +46,7 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 		return nil, err
 	}
 	if err := s.loadCheckpoint(); err != nil {
-		_ = s.active.Close()
+		_ = s.seal()
 		_ = unlock(lock)
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func unlock(f *os.File) error {
 	return f.Close() // closing the descriptor releases the flock
 }
 
-// load reads the id and the segments, checks them, and opens the newest
+// load reads the id and the segments, checks them, and maps the newest
 // for appending.
 func (s *Spool) load() error {
 	id, err := readOrCreateID(s.dir)
@@ -103,17 +103,30 @@ func (s *Spool) load() error {
 	if len(segs) == 0 {
 		segs = []*segment{{first: 1, path: filepath.Join(s.dir, segmentName(1))}}
 	}
-	tail := segs[len(segs)-1]
-	f, err := os.OpenFile(tail.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("auditspool: %w", err)
-	}
-	s.active, s.segments, s.nextSeq = f, segs, next
+	s.segments, s.nextSeq = segs, next
 	s.written.Store(next - 1)
+	return s.reopen()
+}
+
+// reopen maps the newest segment to append after its frames. A disk too
+// full to reserve it does not stop the start: the spool refuses records,
+// and Writable reveals nothing, until a probe finds room (shipping the
+// backlog frees some). Called by load, before the spool is shared.
+func (s *Spool) reopen() error {
+	tail := s.segments[len(s.segments)-1]
+	err := s.mapSegment(tail, false, max(s.opts.SegmentSize, tail.size))
+	if err == nil || s.broken != nil || !diskFull(err) {
+		return err
+	}
+	s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval)})
+	s.opts.Log.Error("audit spool: no room to reserve a segment; card data is not revealed until there is", "err", err)
 	return nil
 }
 
-// check scans seg's frames, setting seg.size and seg.last. A torn tail is
+// check scans seg's frames, setting seg.size and seg.last, and cuts the
+// file back to them. What follows the frames may be zeros: the reserved
+// space of a segment that was not sealed (vault-proxy or the machine
+// stopped), which is the end of the data. Anything else is a torn frame,
 // cut off in the newest segment and an error in any other.
 func (s *Spool) check(seg *segment, newest bool) error {
 	b, err := os.ReadFile(seg.path)
@@ -128,20 +141,25 @@ func (s *Spool) check(seg *segment, newest bool) error {
 			err = fmt.Errorf("record %d where %d was expected", seq, want)
 		}
 		if err != nil || n == 0 {
-			if !newest {
-				return fmt.Errorf("auditspool: segment %s is damaged at byte %d; its later records cannot be read (move the file aside to start without them)", filepath.Base(seg.path), off)
-			}
-			if err := os.Truncate(seg.path, int64(off)); err != nil {
-				return fmt.Errorf("auditspool: cut torn tail: %w", err)
-			}
-			s.opts.Log.Warn("audit spool: dropped a torn record at the end of the newest segment (the machine stopped in mid-write)",
-				"segment", filepath.Base(seg.path), "bytes", len(b)-off)
 			break
 		}
 		seg.last, want = seq, seq+1
 		off += n
 	}
 	seg.size = int64(off)
+	if off == len(b) {
+		return nil
+	}
+	if !allZero(b[off:]) {
+		if !newest {
+			return fmt.Errorf("auditspool: segment %s is damaged at byte %d; its later records cannot be read (move the file aside to start without them)", filepath.Base(seg.path), off)
+		}
+		s.opts.Log.Warn("audit spool: dropped a torn record at the end of the newest segment (vault-proxy or the machine stopped in mid-write)",
+			"segment", filepath.Base(seg.path), "bytes", len(b)-off)
+	}
+	if err := os.Truncate(seg.path, int64(off)); err != nil {
+		return fmt.Errorf("auditspool: cut the end of segment %s: %w", filepath.Base(seg.path), err)
+	}
 	return nil
 }
 

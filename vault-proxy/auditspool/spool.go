@@ -1,20 +1,30 @@
 // Package auditspool takes vault-proxy's audit trail off the request path
-// without losing a record. Record appends the event to a local,
-// checksummed, append-only file with one write(2) and returns; a shipper
-// goroutine moves the records into the vault database in batches, each
-// batch committed together with the spool's checkpoint, so every record
-// reaches the table exactly once, across crashes and restarts of either
-// side.
+// without losing a record. Record copies the checksummed event into a
+// local, append-only segment file that is mapped into memory and returns:
+// no system call on the request path, but for those that start a new
+// segment every SegmentSize bytes. A shipper goroutine moves the records
+// into the vault database in batches, each batch committed together with
+// the spool's checkpoint, so every record reaches the table exactly once,
+// across crashes and restarts of either side.
 //
 // What a returned Record guarantees: the record is in the kernel's page
-// cache. It survives a crash of vault-proxy (the next start ships it) and
-// any outage of PostgreSQL (the spool grows on disk until the database is
-// back). Only a crash of the machine itself can lose the records not yet
-// shipped, which in normal operation are those of the last few
-// milliseconds; a torn last record is detected by its checksum and
-// dropped at the next start. This is the guarantee Vault's own file audit
-// device gives, and the trade-off is recorded in SECURITY.md ("Audit log
-// durability").
+// cache (the mapping is shared, so the copy is the file's page, exactly
+// as after a write(2)). It survives a crash of vault-proxy (the next start
+// ships it) and any outage of PostgreSQL (the spool grows on disk until
+// the database is back). Only a crash of the machine itself can lose the
+// records not yet shipped, which in normal operation are those of the
+// last few milliseconds; a torn last record (one cut short by the crash)
+// is detected by its checksum and dropped at the next start. This is the
+// guarantee Vault's own file audit device gives, and the trade-off is
+// recorded in SECURITY.md ("Audit log durability").
+//
+// A store into a mapped file whose disk is full kills the process with
+// SIGBUS instead of failing, so each segment's disk blocks are reserved
+// (fallocate) when it is started: a full disk shows as a record refused
+// at a segment boundary, and the space the mapping writes to is already
+// the file's. A sealed segment is cut back to its whole frames; the
+// newest may end in reserved zeros after a crash, which the next start
+// reads as the end of its data.
 package auditspool
 
 import (
@@ -84,8 +94,11 @@ var ErrClosed = errors.New("auditspool: closed")
 
 // Options tune a spool; the zero value is the production setting.
 type Options struct {
-	SegmentSize int64 // a segment file is sealed past this size (default 8 MiB)
-	BatchSize   int   // records per shipped batch (default 500)
+	// SegmentSize is the space reserved for a segment file (default
+	// 8 MiB); a record that does not fit in what is left starts the next
+	// segment. A record larger than this gets a segment of its own size.
+	SegmentSize int64
+	BatchSize   int // records per shipped batch (default 500)
 	// Linger is how long the shipper waits for a batch to fill before it
 	// ships a partial one (default 20 ms; a negative value ships at once).
 	// Records are durable in the spool while they wait; what it saves is
@@ -96,7 +109,8 @@ type Options struct {
 	RetryMax     time.Duration // longest back-off (default 5 s)
 	DrainTimeout time.Duration // how long Close keeps shipping (default 10 s)
 	// ProbeInterval is how often Writable checks again whether a spool
-	// whose last write failed (a full disk) can write (default 1 s).
+	// that could not reserve its next segment (a full disk) can now
+	// (default 1 s).
 	ProbeInterval time.Duration
 	Now           func() time.Time
 	Log           *slog.Logger
@@ -140,8 +154,12 @@ type Spool struct {
 	opts Options
 	lock *os.File // holds the directory's flock while open
 
-	mu       sync.Mutex // the writer side: everything below up to written
-	active   *os.File
+	mu sync.Mutex // the writer side: everything below up to written
+	// file and mem are the active segment, the last of segments, and its
+	// shared mapping, len(mem) bytes; nil when no segment is mapped (after
+	// a failed reservation, and once closed).
+	file     *os.File
+	mem      []byte
 	segments []*segment // oldest first; the last one is being written
 	nextSeq  uint64
 	closed   bool
@@ -149,8 +167,8 @@ type Spool struct {
 	// unwritable mirrors closed and broken for Writable, which every
 	// reveal calls: it must not take mu.
 	unwritable atomic.Pointer[error]
-	// failing is set by a write that failed and was undone (a full disk):
-	// Writable refuses until a probe finds the disk writable again.
+	// failing is set by a segment that could not be reserved (a full
+	// disk): Writable refuses until a probe reserves one.
 	failing atomic.Pointer[failure]
 
 	written atomic.Uint64 // last sequence number whose frame is complete on disk
@@ -166,10 +184,12 @@ type Spool struct {
 	done chan struct{}
 }
 
-// failure is a write that failed, and when Writable may probe again.
+// failure is a reservation that failed, and when Writable may probe
+// again.
 type failure struct {
 	err   error
 	probe time.Time
+	need  int64 // the frame that needed the segment
 }
 
 // segment is one file, named after the sequence number of its first record.
@@ -208,24 +228,24 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	seq := s.nextSeq
 	sealFrame(fr.b, seq)
 	seg := s.segments[len(s.segments)-1]
-	if seg.size >= s.opts.SegmentSize {
-		seg, err = s.roll(seq)
-	}
-	if err == nil {
-		err = s.append(seg, fr.b)
+	n := int64(len(fr.b))
+	if seg.size+n > int64(len(s.mem)) {
+		seg, err = s.roll(seq, n)
 	}
 	if err != nil {
-		s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval)})
+		s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval), need: n})
 		s.mu.Unlock()
 		s.opts.Log.Error("audit spool: a record could not be written; card data is not revealed until the spool can write again",
 			"action", e.Action, "request_id", e.RequestID, "err", err)
 		return err
 	}
+	copy(s.mem[seg.size:], fr.b)
+	seg.size += n
 	seg.last = seq
 	s.nextSeq++
 	s.written.Store(seq)
 	if s.failing.Load() != nil {
-		s.failing.Store(nil) // the disk took this record: it is writable
+		s.failing.Store(nil) // a segment was reserved for this record: there is room
 	}
 	s.mu.Unlock()
 
@@ -236,36 +256,31 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	return nil
 }
 
-// append writes one frame to seg (the active segment). A failed or short
-// write is cut off again so the file stays a sequence of whole frames; if
-// even that fails the spool stops taking records rather than write after
-// a hole.
-func (s *Spool) append(seg *segment, b []byte) error {
-	n, err := s.active.Write(b)
-	if err == nil {
-		seg.size += int64(n)
-		return nil
+// roll seals the active segment and maps one whose first record is seq,
+// with room for at least need bytes. The segment is sealed first, so that
+// no crash leaves a newer segment beside an older one still holding its
+// reserved tail. An empty tail (a new directory, a reservation that
+// failed, a frame larger than the space) is reserved again under its own
+// name rather than followed by a second segment starting at the same
+// record. A failure leaves no segment mapped, and the next record (or
+// probe) tries again. Called with mu held.
+func (s *Spool) roll(seq uint64, need int64) (*segment, error) {
+	if err := s.seal(); err != nil {
+		// Its reserved tail stays on disk, which load reads as the end of
+		// its frames.
+		s.opts.Log.Warn("audit spool: a full segment could not be sealed", "err", err)
 	}
-	if n > 0 {
-		if terr := s.active.Truncate(seg.size); terr != nil {
-			s.setBroken(fmt.Errorf("auditspool: segment %s is damaged after a failed write (%v) and could not be repaired: %w", filepath.Base(seg.path), err, terr))
-			s.opts.Log.Error("audit spool stopped taking records", "segment", filepath.Base(seg.path), "err", s.broken)
-		}
+	seg := s.segments[len(s.segments)-1]
+	fresh := seg.size > 0
+	if fresh {
+		seg = &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
 	}
-	return fmt.Errorf("auditspool: write: %w", err)
-}
-
-// roll seals the active segment and starts a new one whose first record
-// is seq. Called with mu held.
-func (s *Spool) roll(seq uint64) (*segment, error) {
-	seg := &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
-	f, err := os.OpenFile(seg.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("auditspool: new segment: %w", err)
+	if err := s.mapSegment(seg, fresh, max(s.opts.SegmentSize, need)); err != nil {
+		return nil, err
 	}
-	_ = s.active.Close()
-	s.active = f
-	s.segments = append(s.segments, seg)
+	if fresh {
+		s.segments = append(s.segments, seg)
+	}
 	return seg, nil
 }
 
@@ -273,8 +288,8 @@ func (s *Spool) roll(seq uint64) (*segment, error) {
 // Callers that are about to reveal card data check it first, so a broken
 // audit trail stops detokenization instead of letting it go unrecorded.
 //
-// After a failed write it refuses until a probe (at most every
-// ProbeInterval) finds that the active segment can grow again.
+// After a segment could not be reserved it refuses until a probe (at most
+// every ProbeInterval) reserves one.
 func (s *Spool) Writable() error {
 	if p := s.unwritable.Load(); p != nil {
 		return *p
@@ -288,16 +303,22 @@ func (s *Spool) Writable() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed // a probe now would map a segment Close has sealed
+	}
+	if s.broken != nil {
+		return s.broken
+	}
 	// Another caller may have probed, or a record been written, meanwhile.
 	if f = s.failing.Load(); f == nil {
 		return nil
 	} else if s.opts.Now().Before(f.probe) {
 		return f.err
 	}
-	if err := s.probe(s.segments[len(s.segments)-1]); err != nil {
+	if err := s.probe(f.need); err != nil {
 		err = fmt.Errorf("auditspool: still cannot write: %w", err)
 		if s.broken == nil {
-			s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval)})
+			s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval), need: f.need})
 		}
 		return err
 	}
@@ -306,20 +327,15 @@ func (s *Spool) Writable() error {
 	return nil
 }
 
-// probeBytes is how much a probe writes: room for a run of records, so
-// that those it lets through find the space it found.
-const probeBytes = 64 << 10
-
-// probe appends probeBytes of zeros to the active segment and cuts them
-// off again: a test that fails exactly as a record's write would (a full
-// disk, a file size limit, an I/O error). Zeros left by a crash in between
-// are a torn tail, cut off at the next start. Called with mu held.
-func (s *Spool) probe(seg *segment) error {
-	_, err := s.active.Write(make([]byte, probeBytes))
-	if terr := s.active.Truncate(seg.size); terr != nil {
-		s.setBroken(fmt.Errorf("auditspool: segment %s could not be cut back after a probe: %w", filepath.Base(seg.path), terr))
-		return s.broken
+// probe tries what failed: reserving the segment for the next record, for
+// a frame of need bytes. One that succeeds is kept as the active segment;
+// it starts at the next sequence number, so none is skipped. Called with
+// mu held.
+func (s *Spool) probe(need int64) error {
+	if s.file != nil {
+		return nil
 	}
+	_, err := s.roll(s.nextSeq, need)
 	return err
 }
 
@@ -391,7 +407,7 @@ func (s *Spool) Close() error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	err := s.active.Close()
+	err := s.seal()
 	if n := s.Backlog(); n > 0 {
 		s.opts.Log.Warn("audit spool closed with records not yet in the database; the next start ships them", "records", n)
 	}

@@ -531,9 +531,10 @@ func TestShipperBatchesButFlushDoesNotWait(t *testing.T) {
 // A full disk stops the spool taking records and makes Writable refuse, so
 // no card is revealed unrecorded; once there is room again a probe finds
 // it and records are taken again. A child process plays the full disk with
-// its own file size limit (RLIMIT_FSIZE), which fails a write just as a
-// full filesystem does. Every record acknowledged before and after is
-// shipped once, and the refused one is not.
+// its own file size limit (RLIMIT_FSIZE), which fails the reservation of
+// the next segment just as a full filesystem does, then restarts the
+// spool on the full disk. Every record acknowledged before and after is
+// shipped once, and the refused ones are not.
 func TestFullDiskRefusesUntilThereIsRoom(t *testing.T) {
 	if dir := os.Getenv("AUDITSPOOL_FULLDISK_DIR"); dir != "" {
 		fullDiskChild(dir)
@@ -555,7 +556,7 @@ func TestFullDiskRefusesUntilThereIsRoom(t *testing.T) {
 	defer s.Close()
 	flush(t, s)
 	wantExactlyOnce(t, db, acked)
-	if !slices.Contains(acked, "after-room") {
+	if !slices.Contains(acked, "after-room") || !slices.Contains(acked, "after-restart") {
 		t.Fatalf("no record was taken after the disk had room again: %v", acked)
 	}
 }
@@ -565,7 +566,11 @@ func fullDiskChild(dir string) {
 		fmt.Printf("FAIL "+format+"\n", args...)
 		os.Exit(0)
 	}
-	s, err := auditspool.Open(dir, refusing{}, auditspool.Options{ProbeInterval: 20 * time.Millisecond, DrainTimeout: time.Millisecond})
+	// Segments are reserved whole when they start, so the disk is full
+	// when the next one cannot be: small ones make that happen soon.
+	const segSize = 4 << 10
+	opts := auditspool.Options{SegmentSize: segSize, ProbeInterval: 20 * time.Millisecond, DrainTimeout: time.Millisecond}
+	s, err := auditspool.Open(dir, refusing{}, opts)
 	if err != nil {
 		fail("open: %v", err)
 	}
@@ -586,7 +591,12 @@ func fullDiskChild(dir string) {
 		fail("getrlimit: %v", err)
 	}
 	full := lim
-	full.Cur = uint64(fileSize(dir) + 1500) // room for a few more records
+	// No room for another segment; the active one, already reserved, has
+	// room for a few more records.
+	full.Cur = segSize - 1
+	if fileSize(dir) != segSize {
+		fail("the active segment is %d bytes, want %d reserved", fileSize(dir), segSize)
+	}
 	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &full); err != nil {
 		fail("setrlimit: %v", err)
 	}
@@ -616,6 +626,33 @@ func fullDiskChild(dir string) {
 	}
 	if err := record("after-room"); err != nil {
 		fail("record once there is room: %v", err)
+	}
+	_ = s.Close()
+
+	// A restart on a full disk: the newest segment cannot be reserved
+	// again. The spool opens (to ship its backlog) but takes nothing until
+	// there is room.
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &full); err != nil {
+		fail("setrlimit: %v", err)
+	}
+	if s, err = auditspool.Open(dir, refusing{}, opts); err != nil {
+		fail("open on a full disk: %v", err)
+	}
+	if s.Writable() == nil {
+		fail("writable after an open on a full disk")
+	}
+	if record("restart-full") == nil {
+		fail("a full disk took a record after the restart")
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		fail("setrlimit: %v", err)
+	}
+	time.Sleep(40 * time.Millisecond)
+	if err := s.Writable(); err != nil {
+		fail("not writable once there is room after the restart: %v", err)
+	}
+	if err := record("after-restart"); err != nil {
+		fail("record once there is room after the restart: %v", err)
 	}
 	_ = s.Close()
 	fmt.Println("DONE")
