@@ -25,6 +25,7 @@ type reader struct {
 	f     *os.File
 	off   int64  // next byte to read in seg
 	buf   []byte // bytes read but not yet parsed into records
+	store []byte // buf's backing array, reused between reads
 	batch []byte // the JSON array being built, reused between batches
 }
 
@@ -216,13 +217,17 @@ func (s *Spool) readBatch(rd *reader) (Batch, error) {
 			if err != nil {
 				return Batch{}, fmt.Errorf("open segment: %w", err)
 			}
-			*rd = reader{seg: seg, f: f, batch: rd.batch}
+			*rd = reader{seg: seg, f: f, store: rd.store, batch: rd.batch}
 		}
 		if rd.off < end {
-			// Read into the buffer's spare room; Grow keeps only the
-			// unparsed bytes when it has to move them.
+			// Read after the unparsed bytes, moved to the front of the
+			// reused array: left where they were, the parsed front would
+			// be lost room and every batch would grow a new array (a
+			// heap allocation the size of the batch, GC work the
+			// request path pays for).
 			want := int(min(end-rd.off, 1<<20))
-			rd.buf = slices.Grow(rd.buf, want)
+			rd.buf = slices.Grow(append(rd.store[:0], rd.buf...), want)
+			rd.store = rd.buf[:0]
 			n, err := rd.f.ReadAt(rd.buf[len(rd.buf):len(rd.buf)+want], rd.off)
 			if err != nil && !errors.Is(err, io.EOF) {
 				return Batch{}, fmt.Errorf("read segment: %w", err)

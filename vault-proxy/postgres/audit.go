@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/payorch/shared/uuidtext"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 )
@@ -30,30 +33,48 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // the spool holds and PostgreSQL takes them apart: vault-proxy neither
 // decodes nor re-encodes them. Each keeps the time it was spooled; ids
 // follow the spool's order.
+//
+// The parameters go to pgconn as text, as they are: through pgx's type
+// map the batch (up to 500 records, ~250 KiB) would be copied into a
+// parameter buffer that pgx drops after every statement over 256 bytes,
+// a fresh heap allocation per batch whose collection the request path
+// pays for.
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
-	tag, err := db.Pool.Exec(ctx, `
-		WITH checkpoint AS (
-			INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
-			ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
-			WHERE c.shipped_seq = $2
-			RETURNING 1
-		)
-		INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
-		SELECT (r->>'at')::timestamptz, r->>'actor', r->>'merchant_account_id', r->>'action',
-		       ARRAY(SELECT jsonb_array_elements_text(r->'tokens'))::uuid[],
-		       coalesce(r->>'purpose', ''), r->>'outcome', coalesce(r->>'request_id', ''), coalesce(r->'detail', '{}')
-		FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS u(r, n)
-		WHERE EXISTS (SELECT FROM checkpoint)
-		ORDER BY n`,
-		spool, int64(b.Prev), int64(b.Last), b.Records)
+	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() != int64(b.Count()) {
+	defer conn.Release()
+	var id [36]byte
+	var prev, last [20]byte
+	res := conn.Conn().PgConn().ExecParams(ctx, shipAuditSQL,
+		[][]byte{uuidtext.Append(id[:0], spool), strconv.AppendUint(prev[:0], b.Prev, 10), strconv.AppendUint(last[:0], b.Last, 10), b.Records},
+		shipAuditParamOIDs, nil, nil).Read()
+	if res.Err != nil {
+		return res.Err
+	}
+	if res.CommandTag.RowsAffected() != int64(b.Count()) {
 		return auditspool.ErrCheckpointMoved
 	}
 	return nil
 }
+
+var shipAuditParamOIDs = []uint32{pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int8OID, pgtype.JSONBOID}
+
+const shipAuditSQL = `
+	WITH checkpoint AS (
+		INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
+		ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
+		WHERE c.shipped_seq = $2
+		RETURNING 1
+	)
+	INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
+	SELECT (r->>'at')::timestamptz, r->>'actor', r->>'merchant_account_id', r->>'action',
+	       ARRAY(SELECT jsonb_array_elements_text(r->'tokens'))::uuid[],
+	       coalesce(r->>'purpose', ''), r->>'outcome', coalesce(r->>'request_id', ''), coalesce(r->'detail', '{}')
+	FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS u(r, n)
+	WHERE EXISTS (SELECT FROM checkpoint)
+	ORDER BY n`
 
 // uuidArray passes tokens to pgx as raw 16-byte values: a uuid.UUID is a
 // driver.Valuer, which pgx would format to text and parse back per
