@@ -1,7 +1,6 @@
 package auditspool_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -77,17 +76,9 @@ func TestKilledSpoolLeavesAReservedTailThatIsNotTorn(t *testing.T) {
 	}
 	db := openDB(t)
 	dir := t.TempDir()
-	cmd := childTest(t, "AUDITSPOOL_IDLE_CHILD_DIR", dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startChild(t, "AUDITSPOOL_IDLE_CHILD_DIR", dir)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	var acked []string
-	sc := bufio.NewScanner(out)
 	for sc.Scan() && sc.Text() != "IDLE" {
 		if rid, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
 			acked = append(acked, rid)

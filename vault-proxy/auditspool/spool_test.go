@@ -408,16 +408,8 @@ func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 	}
 	db := openDB(t)
 	dir := t.TempDir()
-	cmd := childTest(t, "AUDITSPOOL_CHILD_DIR", dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startChild(t, "AUDITSPOOL_CHILD_DIR", dir)
 	var acked []string
-	sc := bufio.NewScanner(out)
 	for sc.Scan() && len(acked) < 3000 {
 		if rid, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
 			acked = append(acked, rid)
@@ -441,6 +433,21 @@ func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged, %d stored (records written after the last read acknowledgement count too)", len(acked), len(got))
+}
+
+// startChild starts childTest and returns it with a scanner over its
+// standard output, where the child prints what it acknowledged.
+func startChild(t *testing.T, env, dir string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := childTest(t, env, dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out)
 }
 
 // childTest runs the calling test again in a child process of the test
@@ -617,17 +624,22 @@ func fullDiskChild(dir string) {
 	if s.Writable() == nil {
 		fail("the probe passed while the disk was still full")
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		fail("setrlimit: %v", err)
+	// roomAgain lifts the limit and expects the next probe to let the
+	// spool take records again.
+	roomAgain := func(rid string) {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fail("setrlimit: %v", err)
+		}
+		time.Sleep(40 * time.Millisecond)
+		if err := s.Writable(); err != nil {
+			fail("not writable once there is room (%s): %v", rid, err)
+		}
+		if err := record(rid); err != nil {
+			fail("record once there is room (%s): %v", rid, err)
+		}
+		_ = s.Close()
 	}
-	time.Sleep(40 * time.Millisecond)
-	if err := s.Writable(); err != nil {
-		fail("not writable once there is room: %v", err)
-	}
-	if err := record("after-room"); err != nil {
-		fail("record once there is room: %v", err)
-	}
-	_ = s.Close()
+	roomAgain("after-room")
 
 	// A restart on a full disk: the newest segment cannot be reserved
 	// again. The spool opens (to ship its backlog) but takes nothing until
@@ -644,17 +656,7 @@ func fullDiskChild(dir string) {
 	if record("restart-full") == nil {
 		fail("a full disk took a record after the restart")
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		fail("setrlimit: %v", err)
-	}
-	time.Sleep(40 * time.Millisecond)
-	if err := s.Writable(); err != nil {
-		fail("not writable once there is room after the restart: %v", err)
-	}
-	if err := record("after-restart"); err != nil {
-		fail("record once there is room after the restart: %v", err)
-	}
-	_ = s.Close()
+	roomAgain("after-restart")
 	fmt.Println("DONE")
 	os.Exit(0)
 }
