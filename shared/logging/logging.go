@@ -16,7 +16,15 @@ import (
 // above, with request ids from the context and card numbers and secrets
 // redacted. Use the *Context logging methods (InfoContext, ...) so the
 // request id is found.
+//
+// When w buffers (a *BufferedWriter, or anything with a Flush method), the
+// logger flushes it after every record at LevelWarn or above, so that what
+// explains a failure is written before the process can die of it.
 func New(w io.Writer, level slog.Level) *slog.Logger {
 	json := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
-	return slog.New(NewContextHandler(NewRedactingHandler(json)))
+	h := NewContextHandler(NewRedactingHandler(json))
+	if f, ok := w.(interface{ Flush() error }); ok {
+		h = flushOnWarn{Handler: h, f: f}
+	}
+	return slog.New(h)
 }

@@ -24,8 +24,12 @@ import (
 )
 
 func main() {
-	log := logging.New(os.Stderr, slog.LevelInfo)
-	if err := run(context.Background(), log, os.Args[1:]); err != nil {
+	// Log lines are batched (an access line per request would otherwise be
+	// a write(2) on the request path); warnings and errors flush at once.
+	out := logging.NewBufferedWriter(os.Stderr, logging.BufferOptions{})
+	err := run(context.Background(), logging.New(out, slog.LevelInfo), os.Args[1:])
+	_ = out.Close()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vault-proxy:", err)
 		os.Exit(1)
 	}
