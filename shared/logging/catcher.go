@@ -20,22 +20,34 @@ type TestingT interface {
 // (logging.New(catcher, slog.LevelDebug)) or to anything else that writes
 // text. The zero value is ready to use and safe for concurrent use.
 type LogCatcher struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu sync.Mutex
+	// chunks hold the writes in order. Fixed-size chunks, not one growing
+	// buffer: a benchmark's stack writes tens of megabytes of access lines,
+	// and re-copying them at every doubling made a line cost more in the
+	// test than it does in a service (BENCHMARKS.md, issue 5).
+	chunks [][]byte
 }
+
+const catcherChunk = 256 << 10
 
 // Write records p. It never fails.
 func (c *LogCatcher) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.buf.Write(p)
+	n := len(c.chunks)
+	if n == 0 || cap(c.chunks[n-1])-len(c.chunks[n-1]) < len(p) {
+		c.chunks = append(c.chunks, make([]byte, 0, max(catcherChunk, len(p))))
+		n++
+	}
+	c.chunks[n-1] = append(c.chunks[n-1], p...)
+	return len(p), nil
 }
 
 // String returns everything written so far.
 func (c *LogCatcher) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.buf.String()
+	return string(bytes.Join(c.chunks, nil))
 }
 
 // Lines returns what was written so far split into lines, without the line
@@ -52,7 +64,7 @@ func (c *LogCatcher) Lines() []string {
 func (c *LogCatcher) Reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.buf.Reset()
+	c.chunks = nil
 }
 
 // AssertNoPAN fails t if any line written so far contains one of pans or

@@ -84,3 +84,27 @@ func TestAssertNoPANIn(t *testing.T) {
 		t.Errorf("got %q", r.errs)
 	}
 }
+
+// Writes of every size, across chunk boundaries and larger than a chunk,
+// come back whole and in order; Reset empties the catcher.
+func TestLogCatcherKeepsEveryWriteInOrder(t *testing.T) {
+	var c LogCatcher
+	var want strings.Builder
+	for i, size := range []int{1, 200, catcherChunk - 150, 300, catcherChunk * 2, 0, 17} {
+		p := strings.Repeat(string(rune('a'+i)), size) + "\n"
+		want.WriteString(p)
+		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%d bytes) = %d, %v", len(p), n, err)
+		}
+	}
+	if got := c.String(); got != want.String() {
+		t.Fatalf("got %d bytes, want %d in order", len(got), want.Len())
+	}
+	if lines := c.Lines(); len(lines) != 7 || len(lines[4]) != catcherChunk*2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	c.Reset()
+	if c.String() != "" || c.Lines() != nil {
+		t.Fatal("Reset kept data")
+	}
+}
