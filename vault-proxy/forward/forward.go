@@ -46,6 +46,7 @@ type Request struct {
 	Purpose     string
 	Method      string
 	URL         *url.URL
+	RawURL      string // URL.String(), when the caller has it already
 	Header      *fasthttp.RequestHeader // headers to send (already filtered by the caller)
 	ContentType string
 	Body        []byte // the template
@@ -54,6 +55,13 @@ type Request struct {
 	// Audit adds names (never values) to the audit record's detail, e.g.
 	// the authentication method ids a forward applied.
 	Audit map[string]any
+}
+
+func (r *Request) rawURL() string {
+	if r.RawURL != "" {
+		return r.RawURL
+	}
+	return r.URL.String()
 }
 
 // SendFunc applies authentication and sends req; resp receives the answer.
@@ -86,13 +94,13 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		withCode = withCode || p.Field == substitute.SecurityCode
 	}
 	res := Result{Placeholders: names}
-	detail := func(outcome string, status int) map[string]any {
-		d := map[string]any{"placeholders": names, "host": r.URL.Host, "method": r.Method, "duration_ms": time.Since(start).Milliseconds()}
+	detail := func(status int) map[string]any {
+		d := make(map[string]any, 5+len(r.Audit))
 		for k, v := range r.Audit {
-			if _, taken := d[k]; !taken {
-				d[k] = v
-			}
+			d[k] = v
 		}
+		// The engine's own names win over the caller's.
+		d["placeholders"], d["host"], d["method"], d["duration_ms"] = names, r.URL.Host, r.Method, time.Since(start).Milliseconds()
 		if status > 0 {
 			d["status"] = status
 		}
@@ -109,7 +117,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		}
 	}()
 	if err := checkKinds(tpl, cards); err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail("", 0))
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail(0))
 		return res, err
 	}
 
@@ -121,7 +129,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	req.Header.SetMethod(r.Method)
 	// The outbound client disables path normalising: the target gets exactly
 	// the path the caller wrote (signatures cover it).
-	req.SetRequestURI(r.URL.String())
+	req.SetRequestURI(r.rawURL())
 	if r.ContentType != "" {
 		req.Header.SetContentType(r.ContentType)
 	}
@@ -138,7 +146,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	defer rv.zero()
 	buf.B, err = tpl.Render(buf.B[:0], substitute.EncodingFor(r.ContentType), rv.resolve)
 	if err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: placeholder", detail("", 0))
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: placeholder", detail(0))
 		return res, err
 	}
 	req.SetBodyRaw(buf.B)
@@ -146,10 +154,10 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	err = send(ctx, req, resp)
 	res.Duration = time.Since(start)
 	if err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail("", 0))
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail(0))
 		return res, err
 	}
-	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail("", resp.StatusCode()))
+	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail(resp.StatusCode()))
 	return res, nil
 }
 

@@ -186,7 +186,8 @@ func parseName(host string, d *destination) rule {
 	}
 	if looksNumeric(host[lastLabel:]) {
 		ip, err := netip.ParseAddr(host)
-		if err != nil || !ip.Is4() || ip.String() != host {
+		var canon [len("255.255.255.255")]byte // compared in place: no string per check
+		if err != nil || !ip.Is4() || string(ip.AppendTo(canon[:0])) != host {
 			return ruleURLNonCanonicalIP
 		}
 		d.ip = ip

@@ -86,6 +86,9 @@ const MaxPlaceholders = 1000
 type Template struct {
 	body []byte
 	ph   []Placeholder
+	// inline holds the placeholders of the usual body, so that parsing one
+	// is a single allocation.
+	inline [4]Placeholder
 }
 
 // Options decide which fields a caller may use.
@@ -97,8 +100,13 @@ type Options struct {
 
 // Parse scans body for placeholders. It keeps a reference to body.
 func Parse(body []byte, opts Options) (*Template, error) {
-	// One allocation for the usual body, where every "{{" is a placeholder.
-	t := &Template{body: body, ph: make([]Placeholder, 0, min(bytes.Count(body, open), MaxPlaceholders))}
+	t := &Template{body: body}
+	if n := bytes.Count(body, open); n <= len(t.inline) {
+		t.ph = t.inline[:0]
+	} else {
+		// One allocation, as every "{{" is usually a placeholder.
+		t.ph = make([]Placeholder, 0, min(n, MaxPlaceholders))
+	}
 	i := 0
 	for {
 		j := bytes.Index(body[i:], open)
