@@ -46,7 +46,7 @@ type Request struct {
 	Purpose     string
 	Method      string
 	URL         *url.URL
-	RawURL      string // URL.String(), when the caller has it already
+	RawURL      string                  // URL.String(), when the caller has it already
 	Header      *fasthttp.RequestHeader // headers to send (already filtered by the caller)
 	ContentType string
 	Body        []byte // the template
