@@ -40,6 +40,7 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 	s := &Spool{
 		dir: dir, sink: sink, opts: opts, lock: lock,
 		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), progress: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		prepWake: make(chan struct{}, 1), prepDone: make(chan struct{}),
 	}
 	if err := s.load(); err != nil {
 		_ = unlock(lock)
@@ -51,6 +52,8 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 		return nil, err
 	}
 	go s.ship()
+	go s.prepare()
+	s.wakePreparer() // the first standby
 	return s, nil
 }
 
@@ -82,6 +85,10 @@ func (s *Spool) load() error {
 	}
 	s.id = id
 
+	// A standby left by a crash holds no record (standby.go).
+	if err := os.Remove(s.standbyPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("auditspool: %w", err)
+	}
 	segs, err := listSegments(s.dir)
 	if err != nil {
 		return err

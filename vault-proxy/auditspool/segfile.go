@@ -117,15 +117,35 @@ func (s *Spool) seal() error {
 	if s.file == nil {
 		return nil
 	}
+	j := s.detach()
+	return j.seal()
+}
+
+// sealJob is a segment taken off the request path, still to be sealed.
+type sealJob struct {
+	f    *os.File
+	mem  []byte
+	size int64
+	name string
+}
+
+// detach takes the active segment off the spool for sealing. Called with
+// mu held and a segment mapped.
+func (s *Spool) detach() sealJob {
 	seg := s.segments[len(s.segments)-1]
-	err := syscall.Munmap(s.mem)
+	j := sealJob{f: s.file, mem: s.mem, size: seg.size, name: filepath.Base(seg.path)}
+	s.file, s.mem = nil, nil
+	return j
+}
+
+func (j sealJob) seal() error {
+	err := syscall.Munmap(j.mem)
 	if err != nil {
 		err = fmt.Errorf("munmap: %w", err)
 	}
-	err = errors.Join(err, s.file.Truncate(seg.size), s.file.Close())
-	s.file, s.mem = nil, nil
+	err = errors.Join(err, j.f.Truncate(j.size), j.f.Close())
 	if err != nil {
-		return fmt.Errorf("auditspool: seal segment %s: %w", filepath.Base(seg.path), err)
+		return fmt.Errorf("auditspool: seal segment %s: %w", j.name, err)
 	}
 	return nil
 }

@@ -206,8 +206,15 @@ func TestSealedSegmentsHoldOnlyWholeFrames(t *testing.T) {
 	if len(segs) < 3 {
 		t.Fatalf("%d segments, want several", len(segs))
 	}
+	// Rolls hand full segments to the preparer, which seals them soon after.
 	for _, p := range segs[:len(segs)-1] {
-		if b := readFile(t, p); !wholeFrames(b) || len(b) > segSize {
+		var b []byte
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+			if b = readFile(t, p); (wholeFrames(b) && len(b) <= segSize) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if !wholeFrames(b) || len(b) > segSize {
 			t.Fatalf("sealed segment %s: %d bytes, data to %d; want whole frames only, at most %d", filepath.Base(p), len(b), dataEnd(b), segSize)
 		}
 	}
@@ -218,8 +225,12 @@ func TestSealedSegmentsHoldOnlyWholeFrames(t *testing.T) {
 	if st.Size != segSize || st.Blocks*512 < segSize {
 		t.Fatalf("active segment: %d bytes, %d allocated; want %d reserved", st.Size, st.Blocks*512, segSize)
 	}
-	if n := mappings(t, dir); n != 1 {
-		t.Fatalf("%d segments of the spool mapped, want the active one", n)
+	n := 0
+	for deadline := time.Now().Add(2 * time.Second); n != 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		n = mappings(t, dir) // the preparer makes the next standby after each roll
+	}
+	if n != 2 {
+		t.Fatalf("%d files of the spool mapped, want the active segment and the standby", n)
 	}
 
 	if err := s.Close(); err != nil {
@@ -267,4 +278,92 @@ func TestRecordLargerThanASegment(t *testing.T) {
 	}
 	flush(t, s)
 	wantExactlyOnce(t, db, rids)
+}
+
+// waitFor polls f for up to two seconds.
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !f(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A roll takes the standby the preparer made: the new segment is that very
+// file, its blocks written out in full, and a new standby follows.
+func TestRollTakesTheStandby(t *testing.T) {
+	const segSize = 4 << 10
+	dir := t.TempDir()
+	s := open(t, dir, refusing{}, auditspool.Options{SegmentSize: segSize, DrainTimeout: time.Millisecond})
+	defer s.Close()
+	standby := filepath.Join(dir, "standby.tmp")
+	var before os.FileInfo
+	waitFor(t, "the first standby", func() bool {
+		fi, err := os.Stat(standby)
+		before = fi
+		return err == nil && fi.Size() == segSize
+	})
+	first := segments(t, dir)
+	for i := 0; len(segments(t, dir)) == len(first); i++ {
+		if err := s.Record(context.Background(), event("roll-"+strconv.Itoa(i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := segments(t, dir)
+	after, err := os.Stat(segs[len(segs)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Fatalf("the new segment %s is not the standby that was ready", filepath.Base(segs[len(segs)-1]))
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(segs[len(segs)-1], &st); err != nil || st.Blocks*512 < segSize {
+		t.Fatalf("the standby's blocks: %d allocated, want %d (%v)", st.Blocks*512, segSize, err)
+	}
+	waitFor(t, "the next standby", func() bool {
+		fi, err := os.Stat(standby)
+		return err == nil && !os.SameFile(fi, before)
+	})
+}
+
+// A standby left by a crash holds no record: the next start removes it,
+// whatever it contains, and ships what the segments hold.
+func TestLeftoverStandbyIsRemoved(t *testing.T) {
+	db := openDB(t)
+	dir := t.TempDir()
+	s := open(t, dir, refusing{}, auditspool.Options{DrainTimeout: time.Millisecond})
+	var rids []string
+	for i := range 5 {
+		rid := "before-crash-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			t.Fatal(err)
+		}
+		rids = append(rids, rid)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	junk := bytes.Repeat([]byte{0xAB}, 4096)
+	if err := os.WriteFile(filepath.Join(dir, "standby.tmp"), junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir, db, auditspool.Options{})
+	defer s.Close()
+	flush(t, s)
+	wantExactlyOnce(t, db, rids)
+	waitFor(t, "a fresh standby in place of the leftover", func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "standby.tmp"))
+		return err == nil && len(b) > 0 && allZeroBytes(b)
+	})
+}
+
+func allZeroBytes(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -160,6 +160,8 @@ type Spool struct {
 	// a failed reservation, and once closed).
 	file     *os.File
 	mem      []byte
+	standby  *standby   // the next segment, made ready off the request path (standby.go)
+	toSeal   []sealJob  // retired segments the preparer has not sealed yet
 	segments []*segment // oldest first; the last one is being written
 	nextSeq  uint64
 	closed   bool
@@ -182,6 +184,9 @@ type Spool struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	prepWake chan struct{} // cap 1: a roll took the standby or retired a segment
+	prepDone chan struct{}
 }
 
 // failure is a reservation that failed, and when Writable may probe
@@ -256,24 +261,29 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	return nil
 }
 
-// roll seals the active segment and maps one whose first record is seq,
-// with room for at least need bytes. The segment is sealed first, so that
-// no crash leaves a newer segment beside an older one still holding its
-// reserved tail. An empty tail (a new directory, a reservation that
+// roll retires the active segment (the preparer seals it) and makes one
+// whose first record is seq, with room for at least need bytes: the
+// standby segment when one is ready, else one reserved here. An empty tail (a new directory, a reservation that
 // failed, a frame larger than the space) is reserved again under its own
 // name rather than followed by a second segment starting at the same
 // record. A failure leaves no segment mapped, and the next record (or
 // probe) tries again. Called with mu held.
 func (s *Spool) roll(seq uint64, need int64) (*segment, error) {
-	if err := s.seal(); err != nil {
-		// Its reserved tail stays on disk, which load reads as the end of
-		// its frames.
-		s.opts.Log.Warn("audit spool: a full segment could not be sealed", "err", err)
-	}
 	seg := s.segments[len(s.segments)-1]
 	fresh := seg.size > 0
-	if fresh {
+	if !fresh {
+		// The empty tail is mapped again under its own name: seal it now,
+		// not later over the new mapping.
+		if err := s.seal(); err != nil {
+			s.opts.Log.Warn("audit spool: an empty segment could not be sealed", "err", err)
+		}
+	} else {
+		s.retire()
 		seg = &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
+		if s.takeStandby(seg, need) {
+			s.segments = append(s.segments, seg)
+			return seg, nil
+		}
 	}
 	if err := s.mapSegment(seg, fresh, max(s.opts.SegmentSize, need)); err != nil {
 		return nil, err
@@ -404,9 +414,11 @@ func (s *Spool) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	<-s.done
+	<-s.prepDone
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropStandby()
 	err := s.seal()
 	if n := s.Backlog(); n > 0 {
 		s.opts.Log.Warn("audit spool closed with records not yet in the database; the next start ships them", "records", n)
