@@ -121,7 +121,7 @@ func (s *Spool) load() error {
 // backlog frees some). Called by load, before the spool is shared.
 func (s *Spool) reopen() error {
 	tail := s.segments[len(s.segments)-1]
-	err := s.mapSegment(tail, false, max(s.opts.SegmentSize, tail.size))
+	err := s.mapSegment(tail, false, max(s.opts.SegmentSize, tail.size), true)
 	if err == nil || s.broken != nil || !diskFull(err) {
 		return err
 	}

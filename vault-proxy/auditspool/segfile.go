@@ -28,8 +28,10 @@ const zeroChunk = 64 << 10
 // no trace of the attempt: a fresh file is removed, any other cut back to
 // its frames (it stays, even empty: the newest segment's name is what
 // carries the numbering across a restart). If even that fails the spool
-// is broken. Called with mu held.
-func (s *Spool) mapSegment(seg *segment, fresh bool, capacity int64) error {
+// is broken. prefill reserves by writing zeros and faults the pages in
+// (see standby.go): milliseconds, for the start, never for a record.
+// Called with mu held.
+func (s *Spool) mapSegment(seg *segment, fresh bool, capacity int64, prefill bool) error {
 	flag := os.O_RDWR | os.O_CREATE
 	if fresh {
 		flag |= os.O_EXCL
@@ -38,7 +40,7 @@ func (s *Spool) mapSegment(seg *segment, fresh bool, capacity int64) error {
 	if err != nil {
 		return fmt.Errorf("auditspool: segment: %w", err)
 	}
-	mem, err := reserve(f, seg.size, capacity)
+	mem, err := reserve(f, seg.size, capacity, prefill)
 	if err == nil {
 		s.file, s.mem = f, mem
 		return nil
@@ -53,14 +55,25 @@ func (s *Spool) mapSegment(seg *segment, fresh bool, capacity int64) error {
 }
 
 // reserve allocates f's blocks up to capacity and maps that much of it.
-// The first keep bytes are frames already written.
-func reserve(f *os.File, keep, capacity int64) ([]byte, error) {
-	if err := allocate(f, keep, capacity); err != nil {
+// The first keep bytes are frames already written. prefill writes the
+// rest as zeros and faults the mapping in, instead of fallocate's quick
+// reservation whose pages cost the stores into them (standby.go).
+func reserve(f *os.File, keep, capacity int64, prefill bool) ([]byte, error) {
+	var err error
+	if prefill {
+		err = writeZeros(f, keep, capacity)
+	} else {
+		err = allocate(f, keep, capacity)
+	}
+	if err != nil {
 		return nil, err
 	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, int(capacity), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	if prefill {
+		populate(mem)
 	}
 	return mem, nil
 }

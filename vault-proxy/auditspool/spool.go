@@ -285,7 +285,7 @@ func (s *Spool) roll(seq uint64, need int64) (*segment, error) {
 			return seg, nil
 		}
 	}
-	if err := s.mapSegment(seg, fresh, max(s.opts.SegmentSize, need)); err != nil {
+	if err := s.mapSegment(seg, fresh, max(s.opts.SegmentSize, need), false); err != nil {
 		return nil, err
 	}
 	if fresh {

@@ -47,17 +47,22 @@ func newStandby(path string, capacity int64) (*standby, error) {
 	if err != nil {
 		return nil, err
 	}
-	var mem []byte
-	if err = writeZeros(f, 0, capacity); err == nil {
-		mem, err = syscall.Mmap(int(f.Fd()), 0, int(capacity), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	}
+	mem, err := reserve(f, 0, capacity, true)
 	if err != nil {
 		_ = f.Close()
 		_ = os.Remove(path)
 		return nil, err
 	}
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), madvPopulateWrite)
 	return &standby{f: f, mem: mem}, nil
+}
+
+// populate faults mem's pages in, writable, without changing them. Best
+// effort: a kernel without MADV_POPULATE_WRITE leaves the faults to the
+// stores.
+func populate(mem []byte) {
+	if len(mem) > 0 {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), madvPopulateWrite)
+	}
 }
 
 // discard unmaps, closes and removes a standby that was not used.

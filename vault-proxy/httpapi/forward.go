@@ -339,9 +339,9 @@ func (h *Forward) Handle(fctx *fasthttp.RequestCtx) error {
 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
-	audit := map[string]any{}
+	var audit map[string]any
 	if len(in.authIDs) > 0 {
-		audit["authentications"] = in.authIDs
+		audit = map[string]any{"authentications": in.authIDs}
 	}
 	_, err = h.Engine.Send(ctx, forward.Request{
 		Caller: caller, Action: "forward", Purpose: "vault-forward", Method: in.method, URL: in.url, RawURL: in.rawURL,
