@@ -29,11 +29,13 @@ type Caller struct {
 // Authorize verifies the bearer token, requires scope and resolves the
 // merchant account the request acts in.
 func (a *Authenticator) Authorize(ctx *fasthttp.RequestCtx, scope string) (Caller, error) {
-	now := time.Now
+	// The token is judged at the request's arrival, which fasthttp has
+	// read the clock for already.
+	now := ctx.Time()
 	if a.Now != nil {
-		now = a.Now
+		now = a.Now()
 	}
-	p, err := a.Verifier.VerifyBytes(ctx, ctx.Request.Header.Peek("Authorization"), now())
+	p, err := a.Verifier.VerifyBytes(ctx, ctx.Request.Header.Peek("Authorization"), now)
 	if err != nil {
 		return Caller{}, err
 	}
