@@ -64,12 +64,49 @@ func (h *redactingHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.clean(r) {
+		return h.inner.Handle(ctx, r) // nothing to change: no copy of the record
+	}
 	out := slog.NewRecord(r.Time, r.Level, panscan.Redact(r.Message), r.PC)
 	r.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.keys.redactAttr(a, h.all, 0))
 		return true
 	})
 	return h.inner.Handle(ctx, out)
+}
+
+// clean reports whether r would pass redaction unchanged: every key
+// judged harmless and every value a kind whose check is cheap and found
+// nothing. Anything else (groups, LogValuers, arbitrary values, large
+// numbers) takes the full path. Most lines, the access line of every
+// request among them, are clean, and passing them on as they are saves
+// rebuilding the record.
+func (h *redactingHandler) clean(r slog.Record) bool {
+	if h.all || panscan.Contains(r.Message) {
+		return false
+	}
+	ok := true
+	r.Attrs(func(a slog.Attr) bool {
+		if v := h.keys.judge(a.Key); v.secret || v.key != a.Key {
+			ok = false
+			return false
+		}
+		switch a.Value.Kind() {
+		case slog.KindString:
+			ok = !panscan.Contains(a.Value.String())
+		case slog.KindInt64:
+			n := a.Value.Int64()
+			ok = n > -minPANValue && n < minPANValue
+		case slog.KindDuration:
+			n := int64(a.Value.Duration())
+			ok = n > -minPANValue && n < minPANValue
+		case slog.KindBool:
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return ok
 }
 
 func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {

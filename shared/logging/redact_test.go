@@ -288,3 +288,33 @@ func TestRedactingHandlerKeyMemo(t *testing.T) {
 		t.Fatalf("past the bound: %+v", v)
 	}
 }
+
+// A record with nothing to redact is passed on as it is, and any one thing
+// to redact sends it down the full path: each row changes one attribute of
+// a clean access line.
+func TestRedactingHandlerCleanFastPath(t *testing.T) {
+	pan := testPANs[1]
+	tests := []struct {
+		name    string
+		msg     string
+		attrs   []any
+		want    string // must appear in the line
+		notWant string // must not
+	}{
+		{"clean", "request", []any{"path", "/vault-forward", "status", 200, "duration", time.Millisecond}, `"path":"/vault-forward","status":200,"duration":1000000`, PANReplacement},
+		{"card in a string", "request", []any{"path", "/cards/" + pan, "status", 200}, `"path":"/cards/` + PANReplacement, pan},
+		{"card in the message", "request " + pan, []any{"status", 200}, `"msg":"request ` + PANReplacement, pan},
+		{"secret key", "request", []any{"api_key", "k-123", "status", 200}, `"api_key":"` + SecretReplacement, "k-123"},
+		{"card as an int", "request", []any{"n", int64(4111111111111111)}, `"n":"` + PANReplacement, "4111111111111111"},
+		{"card as a duration", "request", []any{"d", time.Duration(4111111111111111)}, `"d":"` + PANReplacement, "4111111111111111"},
+		{"card in a group", "request", []any{slog.Group("g", "v", pan)}, `"v":"` + PANReplacement, pan},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			line := logOne(t, func(l *slog.Logger) { l.Info(tc.msg, tc.attrs...) })
+			if !strings.Contains(line, tc.want) || strings.Contains(line, tc.notWant) {
+				t.Fatalf("line %s: want %q, not %q", line, tc.want, tc.notWant)
+			}
+		})
+	}
+}
