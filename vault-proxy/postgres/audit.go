@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/payorch/shared/uuidtext"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -45,11 +44,16 @@ func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch
 		return err
 	}
 	defer conn.Release()
+	// Prepared once per connection (pgx keeps it by name): an unnamed
+	// statement would be parsed and planned again for every batch.
+	if _, err := conn.Conn().Prepare(ctx, shipAuditStmt, shipAuditSQL); err != nil {
+		return err
+	}
 	var id [36]byte
 	var prev, last [20]byte
-	res := conn.Conn().PgConn().ExecParams(ctx, shipAuditSQL,
+	res := conn.Conn().PgConn().ExecPrepared(ctx, shipAuditStmt,
 		[][]byte{uuidtext.Append(id[:0], spool), strconv.AppendUint(prev[:0], b.Prev, 10), strconv.AppendUint(last[:0], b.Last, 10), b.Records},
-		shipAuditParamOIDs, nil, nil).Read()
+		nil, nil).Read()
 	if res.Err != nil {
 		return res.Err
 	}
@@ -59,8 +63,10 @@ func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch
 	return nil
 }
 
-var shipAuditParamOIDs = []uint32{pgtype.UUIDOID, pgtype.Int8OID, pgtype.Int8OID, pgtype.JSONBOID}
+const shipAuditStmt = "payorch_ship_audit"
 
+// The parameters' types come from the statement: $1 is a spool id (uuid),
+// $2 and $3 sequence numbers (bigint), $4 the batch (jsonb).
 const shipAuditSQL = `
 	WITH checkpoint AS (
 		INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
