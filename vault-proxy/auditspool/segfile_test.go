@@ -334,14 +334,7 @@ func TestLeftoverStandbyIsRemoved(t *testing.T) {
 	db := openDB(t)
 	dir := t.TempDir()
 	s := open(t, dir, refusing{}, auditspool.Options{DrainTimeout: time.Millisecond})
-	var rids []string
-	for i := range 5 {
-		rid := "before-crash-" + strconv.Itoa(i)
-		if err := s.Record(context.Background(), event(rid, i)); err != nil {
-			t.Fatal(err)
-		}
-		rids = append(rids, rid)
-	}
+	rids := recordN(t, s, "before-crash-", 5)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -206,14 +206,7 @@ func TestDatabaseOutageLosesNothing(t *testing.T) {
 	defer s.Close()
 	sink.down.Store(true)
 
-	var rids []string
-	for i := range 300 {
-		rid := "outage-" + strconv.Itoa(i)
-		if err := s.Record(context.Background(), event(rid, i)); err != nil {
-			t.Fatalf("record during the outage: %v", err)
-		}
-		rids = append(rids, rid)
-	}
+	rids := recordN(t, s, "outage-", 300)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	err := s.Flush(ctx)
 	cancel()
@@ -240,14 +233,7 @@ func TestRestartShipsWhatWasLeftAndCopiesCannotDuplicate(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, sink, auditspool.Options{SegmentSize: 2 << 10, DrainTimeout: 50 * time.Millisecond})
 	sink.down.Store(true)
-	var rids []string
-	for i := range 100 {
-		rid := "restart-" + strconv.Itoa(i)
-		if err := s.Record(context.Background(), event(rid, i)); err != nil {
-			t.Fatal(err)
-		}
-		rids = append(rids, rid)
-	}
+	rids := recordN(t, s, "restart-", 100)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -435,6 +421,21 @@ func TestKilledWriterLosesNoAcknowledgedRecord(t *testing.T) {
 	t.Logf("%d acknowledged, %d stored (records written after the last read acknowledgement count too)", len(acked), len(got))
 }
 
+// recordN records n events whose request ids are prefix0, prefix1, ...
+// and returns those ids.
+func recordN(t *testing.T, s *auditspool.Spool, prefix string, n int) []string {
+	t.Helper()
+	rids := make([]string, 0, n)
+	for i := range n {
+		rid := prefix + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			t.Fatalf("record %s: %v", rid, err)
+		}
+		rids = append(rids, rid)
+	}
+	return rids
+}
+
 // startChild starts childTest and returns it with a scanner over its
 // standard output, where the child prints what it acknowledged.
 func startChild(t *testing.T, env, dir string) (*exec.Cmd, *bufio.Scanner) {
@@ -512,14 +513,7 @@ func TestShipperBatchesButFlushDoesNotWait(t *testing.T) {
 	sink := &outage{DB: db}
 	s := open(t, t.TempDir(), sink, auditspool.Options{Linger: time.Hour})
 	defer s.Close()
-	var rids []string
-	for i := range 50 {
-		rid := "linger-" + strconv.Itoa(i)
-		if err := s.Record(context.Background(), event(rid, i)); err != nil {
-			t.Fatal(err)
-		}
-		rids = append(rids, rid)
-	}
+	rids := recordN(t, s, "linger-", 50)
 	time.Sleep(50 * time.Millisecond)
 	if n := sink.calls.Load(); n > 1 {
 		t.Fatalf("%d shipments for 50 records while lingering, want at most the first", n)
