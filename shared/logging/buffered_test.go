@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/payorch/shared/testsupport"
 )
 
 // sink records what reaches it and how many writes it took. gate, when
@@ -38,17 +40,6 @@ func (s *sink) snapshot() (string, int) {
 	return s.buf.String(), s.writes
 }
 
-// eventually polls f for up to two seconds.
-func eventually(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if f() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestBufferedWriterBatchesLines(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -73,12 +64,12 @@ func TestBufferedWriterBatchesLines(t *testing.T) {
 			}
 			if tc.opts.FlushInterval == time.Hour {
 				// Size alone must push out all but the last partial batch.
-				eventually(t, "size-triggered flushes", func() bool { got, _ := s.snapshot(); return len(got) >= want.Len()-tc.opts.FlushBytes })
+				testsupport.Eventually(t, "size-triggered flushes", func() bool { got, _ := s.snapshot(); return len(got) >= want.Len()-tc.opts.FlushBytes })
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				eventually(t, "the interval flush", func() bool { got, _ := s.snapshot(); return len(got) == want.Len() })
+				testsupport.Eventually(t, "the interval flush", func() bool { got, _ := s.snapshot(); return len(got) == want.Len() })
 			}
 			got, writes := s.snapshot()
 			if got != want.String() {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/vault-proxy/auditspool"
 )
 
@@ -208,15 +209,10 @@ func TestSealedSegmentsHoldOnlyWholeFrames(t *testing.T) {
 	}
 	// Rolls hand full segments to the preparer, which seals them soon after.
 	for _, p := range segs[:len(segs)-1] {
-		var b []byte
-		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
-			if b = readFile(t, p); (wholeFrames(b) && len(b) <= segSize) || time.Now().After(deadline) {
-				break
-			}
-		}
-		if !wholeFrames(b) || len(b) > segSize {
-			t.Fatalf("sealed segment %s: %d bytes, data to %d; want whole frames only, at most %d", filepath.Base(p), len(b), dataEnd(b), segSize)
-		}
+		testsupport.Eventually(t, "sealed segment "+filepath.Base(p)+" cut to whole frames of at most the segment size", func() bool {
+			b := readFile(t, p)
+			return wholeFrames(b) && len(b) <= segSize
+		})
 	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(segs[len(segs)-1], &st); err != nil {
@@ -225,13 +221,8 @@ func TestSealedSegmentsHoldOnlyWholeFrames(t *testing.T) {
 	if st.Size != segSize || st.Blocks*512 < segSize {
 		t.Fatalf("active segment: %d bytes, %d allocated; want %d reserved", st.Size, st.Blocks*512, segSize)
 	}
-	n := 0
-	for deadline := time.Now().Add(2 * time.Second); n != 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		n = mappings(t, dir) // the preparer makes the next standby after each roll
-	}
-	if n != 2 {
-		t.Fatalf("%d files of the spool mapped, want the active segment and the standby", n)
-	}
+	// The preparer makes the next standby after each roll.
+	testsupport.Eventually(t, "two files of the spool mapped, the active segment and the standby", func() bool { return mappings(t, dir) == 2 })
 
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -280,16 +271,6 @@ func TestRecordLargerThanASegment(t *testing.T) {
 	wantExactlyOnce(t, db, rids)
 }
 
-// waitFor polls f for up to two seconds.
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Second); !f(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // A roll takes the standby the preparer made: the new segment is that very
 // file, its blocks written out in full, and a new standby follows.
 func TestRollTakesTheStandby(t *testing.T) {
@@ -299,7 +280,7 @@ func TestRollTakesTheStandby(t *testing.T) {
 	defer s.Close()
 	standby := filepath.Join(dir, "standby.tmp")
 	var before os.FileInfo
-	waitFor(t, "the first standby", func() bool {
+	testsupport.Eventually(t, "the first standby", func() bool {
 		fi, err := os.Stat(standby)
 		before = fi
 		return err == nil && fi.Size() == segSize
@@ -322,7 +303,7 @@ func TestRollTakesTheStandby(t *testing.T) {
 	if err := syscall.Stat(segs[len(segs)-1], &st); err != nil || st.Blocks*512 < segSize {
 		t.Fatalf("the standby's blocks: %d allocated, want %d (%v)", st.Blocks*512, segSize, err)
 	}
-	waitFor(t, "the next standby", func() bool {
+	testsupport.Eventually(t, "the next standby", func() bool {
 		fi, err := os.Stat(standby)
 		return err == nil && !os.SameFile(fi, before)
 	})
@@ -346,17 +327,8 @@ func TestLeftoverStandbyIsRemoved(t *testing.T) {
 	defer s.Close()
 	flush(t, s)
 	wantExactlyOnce(t, db, rids)
-	waitFor(t, "a fresh standby in place of the leftover", func() bool {
+	testsupport.Eventually(t, "a fresh standby in place of the leftover", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "standby.tmp"))
-		return err == nil && len(b) > 0 && allZeroBytes(b)
+		return err == nil && len(b) > 0 && bytes.Count(b, []byte{0}) == len(b)
 	})
-}
-
-func allZeroBytes(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
