@@ -95,11 +95,9 @@ func (h *redactingHandler) clean(r slog.Record) bool {
 		case slog.KindString:
 			ok = !panscan.Contains(a.Value.String())
 		case slog.KindInt64:
-			n := a.Value.Int64()
-			ok = n > -minPANValue && n < minPANValue
+			ok = tooShortForPAN(a.Value.Int64())
 		case slog.KindDuration:
-			n := int64(a.Value.Duration())
-			ok = n > -minPANValue && n < minPANValue
+			ok = tooShortForPAN(int64(a.Value.Duration()))
 		case slog.KindBool:
 		default:
 			ok = false
@@ -190,8 +188,10 @@ func (km *keyMemo) redactValue(v slog.Value, all bool, depth int) slog.Value {
 // cleared.
 const minPANValue = 1_000_000_000_000
 
+func tooShortForPAN(n int64) bool { return n > -minPANValue && n < minPANValue }
+
 func intValue(v slog.Value, n int64) slog.Value {
-	if n > -minPANValue && n < minPANValue {
+	if tooShortForPAN(n) {
 		return v
 	}
 	return numberValue(v, strconv.FormatInt(n, 10))

@@ -16,8 +16,8 @@ import (
 // there; load reads a zero frame header followed by zeros as the end of
 // the data. A sealed segment is cut back to its frames.
 
-// zeroChunk is how much the fallback of a filesystem without fallocate
-// writes at a time.
+// zeroChunk is how much writeZeros writes at a time (a prefilled segment,
+// or a filesystem without fallocate).
 const zeroChunk = 64 << 10
 
 // mapSegment makes seg the active segment with room for capacity bytes:

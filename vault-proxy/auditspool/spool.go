@@ -20,9 +20,10 @@
 //
 // A store into a mapped file whose disk is full kills the process with
 // SIGBUS instead of failing, so each segment's disk blocks are reserved
-// (fallocate) when it is started: a full disk shows as a record refused
-// at a segment boundary, and the space the mapping writes to is already
-// the file's. A sealed segment is cut back to its whole frames; the
+// before it is mapped: written as zeros ahead of need by a preparer
+// goroutine (standby.go), or with fallocate at the roll when none is
+// ready. A full disk shows as a record refused at a segment boundary, and
+// the space the mapping writes to is already the file's. A sealed segment is cut back to its whole frames; the
 // newest may end in reserved zeros after a crash, which the next start
 // reads as the end of its data.
 package auditspool
@@ -263,10 +264,10 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 
 // roll retires the active segment (the preparer seals it) and makes one
 // whose first record is seq, with room for at least need bytes: the
-// standby segment when one is ready, else one reserved here. An empty tail (a new directory, a reservation that
-// failed, a frame larger than the space) is reserved again under its own
-// name rather than followed by a second segment starting at the same
-// record. A failure leaves no segment mapped, and the next record (or
+// standby segment when one is ready, else one reserved here. An empty
+// tail (a new directory, a reservation that failed, a frame larger than
+// the space) is reserved again under its own name rather than followed by
+// a second segment starting at the same record. A failure leaves no segment mapped, and the next record (or
 // probe) tries again. Called with mu held.
 func (s *Spool) roll(seq uint64, need int64) (*segment, error) {
 	seg := s.segments[len(s.segments)-1]

@@ -97,17 +97,12 @@ func (s *Spool) takeStandby(seg *segment, need int64) bool {
 	return true
 }
 
-// retire takes the active segment off the spool at a roll: the preparer
-// seals it, or, once the spool is closing, the roll itself. Called with mu
-// held.
+// retire takes the active segment off the spool at a roll, for the
+// preparer to seal. No roll happens once Close has set closed (Record and
+// Writable check it under mu first), so the preparer, which seals what is
+// queued before it stops, leaves nothing unsealed. Called with mu held.
 func (s *Spool) retire() {
 	if s.file == nil {
-		return
-	}
-	if s.closed {
-		if err := s.seal(); err != nil {
-			s.opts.Log.Warn("audit spool: a full segment could not be sealed", "err", err)
-		}
 		return
 	}
 	s.toSeal = append(s.toSeal, s.detach())

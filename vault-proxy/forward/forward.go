@@ -46,7 +46,6 @@ type Request struct {
 	Purpose     string
 	Method      string
 	URL         *url.URL
-	RawURL      string                  // URL.String(), when the caller has it already
 	Header      *fasthttp.RequestHeader // headers to send (already filtered by the caller)
 	ContentType string
 	Body        []byte // the template
@@ -55,13 +54,6 @@ type Request struct {
 	// Audit adds names (never values) to the audit record's detail, e.g.
 	// the authentication method ids a forward applied.
 	Audit map[string]any
-}
-
-func (r *Request) rawURL() string {
-	if r.RawURL != "" {
-		return r.RawURL
-	}
-	return r.URL.String()
 }
 
 // SendFunc applies authentication and sends req; resp receives the answer.
@@ -129,7 +121,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	req.Header.SetMethod(r.Method)
 	// The outbound client disables path normalising: the target gets exactly
 	// the path the caller wrote (signatures cover it).
-	req.SetRequestURI(r.rawURL())
+	req.SetRequestURI(r.URL.String())
 	if r.ContentType != "" {
 		req.Header.SetContentType(r.ContentType)
 	}
