@@ -83,3 +83,16 @@ func BenchmarkCheckURI(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckURL is the pre-flight /vault-forward runs before it opens
+// any card: both parsers and the checks.
+func BenchmarkCheckURL(b *testing.B) {
+	c := mustNew(b, Policy{RequireHTTPS: true})
+	opts := CallOptions{AllowedHosts: []string{"other.example", "api.processor.example"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.CheckURL("https://api.processor.example/v1/charges?x=1", opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

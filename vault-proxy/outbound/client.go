@@ -276,11 +276,14 @@ func (c *Client) checkDestination(d *destination, opts *CallOptions) (rule, bool
 // fasthttp and refuses it if they disagree on the scheme or the host.
 // Resolved addresses are checked only when Do connects.
 func (c *Client) CheckURL(rawURL string, opts CallOptions) error {
-	var u fasthttp.URI
+	// A pooled URI: its buffers are reused, where a fresh one allocates
+	// for the parse and again for the request target checkURI builds.
+	u := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(u)
 	if err := u.Parse(nil, []byte(rawURL)); err != nil {
 		return refused(ruleURLMalformed)
 	}
-	d, _, err := c.checkURI(&u, &opts)
+	d, _, err := c.checkURI(u, &opts)
 	if err != nil {
 		return err
 	}

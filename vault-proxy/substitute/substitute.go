@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/payorch/tokenizer/card"
 )
@@ -111,11 +112,13 @@ func Parse(body []byte, opts Options) (*Template, error) {
 	for {
 		j := bytes.Index(body[i:], open)
 		if j < 0 {
+			t.ownNames()
 			return t, nil
 		}
 		start := i + j
 		k := bytes.Index(body[start+2:], close)
 		if k < 0 {
+			t.ownNames()
 			return t, nil
 		}
 		end := start + 2 + k + 2
@@ -124,8 +127,11 @@ func Parse(body []byte, opts Options) (*Template, error) {
 			i = start + 2 // not ours: leave it as text
 			continue
 		}
-		p, err := parseName(string(inner), opts)
-		if err != nil {
+		// The name is read in place; ownNames gives the placeholders
+		// their own copy once the body is read.
+		p, ok := parseKnownName(unsafe.String(&inner[0], len(inner)))
+		if !ok || (p.Field == SecurityCode && !opts.AllowSecurityCode) {
+			_, err := parseName(string(inner), opts)
 			return nil, err
 		}
 		if len(t.ph) == MaxPlaceholders {
@@ -134,6 +140,26 @@ func Parse(body []byte, opts Options) (*Template, error) {
 		p.start, p.end = start, end
 		t.ph = append(t.ph, p)
 		i = end
+	}
+}
+
+// ownNames copies the placeholders' names, which point into the body, into
+// one string they then share: a name outlives the body (the audit record,
+// an error), and one allocation serves them all.
+func (t *Template) ownNames() {
+	n := 0
+	for _, p := range t.ph {
+		n += len(p.Name)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range t.ph {
+		sb.WriteString(p.Name)
+	}
+	all := sb.String()
+	for i := range t.ph {
+		l := len(t.ph[i].Name)
+		t.ph[i].Name, all = all[:l], all[l:]
 	}
 }
 

@@ -1,10 +1,12 @@
 package substitute
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -51,6 +53,37 @@ func TestParseNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The body is a request buffer its server reuses; the names a template
+// hands out (to audit records, to errors) must not change with it.
+func TestNamesOutliveTheBody(t *testing.T) {
+	body := []byte(`{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_MM_2}}","c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_12 }}"}`)
+	tpl, err := Parse(body, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range body {
+		body[i] = 'X'
+	}
+	var got []string
+	for _, p := range tpl.Placeholders() {
+		got = append(got, p.Name)
+	}
+	want := []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_2", "CARD_CRYPTOGRAM_OR_EMPTY_STRING_12"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("names after the body changed: %q, want %q", got, want)
+	}
+
+	body = []byte(`{"a":"{{ CARD_NUMBER_1 }}","b":"{{ CARD_PIN_1 }}"}`)
+	_, err = Parse(body, Options{})
+	for i := range body {
+		body[i] = 'X'
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Placeholder != "CARD_PIN_1" || e.Message != "unknown placeholder CARD_PIN_1" {
+		t.Fatalf("error after the body changed: %#v", err)
 	}
 }
 
@@ -246,6 +279,9 @@ func FuzzParse(f *testing.F) {
 		for _, p := range tpl.Placeholders() {
 			if p.Index < 0 || p.start >= p.end || p.end > len(body) {
 				t.Fatalf("bad offsets %+v", p)
+			}
+			if inner := bytes.TrimSpace(body[p.start+2 : p.end-2]); string(inner) != p.Name {
+				t.Fatalf("name %q, the body says %q", p.Name, inner)
 			}
 			removed += p.end - p.start
 		}
