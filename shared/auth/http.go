@@ -13,6 +13,16 @@ import (
 // "."). Anything else, such as "Basic ..." or a trailing space, is not a
 // bearer token.
 func ParseAuthorization(value string) (string, bool) {
+	token, ok := bearerPart(value)
+	if !ok || !tokenChars(token) {
+		return "", false
+	}
+	return token, true
+}
+
+// bearerPart is ParseAuthorization without the character check: the
+// verifier's cache skips that check for a token it has verified before.
+func bearerPart(value string) (string, bool) {
 	const scheme = "bearer"
 	if len(value) <= len(scheme) || value[len(scheme)] != ' ' || !equalFoldASCII(value[:len(scheme)], scheme) {
 		return "", false
@@ -21,15 +31,17 @@ func ParseAuthorization(value string) (string, bool) {
 	for len(token) > 0 && token[0] == ' ' {
 		token = token[1:]
 	}
-	if token == "" {
-		return "", false
-	}
+	return token, token != ""
+}
+
+// tokenChars reports whether token holds only characters a JWT can.
+func tokenChars(token string) bool {
 	for i := 0; i < len(token); i++ {
 		if !tokenChar(token[i]) {
-			return "", false
+			return false
 		}
 	}
-	return token, true
+	return true
 }
 
 // BearerToken returns the bearer token of r's Authorization header. A
@@ -56,11 +68,11 @@ func (v *Verifier) VerifyRequest(r *http.Request) (*Principal, error) {
 	return nil, v.reject(errBadHeader, "several authorization headers")
 }
 
-func tokenChar(c byte) bool { return tokenChars[c] }
+func tokenChar(c byte) bool { return tokenCharTable[c] }
 
-// tokenChars is the base64url alphabet and '.': a table, because every
+// tokenCharTable is the base64url alphabet and '.': a table, because every
 // request checks each of its token's ~600 bytes.
-var tokenChars = func() (t [256]bool) {
+var tokenCharTable = func() (t [256]bool) {
 	for c := range 256 {
 		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
 	}

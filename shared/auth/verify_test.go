@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"slices"
@@ -222,7 +223,16 @@ func TestVerifyMerchantAccounts(t *testing.T) {
 }
 
 func TestVerifyAuthorizationHeader(t *testing.T) {
-	v := newVerifier(t, auth.Config{})
+	for _, cache := range []int{0, -1} { // the default cache (checked first), none
+		t.Run(fmt.Sprintf("cache %d", cache), func(t *testing.T) { testAuthorizationHeader(t, cache) })
+	}
+}
+
+// testAuthorizationHeader runs its table in order, so that with a cache the
+// rows after "canonical" meet a verified token: a character check the
+// cache skips on a hit must still refuse every other token.
+func testAuthorizationHeader(t *testing.T, cacheSize int) {
+	v := newVerifier(t, auth.Config{CacheSize: cacheSize})
 	tok := mustMint(t, []string{"buyers.write"}, time.Hour, nil)
 	tests := []struct {
 		name    string
@@ -244,6 +254,9 @@ func TestVerifyAuthorizationHeader(t *testing.T) {
 		{"comma", "Bearer " + tok + ",x", "invalid authorization header"},
 		{"Bearerx", "Bearerx " + tok, "invalid authorization header"},
 		{"not a JWT", "Bearer abc", "invalid token"},
+		{"a character no JWT holds", "Bearer " + tok[:20] + "$" + tok[21:], "invalid authorization header"},
+		{"a NUL", "Bearer " + tok[:20] + "\x00" + tok[21:], "invalid authorization header"},
+		{"canonical again", "Bearer " + tok, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
