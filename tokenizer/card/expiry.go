@@ -110,28 +110,41 @@ func ParseExpiryFormat(variant string) (ExpiryFormat, bool) {
 // (ErrExpiryFormat) and for an Expiry that is not IsValid (ErrInvalidExpiry).
 // (It is not called Format because fmt reserves that name for Formatter.)
 func (e Expiry) FormatAs(f ExpiryFormat) (string, error) {
+	var buf [8]byte
+	b, err := e.AppendFormat(buf[:0], f)
+	return string(b), err
+}
+
+// AppendFormat is FormatAs appending to b: a caller that copies the value
+// on (a placeholder being substituted) needs no string of it.
+func (e Expiry) AppendFormat(b []byte, f ExpiryFormat) ([]byte, error) {
 	if !e.IsValid() {
-		return "", ErrInvalidExpiry
+		return b, ErrInvalidExpiry
 	}
 	switch f {
 	case "", ExpiryMMYY:
-		return e.String(), nil
+		return appendTwoDigits(append(appendTwoDigits(b, e.Month), '/'), e.Year%100), nil
 	case ExpiryM:
-		return strconv.Itoa(e.Month), nil
+		return strconv.AppendInt(b, int64(e.Month), 10), nil
 	case ExpiryMM:
-		return twoDigits(e.Month), nil
+		return appendTwoDigits(b, e.Month), nil
 	case ExpiryYY:
-		return twoDigits(e.Year % 100), nil
+		return appendTwoDigits(b, e.Year%100), nil
 	case ExpiryYYYY:
-		return strconv.Itoa(e.Year), nil
+		return strconv.AppendInt(b, int64(e.Year), 10), nil
 	}
-	return "", ErrExpiryFormat
+	return b, ErrExpiryFormat
+}
+
+func appendTwoDigits(b []byte, v int) []byte {
+	return append(b, byte('0'+v/10), byte('0'+v%10))
 }
 
 // String is "MM/YY". For an Expiry that is not IsValid the digits are
 // whatever the fields hold modulo 100; use FormatAs to be told.
 func (e Expiry) String() string {
-	return twoDigits(mod100(e.Month)) + "/" + twoDigits(mod100(e.Year))
+	var buf [5]byte
+	return string(appendTwoDigits(append(appendTwoDigits(buf[:0], mod100(e.Month)), '/'), mod100(e.Year)))
 }
 
 func mod100(v int) int {
@@ -140,10 +153,6 @@ func mod100(v int) int {
 		v += 100
 	}
 	return v
-}
-
-func twoDigits(v int) string {
-	return string([]byte{byte('0' + v/10), byte('0' + v%10)})
 }
 
 // MarshalText writes "MM/YY"; it fails with ErrInvalidExpiry when e is not

@@ -145,6 +145,11 @@ func TestExpiryFormatAs(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("FormatAs(%q) = %q, want %q", tc.f, got, tc.want)
 			}
+			// AppendFormat appends the same, and nothing on an error.
+			b, err := tc.e.AppendFormat([]byte("x="), tc.f)
+			if !errors.Is(err, tc.wantErr) || string(b) != "x="+tc.want {
+				t.Errorf("AppendFormat(%q) = %q, %v", tc.f, b, err)
+			}
 		})
 	}
 }

@@ -174,6 +174,8 @@ type resolver struct {
 	nt     map[int]ntValue
 
 	cryptograms [][]byte
+	// scratch holds a formatted expiry until Render has copied it.
+	scratch [8]byte
 }
 
 type ntValue struct {
@@ -206,11 +208,11 @@ func (rv *resolver) resolve(p substitute.Placeholder) ([]byte, error) {
 		if err := exp.UnmarshalText([]byte(c.Card.ExpirationDate)); err != nil {
 			return nil, unavailable(p, "the payment method has no expiry")
 		}
-		v, err := exp.FormatAs(p.Format)
+		v, err := exp.AppendFormat(rv.scratch[:0], p.Format)
 		if err != nil {
 			return nil, unavailable(p, "the expiry cannot be formatted")
 		}
-		return []byte(v), nil
+		return v, nil
 	case substitute.SecurityCode:
 		if c.SecurityCode == nil {
 			return nil, unavailable(p, "no security code is held for this payment method")

@@ -140,9 +140,13 @@ func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCar
 
 // AAD binds a ciphertext to its merchant account and token.
 func AAD(merchantAccountID string, token uuid.UUID) []byte {
-	const prefix = "payorch/card/v1|"
-	b := make([]byte, 0, len(prefix)+len(merchantAccountID)+1+36)
-	b = append(append(append(b, prefix...), merchantAccountID...), '|')
+	return appendAAD(make([]byte, 0, len(aadPrefix)+len(merchantAccountID)+1+36), merchantAccountID, token)
+}
+
+const aadPrefix = "payorch/card/v1|"
+
+func appendAAD(b []byte, merchantAccountID string, token uuid.UUID) []byte {
+	b = append(append(append(b, aadPrefix...), merchantAccountID...), '|')
 	return uuidtext.Append(b, token)
 }
 
@@ -182,8 +186,11 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 		return nil, err
 	}
 	out := make([]*Revealed, len(cards))
+	revealed := make([]Revealed, len(cards)) // one allocation for all
+	var aad []byte                           // one buffer for every card's
 	for i, vc := range cards {
-		pt, err := s.sealer.Open(ctx, vc.Sealed, AAD(c.MerchantAccountID, vc.Token))
+		aad = appendAAD(aad[:0], c.MerchantAccountID, vc.Token)
+		pt, err := s.sealer.Open(ctx, vc.Sealed, aad)
 		if err != nil {
 			for _, r := range out[:i] {
 				r.Zero()
@@ -192,7 +199,8 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 			return nil, err
 		}
 		num, pin := decodePayload(pt)
-		r := &Revealed{Card: vc, Number: num, PIN: pin}
+		r := &revealed[i]
+		r.Card, r.Number, r.PIN = vc, num, pin
 		if withSecurityCode {
 			r.SecurityCode = s.codes.Take(vc.Token, s.now())
 		}
