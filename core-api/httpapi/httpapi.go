@@ -12,6 +12,7 @@ import (
 
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/health"
+	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/requestid"
 )
 
@@ -49,11 +50,13 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else {
 			rt.mux.ServeHTTP(sw, r)
 		}
-		rt.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), // never the query or body
-			slog.Int("status", sw.code()),
-			slog.Duration("duration", time.Since(start)))
+		now := time.Now()
+		line := logging.AccessLine{Time: now, Method: r.Method, Path: r.URL.Path, // never the query or body
+			Status: sw.code(), Duration: now.Sub(start)} // the request id comes from the context
+		// The short path when there is nothing to redact; else slog redacts.
+		if !logging.WriteAccess(r.Context(), rt.log.Handler(), line) {
+			rt.log.LogAttrs(r.Context(), slog.LevelInfo, logging.AccessMessage, line.Attrs()...)
+		}
 	})).ServeHTTP(w, r)
 }
 

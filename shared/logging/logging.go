@@ -26,5 +26,5 @@ func New(w io.Writer, level slog.Level) *slog.Logger {
 	if f, ok := w.(interface{ Flush() error }); ok {
 		h = flushOnWarn{Handler: h, f: f}
 	}
-	return slog.New(h)
+	return slog.New(newAccessHandler(h, w))
 }

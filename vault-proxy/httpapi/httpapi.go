@@ -9,10 +9,12 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"github.com/fasthttp/router"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/health"
+	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/requestid"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/valyala/fasthttp"
@@ -91,24 +93,28 @@ func (rt *Router) wrap(h Handler) fasthttp.RequestHandler {
 	}
 }
 
-// accessLog writes the request's line. It calls the handler directly:
-// slog.Logger would capture the caller's program counter for a source
-// location these lines never carry, and every request pays for the line.
+// accessLog writes the request's line, by logging.WriteAccess when the
+// line has nothing to redact (every request pays for it), else through the
+// handler, which redacts. The handler is called directly: slog.Logger
+// would capture the caller's program counter for a source location these
+// lines never carry.
 func (rt *Router) accessLog(ctx *fasthttp.RequestCtx, id string, start time.Time) {
 	h := rt.log.Handler()
-	if !h.Enabled(ctx, slog.LevelInfo) {
+	now := time.Now()
+	line := logging.AccessLine{Time: now, RequestID: id, Status: ctx.Response.StatusCode(), Duration: now.Sub(start),
+		// Views of the request's buffers: WriteAccess keeps nothing of them.
+		Method: unsafeString(ctx.Method()), Path: unsafeString(ctx.Path())} // never the query or body
+	if logging.WriteAccess(ctx, h, line) || !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	now := time.Now()
-	r := slog.NewRecord(now, slog.LevelInfo, "request", 0)
-	r.AddAttrs(
-		slog.String("request_id", id),
-		slog.String("method", string(ctx.Method())),
-		slog.String("path", string(ctx.Path())), // never the query or body
-		slog.Int("status", ctx.Response.StatusCode()),
-		slog.Duration("duration", now.Sub(start)))
+	// A record may outlive this call in a handler: its strings are copies.
+	line.Method, line.Path = string(ctx.Method()), string(ctx.Path())
+	r := slog.NewRecord(now, slog.LevelInfo, logging.AccessMessage, 0)
+	r.AddAttrs(line.Attrs()...)
 	_ = h.Handle(ctx, r)
 }
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // call runs h and turns a panic into an error without its value: a panic in
 // a PCI process may hold card data, so only the fact is logged.
