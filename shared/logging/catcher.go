@@ -2,6 +2,7 @@ package logging
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -147,4 +148,34 @@ func maskDigits(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// LoggedAccess is an access line (see AccessLine) as a test reads it back.
+type LoggedAccess struct {
+	Msg, Service, RequestID, Method, Path string
+	Status                                int
+	HasDuration                           bool
+}
+
+// OnlyAccessLine decodes the one line written so far as an access line. It
+// fails t, and reports false, unless exactly one JSON line was written.
+func (c *LogCatcher) OnlyAccessLine(t TestingT) (LoggedAccess, bool) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(c.String()), "\n")
+	var got struct {
+		Msg, Service, Method, Path string
+		RequestID                  string `json:"request_id"`
+		Status                     int
+		Duration                   *int64
+	}
+	if len(lines) != 1 {
+		t.Errorf("%d log lines, want one access line", len(lines))
+		return LoggedAccess{}, false
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Errorf("the access line is not JSON: %v", err)
+		return LoggedAccess{}, false
+	}
+	return LoggedAccess{Msg: got.Msg, Service: got.Service, RequestID: got.RequestID, Method: got.Method, Path: got.Path,
+		Status: got.Status, HasDuration: got.Duration != nil}, true
 }
