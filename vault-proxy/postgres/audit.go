@@ -1,17 +1,20 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
+	"fmt"
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/payorch/shared/uuidtext"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
+	"github.com/tidwall/gjson"
 )
 
 // AuditCheckpoint returns the last sequence number of spool stored in
@@ -26,61 +29,156 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 }
 
 // ShipAudit stores a spool's batch and moves its checkpoint from b.Prev to
-// b.Last in one statement, so one round trip commits both or neither; when
-// the checkpoint is not at b.Prev nothing is stored
-// (auditspool.ErrCheckpointMoved). The records travel as the JSON array
-// the spool holds and PostgreSQL takes them apart: vault-proxy neither
-// decodes nor re-encodes them. Each keeps the time it was spooled; ids
-// follow the spool's order.
+// b.Last in one transaction, so both commit or neither; when the
+// checkpoint is not at b.Prev nothing is stored
+// (auditspool.ErrCheckpointMoved). Each record keeps the time it was
+// spooled; ids follow the spool's order.
 //
-// The parameters go to pgconn as text, as they are: through pgx's type
-// map the batch (up to 500 records, ~250 KiB) would be copied into a
-// parameter buffer that pgx drops after every statement over 256 bytes,
-// a fresh heap allocation per batch whose collection the request path
-// pays for.
+// The records go in through COPY, as rows written here from the spooled
+// JSON (copyRows). PostgreSQL spent ~11 us of CPU per record taking a
+// jsonb array of the batch apart in SQL (~6 us of it parsing the jsonb),
+// on the same cores as the requests being audited.
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
+	bp := db.copyBufs.Get()
+	buf, _ := bp.(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer db.copyBufs.Put(buf)
+	rows, n, err := appendCopyRows((*buf)[:0], b.Records)
+	*buf = rows
+	if err != nil {
+		return err
+	}
+	if n != b.Count() {
+		return fmt.Errorf("postgres: audit batch %d-%d holds %d records", b.Prev+1, b.Last, n)
+	}
+
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
-	// Prepared once per connection (pgx keeps it by name): an unnamed
-	// statement would be parsed and planned again for every batch.
-	if _, err := conn.Conn().Prepare(ctx, shipAuditStmt, shipAuditSQL); err != nil {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
 		return err
 	}
-	var id [36]byte
-	var prev, last [20]byte
-	res := conn.Conn().PgConn().ExecPrepared(ctx, shipAuditStmt,
-		[][]byte{uuidtext.Append(id[:0], spool), strconv.AppendUint(prev[:0], b.Prev, 10), strconv.AppendUint(last[:0], b.Last, 10), b.Records},
-		nil, nil).Read()
-	if res.Err != nil {
-		return res.Err
+	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
+	// The checkpoint row is locked until the commit: a second shipper of the
+	// same spool waits here, then finds the checkpoint moved.
+	tag, err := tx.Exec(ctx, moveCheckpointSQL, spool, int64(b.Prev), int64(b.Last))
+	if err != nil {
+		return err
 	}
-	if res.CommandTag.RowsAffected() != int64(b.Count()) {
+	if tag.RowsAffected() != 1 {
 		return auditspool.ErrCheckpointMoved
 	}
-	return nil
+	tag, err = tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows), copyAuditSQL)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() != int64(n) {
+		return fmt.Errorf("postgres: audit batch %d-%d: %d of %d records stored", b.Prev+1, b.Last, tag.RowsAffected(), n)
+	}
+	return tx.Commit(ctx)
 }
 
-const shipAuditStmt = "payorch_ship_audit"
+// moveCheckpointSQL moves a spool's checkpoint from $2 to $3 ($1 the spool
+// id), creating it for a spool the database has not seen.
+const moveCheckpointSQL = `
+	INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
+	ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
+	WHERE c.shipped_seq = $2`
 
-// The parameters' types come from the statement: $1 is a spool id (uuid),
-// $2 and $3 sequence numbers (bigint), $4 the batch (jsonb).
-const shipAuditSQL = `
-	WITH checkpoint AS (
-		INSERT INTO audit_spool_checkpoints AS c (spool_id, shipped_seq) VALUES ($1, $3)
-		ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
-		WHERE c.shipped_seq = $2
-		RETURNING 1
-	)
-	INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail)
-	SELECT (r->>'at')::timestamptz, r->>'actor', r->>'merchant_account_id', r->>'action',
-	       ARRAY(SELECT jsonb_array_elements_text(r->'tokens'))::uuid[],
-	       coalesce(r->>'purpose', ''), r->>'outcome', coalesce(r->>'request_id', ''), coalesce(r->'detail', '{}')
-	FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS u(r, n)
-	WHERE EXISTS (SELECT FROM checkpoint)
-	ORDER BY n`
+const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail) FROM STDIN`
+
+// appendCopyRows appends one COPY text row per record of records (a JSON
+// array of spooled records, see auditspool's record format) to dst and
+// returns how many. A member the format does not name is ignored, as
+// additions to the format are allowed; a missing required one is written
+// as NULL, which the table refuses.
+func appendCopyRows(dst, records []byte) ([]byte, int, error) {
+	arr := gjson.Parse(unsafe.String(unsafe.SliceData(records), len(records))) // read here only
+	if !arr.IsArray() {
+		return dst, 0, errors.New("postgres: an audit batch is not a JSON array")
+	}
+	n := 0
+	var err error
+	arr.ForEach(func(_, rec gjson.Result) bool {
+		if !rec.IsObject() {
+			err = fmt.Errorf("postgres: audit record %d is not a JSON object", n+1)
+			return false
+		}
+		var f [len(copyColumns)]gjson.Result
+		rec.ForEach(func(k, v gjson.Result) bool {
+			if i := slices.Index(copyColumns[:], k.Str); i >= 0 {
+				f[i] = v
+			}
+			return true
+		})
+		for i, v := range f {
+			if i > 0 {
+				dst = append(dst, '\t')
+			}
+			dst = appendCopyValue(dst, copyColumns[i], v)
+		}
+		dst = append(dst, '\n')
+		n++
+		return true
+	})
+	return dst, n, err
+}
+
+// copyColumns are the record's members in copyAuditSQL's column order.
+var copyColumns = [...]string{"at", "actor", "merchant_account_id", "action", "tokens", "purpose", "outcome", "request_id", "detail"}
+
+func appendCopyValue(dst []byte, member string, v gjson.Result) []byte {
+	switch {
+	case !v.Exists() && (member == "purpose" || member == "request_id"):
+		return dst // the empty string, as the record omits it
+	case !v.Exists() && member == "tokens":
+		return append(dst, "{}"...)
+	case !v.Exists() && member == "detail":
+		return append(dst, "{}"...)
+	case !v.Exists() || v.Type == gjson.Null:
+		return append(dst, `\N`...)
+	case member == "tokens":
+		dst = append(dst, '{')
+		i := 0
+		v.ForEach(func(_, t gjson.Result) bool {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCopyText(dst, t.String()) // a UUID; uuid's input refuses anything else
+			i++
+			return true
+		})
+		return append(dst, '}')
+	case member == "detail":
+		return appendCopyText(dst, v.Raw) // JSON text, for jsonb's input
+	}
+	return appendCopyText(dst, v.String())
+}
+
+// appendCopyText escapes s for COPY's text format: backslash, and the
+// delimiters (tab, newline, carriage return).
+func appendCopyText(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
 
 // uuidArray passes tokens to pgx as raw 16-byte values: a uuid.UUID is a
 // driver.Valuer, which pgx would format to text and parse back per

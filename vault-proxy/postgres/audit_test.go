@@ -169,3 +169,76 @@ func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 		}
 	}
 }
+
+// Every value comes back exactly as spooled, whatever it holds: the
+// characters COPY's text format escapes (backslash, tab, newline, carriage
+// return), JSON escapes, quotes, non-ASCII, no tokens and a hundred,
+// members the record omits when empty.
+func TestShipAuditStoresValuesExactly(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	many := make([]uuid.UUID, 100)
+	for i := range many {
+		many[i] = uuid.New()
+	}
+	nasty := "a\\b\tc\nd\re \"q\" \\N \\. é \u2028 <&> \x01"
+	events := []vaultproxy.AuditEvent{
+		{OccurredAt: time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC), Actor: nasty, MerchantAccountID: "m\tn",
+			Action: "forward", Tokens: many, Purpose: nasty, Outcome: "failure: a\\b", RequestID: "r\n1",
+			Detail: map[string]any{"host": nasty, "placeholders": []string{"CARD_NUMBER_1", `x\y`}, "status": 502, "nested": map[string]any{"k": "\\t"}}},
+		{OccurredAt: time.Date(2026, 11, 24, 1, 2, 4, 0, time.UTC), Actor: "a", MerchantAccountID: "m", Action: "vault", Outcome: "success"},
+	}
+	if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, events...)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.AuditEvents(ctx, "m\tn", 0, 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%d events, %v", len(got), err)
+	}
+	g, w := got[0], events[0]
+	wantDetail, _ := json.Marshal(w.Detail)
+	gotDetail, _ := json.Marshal(g.Detail)
+	if !g.OccurredAt.Equal(w.OccurredAt) || g.Actor != w.Actor || g.Action != w.Action || !slices.Equal(g.Tokens, w.Tokens) ||
+		g.Purpose != w.Purpose || g.Outcome != w.Outcome || g.RequestID != w.RequestID || string(gotDetail) != string(wantDetail) {
+		t.Fatalf("stored %+v\nwant   %+v\ndetail %s, want %s", g, w, gotDetail, wantDetail)
+	}
+	got, err = db.AuditEvents(ctx, "m", 0, 10)
+	if err != nil || len(got) != 1 || got[0].Purpose != "" || got[0].RequestID != "" || len(got[0].Tokens) != 0 || len(got[0].Detail) != 0 {
+		t.Fatalf("the event without optional members: %+v, %v", got, err)
+	}
+}
+
+// A batch that is not what a spool writes is refused whole, and the
+// checkpoint stays where it was.
+func TestShipAuditRefusesAMalformedBatch(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	spool := uuid.New()
+	good := batch(t, 0, event(1, "r1"))
+	for _, tc := range []struct {
+		name    string
+		records string
+		last    uint64
+	}{
+		{"not an array", `{"actor":"a"}`, 1},
+		{"not objects", `[1,2]`, 2},
+		{"fewer records than the batch says", string(good.Records), 2},
+		{"a required member missing", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward"}]`, 1},
+		{"a token that is not a UUID", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success","tokens":["x"]}]`, 1},
+	} {
+		err := db.ShipAudit(ctx, spool, auditspool.Batch{Prev: 0, Last: tc.last, Records: []byte(tc.records)})
+		if err == nil || errors.Is(err, auditspool.ErrCheckpointMoved) {
+			t.Fatalf("%s: err = %v", tc.name, err)
+		}
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d events stored, %v", n, err)
+	}
+	if cp, err := db.AuditCheckpoint(ctx, spool); err != nil || cp != 0 {
+		t.Fatalf("checkpoint %d, %v", cp, err)
+	}
+	if err := db.ShipAudit(ctx, spool, good); err != nil {
+		t.Fatalf("the good batch after the refused ones: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ package postgres
 import (
 	"context"
 	"embed"
+	"sync"
 
 	"github.com/payorch/shared/pgdb"
 )
@@ -15,6 +16,9 @@ var migrations embed.FS
 // DB is the vault database.
 type DB struct {
 	pgdb.DB
+	// copyBufs holds the buffers audit batches are written into for COPY
+	// (hundreds of KiB each, reused rather than collected).
+	copyBufs sync.Pool
 }
 
 // Open applies pending migrations, then connects.
