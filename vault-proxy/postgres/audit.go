@@ -163,22 +163,19 @@ func appendCopyValue(dst []byte, member string, v gjson.Result) []byte {
 // appendCopyText escapes s for COPY's text format: backslash, and the
 // delimiters (tab, newline, carriage return).
 func appendCopyText(dst []byte, s string) []byte {
+	start := 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, c)
+		if e := copyEscapes[s[i]]; e != 0 {
+			dst = append(append(dst, s[start:i]...), '\\', e)
+			start = i + 1
 		}
 	}
-	return dst
+	return append(dst, s[start:]...)
 }
+
+// copyEscapes holds, for each byte COPY's text format escapes, the letter
+// after the backslash.
+var copyEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r'}
 
 // uuidArray passes tokens to pgx as raw 16-byte values: a uuid.UUID is a
 // driver.Valuer, which pgx would format to text and parse back per
