@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -240,5 +241,30 @@ func TestShipAuditRefusesAMalformedBatch(t *testing.T) {
 	}
 	if err := db.ShipAudit(ctx, spool, good); err != nil {
 		t.Fatalf("the good batch after the refused ones: %v", err)
+	}
+}
+
+// Two shippers of one spool racing with the same batch (a copy of the
+// spool shipping elsewhere): the checkpoint row's lock orders them, one
+// stores the batch and the other is told the checkpoint moved.
+func TestShipAuditRacingShippersStoreOnce(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	const rounds = 20
+	for r := range rounds {
+		spool := uuid.New()
+		b := batch(t, 0, event(1, fmt.Sprintf("race-%d-a", r)), event(2, fmt.Sprintf("race-%d-b", r)))
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- db.ShipAudit(ctx, spool, b) }()
+		}
+		e1, e2 := <-errs, <-errs
+		if (e1 == nil) == (e2 == nil) || !errors.Is(errors.Join(e1, e2), auditspool.ErrCheckpointMoved) {
+			t.Fatalf("round %d: %v and %v, want one success and one ErrCheckpointMoved", r, e1, e2)
+		}
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE request_id LIKE 'race-%'`).Scan(&n); err != nil || n != 2*rounds {
+		t.Fatalf("%d rows stored, want %d: %v", n, 2*rounds, err)
 	}
 }
