@@ -48,18 +48,7 @@ func BenchmarkShipAudit(b *testing.B) {
 	}
 
 	const batch = 500
-	tokens := []uuid.UUID{uuid.New(), uuid.New()}
-	events := make([]vaultproxy.AuditEvent, batch)
-	for i := range events {
-		events[i] = vaultproxy.AuditEvent{
-			OccurredAt: time.Now(), Actor: "api_key:" + uuid.NewString(), MerchantAccountID: "default", Action: "forward",
-			Tokens: tokens, Purpose: "vault-forward", Outcome: "success", RequestID: uuid.NewString(),
-			Detail: map[string]any{
-				"placeholders": []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_NUMBER_2", "CARD_EXPIRATION_DATE_YYYY_2"},
-				"host":         "127.0.0.1:45678", "method": "POST", "duration_ms": 0, "status": 200,
-			},
-		}
-	}
+	events := forwardEvents(batch)
 	spool := uuid.New()
 	var prev uint64
 	ship := func() {
@@ -86,6 +75,41 @@ func BenchmarkShipAudit(b *testing.B) {
 	if cpu1, ok1 := backendCPU(pid); ok && ok1 {
 		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(n), "pgCPUus/op")
 	}
+}
+
+// BenchmarkAppendCopyRows is the shipper's share of ShipAudit: a batch of
+// 500 forward records written as COPY rows (ns/op per record).
+func BenchmarkAppendCopyRows(b *testing.B) {
+	bt, err := auditspool.EncodeBatch(0, forwardEvents(500)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var n int
+		if buf, n, err = postgres.AppendCopyRows(buf[:0], bt.Records); err != nil || n != 500 {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/record")
+}
+
+// forwardEvents are n audit events shaped like a forward's.
+func forwardEvents(n int) []vaultproxy.AuditEvent {
+	tokens := []uuid.UUID{uuid.New(), uuid.New()}
+	events := make([]vaultproxy.AuditEvent, n)
+	for i := range events {
+		events[i] = vaultproxy.AuditEvent{
+			OccurredAt: time.Now(), Actor: "api_key:" + uuid.NewString(), MerchantAccountID: "default", Action: "forward",
+			Tokens: tokens, Purpose: "vault-forward", Outcome: "success", RequestID: uuid.NewString(),
+			Detail: map[string]any{
+				"placeholders": []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_NUMBER_2", "CARD_EXPIRATION_DATE_YYYY_2"},
+				"host":         "127.0.0.1:45678", "method": "POST", "duration_ms": 0, "status": 200,
+			},
+		}
+	}
+	return events
 }
 
 // backendCPU is the user+system CPU time of process pid (Linux).
