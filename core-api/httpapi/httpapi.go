@@ -51,12 +51,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rt.mux.ServeHTTP(sw, r)
 		}
 		now := time.Now()
-		line := logging.AccessLine{Time: now, Method: r.Method, Path: r.URL.Path, // never the query or body
-			Status: sw.code(), Duration: now.Sub(start)} // the request id comes from the context
-		// The short path when there is nothing to redact; else slog redacts.
-		if !logging.WriteAccess(r.Context(), rt.log.Handler(), line) {
-			rt.log.LogAttrs(r.Context(), slog.LevelInfo, logging.AccessMessage, line.Attrs()...)
-		}
+		logging.LogAccess(r.Context(), rt.log.Handler(), logging.AccessLine{Time: now, Method: r.Method,
+			Path:   r.URL.Path, // never the query or body; the request id comes from the context
+			Status: sw.code(), Duration: now.Sub(start)})
 	})).ServeHTTP(w, r)
 }
 

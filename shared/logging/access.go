@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,22 +37,33 @@ func (l AccessLine) Attrs() []slog.Attr {
 		slog.Int("status", l.Status), slog.Duration("duration", l.Duration))
 }
 
-// WriteAccess writes l through h, a handler of a logger from New, and
-// reports whether it did. It writes exactly the bytes h would write for
-// the record (l.Time, LevelInfo, AccessMessage, l.Attrs()), without
-// building one: every request pays for this line, and slog's record, its
-// JSON handler and the redactor's pass cost it ~1 us in a running service.
-//
-// It takes that short path only when there is nothing to redact or escape:
-// every string plain printable ASCII without a card number in it, every
-// number too short to be one, every attribute h was given by With plain
-// too, no group. Anything else, and a handler not from New, reports false;
-// the caller then logs the record through slog, which redacts it. So the
-// short path never has to decide what to redact.
+// LogAccess logs l through h, a handler of a logger from New, as the
+// record (l.Time, LevelInfo, AccessMessage, l.Attrs()) would be logged.
+// Every request pays for this line, and slog's record, its JSON handler and
+// the redactor's pass cost it ~1 us in a running service, so when there is
+// nothing to redact or escape (writeAccess) the bytes are written directly.
+// Anything else, and a handler not from New, goes through h, which
+// redacts: the short path never has to decide what to redact.
 //
 // Method, Path and RequestID may point into a request's buffers: nothing
-// of them is kept once WriteAccess returns.
-func WriteAccess(ctx context.Context, h slog.Handler, l AccessLine) bool {
+// of them is kept once LogAccess returns.
+func LogAccess(ctx context.Context, h slog.Handler, l AccessLine) {
+	if writeAccess(ctx, h, l) || !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	// A handler may keep a record beyond this call: its strings are copies.
+	l.RequestID, l.Method, l.Path = strings.Clone(l.RequestID), strings.Clone(l.Method), strings.Clone(l.Path)
+	r := slog.NewRecord(l.Time, slog.LevelInfo, AccessMessage, 0)
+	r.AddAttrs(l.Attrs()...)
+	_ = h.Handle(ctx, r)
+}
+
+// writeAccess writes exactly the bytes h would write for l's record, and
+// reports whether it did. It does so only when there is nothing to redact
+// or escape: every string plain printable ASCII without a card number in
+// it, every number too short to be one, every attribute h was given by
+// With plain too, no group, and a writer that keeps concurrent lines whole.
+func writeAccess(ctx context.Context, h slog.Handler, l AccessLine) bool {
 	ah, ok := h.(*accessHandler)
 	if !ok || ah.fast == nil {
 		return false
@@ -112,12 +124,12 @@ func appendPlain(b []byte, key, value string) []byte {
 }
 
 // accessHandler is the outermost handler of a logger from New. It passes
-// every record on to the chain and keeps what WriteAccess needs to write
+// every record on to the chain and keeps what writeAccess needs to write
 // an access line on its own: the writer, and the attributes added with
 // With as the chain writes them.
 type accessHandler struct {
 	slog.Handler
-	fast *accessFast // nil: WriteAccess declines (a group, or an attribute it does not write)
+	fast *accessFast // nil: writeAccess declines (a group, or an attribute it does not write)
 }
 
 type accessFast struct {
@@ -131,12 +143,11 @@ type accessFast struct {
 func newAccessHandler(chain slog.Handler, w io.Writer) slog.Handler {
 	h := &accessHandler{Handler: chain}
 	switch w.(type) {
-	case *BufferedWriter, *LogCatcher, *os.File:
+	case *BufferedWriter, *LogCatcher, *os.File: // each Write whole, under its own lock
 		h.fast = &accessFast{w: w}
-	default:
-		if w == io.Discard {
-			h.fast = &accessFast{w: w}
-		}
+	}
+	if w == io.Discard {
+		h.fast = &accessFast{w: w}
 	}
 	return h
 }

@@ -16,7 +16,7 @@ import (
 
 var accessTime = time.Date(2026, 11, 24, 13, 5, 7, 123456789, time.UTC)
 
-// viaSlog is the oracle: the record WriteAccess stands for, logged
+// viaSlog is the oracle: the record writeAccess stands for, logged
 // through the same logger's handler.
 func viaSlog(t testing.TB, ctx context.Context, h slog.Handler, l AccessLine) {
 	t.Helper()
@@ -61,18 +61,18 @@ func TestWriteAccessWritesWhatSlogWrites(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fast, slow, fastOut, slowOut := pair(tc.with)
-			if !WriteAccess(tc.ctx, fast, tc.line) {
-				t.Fatal("WriteAccess declined a plain line")
+			if !writeAccess(tc.ctx, fast, tc.line) {
+				t.Fatal("writeAccess declined a plain line")
 			}
 			viaSlog(t, tc.ctx, slow, tc.line)
 			if fastOut.String() != slowOut.String() {
-				t.Fatalf("WriteAccess wrote\n%s\nslog wrote\n%s", fastOut, slowOut)
+				t.Fatalf("writeAccess wrote\n%s\nslog wrote\n%s", fastOut, slowOut)
 			}
 		})
 	}
 }
 
-// Whatever needs redacting or escaping is left to slog: WriteAccess
+// Whatever needs redacting or escaping is left to slog: writeAccess
 // declines, writes nothing, and the caller's slog record is redacted.
 func TestWriteAccessDeclinesWhatNeedsRedactingOrEscaping(t *testing.T) {
 	const pan = "4111111111111111"
@@ -109,14 +109,19 @@ func TestWriteAccessDeclinesWhatNeedsRedactingOrEscaping(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fast, slow, fastOut, slowOut := pair(tc.with)
-			if WriteAccess(tc.ctx, fast, tc.line) {
-				t.Fatalf("WriteAccess wrote %s", fastOut)
+			if writeAccess(tc.ctx, fast, tc.line) {
+				t.Fatalf("writeAccess wrote %s", fastOut)
 			}
 			if fastOut.String() != "" {
 				t.Fatalf("declined but wrote %s", fastOut)
 			}
-			viaSlog(t, tc.ctx, slow, tc.line) // what the caller does instead
+			viaSlog(t, tc.ctx, slow, tc.line)
 			slowOut.AssertNoPAN(t, pan)
+			// LogAccess falls back to exactly that.
+			LogAccess(tc.ctx, fast, tc.line)
+			if fastOut.String() != slowOut.String() {
+				t.Fatalf("LogAccess wrote\n%s\nslog wrote\n%s", fastOut, slowOut)
+			}
 			var m map[string]any
 			// slog itself writes no valid line for a year past 9999.
 			if err := json.Unmarshal([]byte(slowOut.String()), &m); err != nil && tc.line.Time.Year() <= 9999 {
@@ -129,17 +134,17 @@ func TestWriteAccessDeclinesWhatNeedsRedactingOrEscaping(t *testing.T) {
 func TestWriteAccessOnlyForItsOwnSafeWriters(t *testing.T) {
 	line := AccessLine{Time: accessTime, Method: "GET", Path: "/", Status: 200}
 	var buf bytes.Buffer // not safe for concurrent writes: slog's lock must guard it
-	if WriteAccess(context.Background(), New(&buf, slog.LevelInfo).Handler(), line) || buf.Len() != 0 {
+	if writeAccess(context.Background(), New(&buf, slog.LevelInfo).Handler(), line) || buf.Len() != 0 {
 		t.Fatal("took the short path to a bytes.Buffer")
 	}
 	plainJSON := slog.NewJSONHandler(io.Discard, nil)
-	if WriteAccess(context.Background(), plainJSON, line) {
+	if writeAccess(context.Background(), plainJSON, line) {
 		t.Fatal("took the short path for a handler not from New")
 	}
 	bw := NewBufferedWriter(io.Discard, BufferOptions{})
 	defer bw.Close()
 	for _, w := range []io.Writer{&LogCatcher{}, bw, io.Discard} {
-		if !WriteAccess(context.Background(), New(w, slog.LevelInfo).Handler(), line) {
+		if !writeAccess(context.Background(), New(w, slog.LevelInfo).Handler(), line) {
 			t.Fatalf("declined for %T", w)
 		}
 	}
@@ -148,8 +153,8 @@ func TestWriteAccessOnlyForItsOwnSafeWriters(t *testing.T) {
 func TestWriteAccessBelowTheLevelWritesNothing(t *testing.T) {
 	var out LogCatcher
 	h := New(&out, slog.LevelWarn).Handler()
-	if !WriteAccess(context.Background(), h, AccessLine{Time: accessTime, Method: "GET", Path: "/", Status: 200}) {
-		t.Fatal("WriteAccess should report the line handled: the level drops it")
+	if !writeAccess(context.Background(), h, AccessLine{Time: accessTime, Method: "GET", Path: "/", Status: 200}) {
+		t.Fatal("writeAccess should report the line handled: the level drops it")
 	}
 	if out.String() != "" {
 		t.Fatalf("wrote %q below the level", out.String())
@@ -168,7 +173,7 @@ func TestWriteAccessConcurrentWithSlog(t *testing.T) {
 			for i := range n {
 				l := AccessLine{Time: time.Now(), Method: "GET", Path: "/p", Status: 200 + g, Duration: time.Duration(i)}
 				if g%2 == 0 {
-					if !WriteAccess(context.Background(), log.Handler(), l) {
+					if !writeAccess(context.Background(), log.Handler(), l) {
 						t.Error("declined")
 						return
 					}
@@ -200,12 +205,12 @@ func FuzzWriteAccess(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, path, id string, status int, dur int64) {
 		l := AccessLine{Time: accessTime, RequestID: id, Method: method, Path: path, Status: status, Duration: time.Duration(dur)}
 		fast, slow, fastOut, slowOut := pair(func(l *slog.Logger) *slog.Logger { return l.With("service", "vault-proxy") })
-		if !WriteAccess(context.Background(), fast, l) {
+		if !writeAccess(context.Background(), fast, l) {
 			return
 		}
 		viaSlog(t, context.Background(), slow, l)
 		if fastOut.String() != slowOut.String() {
-			t.Fatalf("WriteAccess wrote\n%q\nslog wrote\n%q", fastOut, slowOut)
+			t.Fatalf("writeAccess wrote\n%q\nslog wrote\n%q", fastOut, slowOut)
 		}
 		fastOut.AssertNoPAN(t)
 	})
@@ -216,7 +221,7 @@ func BenchmarkAccessLineShortPath(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		WriteAccess(ctx, h, AccessLine{Time: time.Now(), RequestID: "0f8fad5b-d9cb-469f-a165-70867728950e", Method: "POST",
+		LogAccess(ctx, h, AccessLine{Time: time.Now(), RequestID: "0f8fad5b-d9cb-469f-a165-70867728950e", Method: "POST",
 			Path: "/vault-forward", Status: 200, Duration: 1234567})
 	}
 }

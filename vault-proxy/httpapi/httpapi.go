@@ -93,25 +93,13 @@ func (rt *Router) wrap(h Handler) fasthttp.RequestHandler {
 	}
 }
 
-// accessLog writes the request's line, by logging.WriteAccess when the
-// line has nothing to redact (every request pays for it), else through the
-// handler, which redacts. The handler is called directly: slog.Logger
-// would capture the caller's program counter for a source location these
-// lines never carry.
+// accessLog writes the request's line (logging.LogAccess).
 func (rt *Router) accessLog(ctx *fasthttp.RequestCtx, id string, start time.Time) {
-	h := rt.log.Handler()
 	now := time.Now()
-	line := logging.AccessLine{Time: now, RequestID: id, Status: ctx.Response.StatusCode(), Duration: now.Sub(start),
-		// Views of the request's buffers: WriteAccess keeps nothing of them.
-		Method: unsafeString(ctx.Method()), Path: unsafeString(ctx.Path())} // never the query or body
-	if logging.WriteAccess(ctx, h, line) || !h.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	// A record may outlive this call in a handler: its strings are copies.
-	line.Method, line.Path = string(ctx.Method()), string(ctx.Path())
-	r := slog.NewRecord(now, slog.LevelInfo, logging.AccessMessage, 0)
-	r.AddAttrs(line.Attrs()...)
-	_ = h.Handle(ctx, r)
+	logging.LogAccess(ctx, rt.log.Handler(), logging.AccessLine{Time: now, RequestID: id,
+		Status: ctx.Response.StatusCode(), Duration: now.Sub(start),
+		// Views of the request's buffers: LogAccess keeps nothing of them.
+		Method: unsafeString(ctx.Method()), Path: unsafeString(ctx.Path())}) // never the query or body
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
