@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -35,7 +34,7 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // spooled; ids follow the spool's order.
 //
 // The records go in through COPY, as rows written here from the spooled
-// JSON (copyRows). PostgreSQL spent ~11 us of CPU per record taking a
+// JSON (appendCopyRows). PostgreSQL spent ~11 us of CPU per record taking a
 // jsonb array of the batch apart in SQL (~6 us of it parsing the jsonb),
 // on the same cores as the requests being audited.
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
@@ -95,8 +94,7 @@ const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id
 // appendCopyRows appends one COPY text row per record of records (a JSON
 // array of spooled records, see auditspool's record format) to dst and
 // returns how many. A member the format does not name is ignored, as
-// additions to the format are allowed; a missing required one is written
-// as NULL, which the table refuses.
+// additions to the format are allowed.
 func appendCopyRows(dst, records []byte) ([]byte, int, error) {
 	arr := gjson.Parse(unsafe.String(unsafe.SliceData(records), len(records))) // read here only
 	if !arr.IsArray() {
@@ -111,16 +109,28 @@ func appendCopyRows(dst, records []byte) ([]byte, int, error) {
 		}
 		var f [len(copyColumns)]gjson.Result
 		rec.ForEach(func(k, v gjson.Result) bool {
-			if i := slices.Index(copyColumns[:], k.Str); i >= 0 {
-				f[i] = v
+			for i, c := range copyColumns {
+				if c.member == k.Str {
+					f[i] = v
+					break
+				}
 			}
 			return true
 		})
-		for i, v := range f {
+		for i, c := range copyColumns {
 			if i > 0 {
 				dst = append(dst, '\t')
 			}
-			dst = appendCopyValue(dst, copyColumns[i], v)
+			switch v := f[i]; {
+			case !v.Exists() || v.Type == gjson.Null:
+				dst = append(dst, c.absent...)
+			case c.member == "tokens":
+				dst = appendCopyArray(dst, v)
+			case c.member == "detail":
+				dst = appendCopyText(dst, v.Raw) // JSON text, for jsonb's input
+			default:
+				dst = appendCopyText(dst, v.String())
+			}
 		}
 		dst = append(dst, '\n')
 		n++
@@ -129,35 +139,28 @@ func appendCopyRows(dst, records []byte) ([]byte, int, error) {
 	return dst, n, err
 }
 
-// copyColumns are the record's members in copyAuditSQL's column order.
-var copyColumns = [...]string{"at", "actor", "merchant_account_id", "action", "tokens", "purpose", "outcome", "request_id", "detail"}
+// copyColumns are the record's members in copyAuditSQL's column order, each
+// with what an absent one stores: the empty values the record omits, or
+// NULL (\N), which the table refuses for a required member.
+var copyColumns = [...]struct{ member, absent string }{
+	{"at", `\N`}, {"actor", `\N`}, {"merchant_account_id", `\N`}, {"action", `\N`},
+	{"tokens", "{}"}, {"purpose", ""}, {"outcome", `\N`}, {"request_id", ""}, {"detail", "{}"},
+}
 
-func appendCopyValue(dst []byte, member string, v gjson.Result) []byte {
-	switch {
-	case !v.Exists() && (member == "purpose" || member == "request_id"):
-		return dst // the empty string, as the record omits it
-	case !v.Exists() && member == "tokens":
-		return append(dst, "{}"...)
-	case !v.Exists() && member == "detail":
-		return append(dst, "{}"...)
-	case !v.Exists() || v.Type == gjson.Null:
-		return append(dst, `\N`...)
-	case member == "tokens":
-		dst = append(dst, '{')
-		i := 0
-		v.ForEach(func(_, t gjson.Result) bool {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendCopyText(dst, t.String()) // a UUID; uuid's input refuses anything else
-			i++
-			return true
-		})
-		return append(dst, '}')
-	case member == "detail":
-		return appendCopyText(dst, v.Raw) // JSON text, for jsonb's input
-	}
-	return appendCopyText(dst, v.String())
+// appendCopyArray writes a JSON array of UUID strings as a uuid[] literal;
+// uuid's input refuses anything that is not one.
+func appendCopyArray(dst []byte, v gjson.Result) []byte {
+	dst = append(dst, '{')
+	i := 0
+	v.ForEach(func(_, t gjson.Result) bool {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendCopyText(dst, t.String())
+		i++
+		return true
+	})
+	return append(dst, '}')
 }
 
 // appendCopyText escapes s for COPY's text format: backslash, and the
