@@ -172,9 +172,10 @@ func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 }
 
 // Every value comes back exactly as spooled, whatever it holds: the
-// characters COPY's text format escapes (backslash, tab, newline, carriage
-// return), JSON escapes, quotes, non-ASCII, no tokens and a hundred,
-// members the record omits when empty.
+// characters COPY's text format would escape (backslash, tab, newline,
+// carriage return), JSON escapes, quotes, non-ASCII, no tokens and a
+// hundred, members the record omits when empty; the time to the
+// microsecond.
 func TestShipAuditStoresValuesExactly(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
@@ -187,7 +188,7 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 		{OccurredAt: time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC), Actor: nasty, MerchantAccountID: "m\tn",
 			Action: "forward", Tokens: many, Purpose: nasty, Outcome: "failure: a\\b", RequestID: "r\n1",
 			Detail: map[string]any{"host": nasty, "placeholders": []string{"CARD_NUMBER_1", `x\y`}, "status": 502, "nested": map[string]any{"k": "\\t"}}},
-		{OccurredAt: time.Date(2026, 11, 24, 1, 2, 4, 0, time.UTC), Actor: "a", MerchantAccountID: "m", Action: "vault", Outcome: "success"},
+		{OccurredAt: time.Date(2026, 11, 24, 1, 2, 4, 1700, time.UTC), Actor: "a", MerchantAccountID: "m", Action: "vault", Outcome: "success"},
 	}
 	if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, events...)); err != nil {
 		t.Fatal(err)
@@ -204,7 +205,8 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 		t.Fatalf("stored %+v\nwant   %+v\ndetail %s, want %s", g, w, gotDetail, wantDetail)
 	}
 	got, err = db.AuditEvents(ctx, "m", 0, 10)
-	if err != nil || len(got) != 1 || got[0].Purpose != "" || got[0].RequestID != "" || len(got[0].Tokens) != 0 || len(got[0].Detail) != 0 {
+	if err != nil || len(got) != 1 || got[0].Purpose != "" || got[0].RequestID != "" || len(got[0].Tokens) != 0 || len(got[0].Detail) != 0 ||
+		!got[0].OccurredAt.Equal(time.Date(2026, 11, 24, 1, 2, 4, 2000, time.UTC)) { // rounded to the microsecond
 		t.Fatalf("the event without optional members: %+v, %v", got, err)
 	}
 }
@@ -226,6 +228,13 @@ func TestShipAuditRefusesAMalformedBatch(t *testing.T) {
 		{"fewer records than the batch says", string(good.Records), 2},
 		{"a required member missing", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward"}]`, 1},
 		{"a token that is not a UUID", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success","tokens":["x"]}]`, 1},
+		{"a token that is not a string", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success","tokens":[7]}]`, 1},
+		{"tokens that are not an array", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success","tokens":"x"}]`, 1},
+		{"a time that is not RFC 3339", `[{"at":"24/11/2026","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success"}]`, 1},
+		{"a time that is not a string", `[{"at":1764000000,"actor":"a","merchant_account_id":"m","action":"forward","outcome":"success"}]`, 1},
+		{"a text member that is not a string", `[{"at":"2026-11-24T01:02:03Z","actor":7,"merchant_account_id":"m","action":"forward","outcome":"success"}]`, 1},
+		{"a text member holding NUL", `[{"at":"2026-11-24T01:02:03Z","actor":"a\u0000b","merchant_account_id":"m","action":"forward","outcome":"success"}]`, 1},
+		{"detail that is not JSON", `[{"at":"2026-11-24T01:02:03Z","actor":"a","merchant_account_id":"m","action":"forward","outcome":"success","detail":{"a":}}]`, 1},
 	} {
 		err := db.ShipAudit(ctx, spool, auditspool.Batch{Prev: 0, Last: tc.last, Records: []byte(tc.records)})
 		if err == nil || errors.Is(err, auditspool.ErrCheckpointMoved) {
