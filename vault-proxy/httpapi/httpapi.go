@@ -13,6 +13,7 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/deadline"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/requestid"
@@ -172,7 +173,8 @@ func WriteJSON(ctx *fasthttp.RequestCtx, status int, v any) error {
 // context.Context, but its Done channel is a field of the Server that
 // Shutdown writes without synchronisation, while context.AfterFunc (pgx)
 // and WithCancel read it from other goroutines: the race detector reports
-// it. The request's values are kept; cancellation is by deadline only.
+// it. The request's values are kept; cancellation is by deadline only,
+// and the deadline's timer starts only if something waits on Done.
 func requestContext(ctx *fasthttp.RequestCtx, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), d)
+	return deadline.WithTimeout(ctx, d)
 }
