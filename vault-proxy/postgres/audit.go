@@ -38,7 +38,7 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // spooled JSON (appendCopyRows). PostgreSQL spent ~11 us of CPU per record
 // taking a jsonb array of the batch apart in SQL (~6 us of it parsing the
 // jsonb), on the same cores as the requests being audited; ~8 us with
-// text COPY.
+// text COPY; ~6 us now (BenchmarkShipAudit).
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
 	bp := db.copyBufs.Get()
 	buf, _ := bp.(*[]byte)
@@ -100,7 +100,7 @@ const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id
 // named member of the wrong JSON type refuses the batch.
 //
 // Binary rather than text: PostgreSQL then parses no timestamp, uuid[] or
-// escaped text, only the jsonb detail. Storing a forward's record cost it
+// escaped text, only validates the json detail. Storing a forward's record cost it
 // ~30% less CPU (BENCHMARKS.md, issue 5, sixth session), on the cores the
 // forwards run on.
 func appendCopyRows(dst, records []byte) ([]byte, int, error) {
@@ -153,7 +153,7 @@ var copyColumns = [...]struct {
 }{
 	{"at", copyTimestamptz, true}, {"actor", copyText, true}, {"merchant_account_id", copyText, true},
 	{"action", copyText, true}, {"tokens", copyUUIDArray, false}, {"purpose", copyText, false},
-	{"outcome", copyText, true}, {"request_id", copyText, false}, {"detail", copyJSONB, false},
+	{"outcome", copyText, true}, {"request_id", copyText, false}, {"detail", copyJSON, false},
 }
 
 // copyKind is how a member becomes a field of binary COPY: a 32-bit
@@ -164,7 +164,7 @@ const (
 	copyText        copyKind = iota // a JSON string, stored as its UTF-8 bytes
 	copyTimestamptz                 // an RFC 3339 string, stored to the microsecond
 	copyUUIDArray                   // a JSON array of UUID strings
-	copyJSONB                       // any JSON, stored as jsonb
+	copyJSON                        // any JSON, stored as json (migration 007)
 )
 
 // uuidOID is the element type a binary uuid[] names.
@@ -202,12 +202,12 @@ func (k copyKind) appendField(dst []byte, v gjson.Result, required bool) ([]byte
 		if dst, err = appendUUIDArray(dst, v); err != nil {
 			return dst, err
 		}
-	case copyJSONB:
+	case copyJSON:
 		raw := v.Raw
 		if raw == "" {
 			raw = "{}"
 		}
-		dst = append(append(dst, 1), raw...) // jsonb's binary form: version 1, then the text
+		dst = append(dst, raw...) // json's binary form is its text
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil

@@ -99,7 +99,7 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 		if rid == "r2" && len(tokens) != 0 {
 			t.Fatalf("r2 (no tokens) stored with tokens %v", tokens)
 		}
-		if rid == "r1" && (len(tokens) != 1 || tokens[0] != tok || detail != `{"i": 1, "placeholders": ["CARD_NUMBER_1"]}` ||
+		if rid == "r1" && (len(tokens) != 1 || tokens[0] != tok || detail != `{"i":1,"placeholders":["CARD_NUMBER_1"]}` ||
 			!at.Equal(time.Date(2026, 11, 23, 10, 0, 1, 123456000, time.UTC))) {
 			t.Fatalf("r1 stored as tokens %v detail %s at %v", tokens, detail, at)
 		}
