@@ -258,7 +258,7 @@ func uuidArray(ids []uuid.UUID) [][16]byte {
 }
 
 // auditEventsPage is one page of a merchant account's events, newest
-// first; the index audit_events_merchant_id (migration 006) answers it.
+// first; the primary key (merchant_account_id, id) answers it (migration 008).
 const auditEventsPage = `
 	SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
 	FROM audit_events

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -115,7 +116,8 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 // of buffers, not the table. Before migration 006 the only merchant index
 // could not give id order, and PostgreSQL walked the primary key backwards
 // through all of the busy merchant's events (300 buffers here, growing with
-// the table).
+// the table). Since migration 008 the primary key (merchant_account_id, id)
+// is the one index that answers it.
 func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
@@ -275,5 +277,21 @@ func TestShipAuditRacingShippersStoreOnce(t *testing.T) {
 	var n int
 	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE request_id LIKE 'race-%'`).Scan(&n); err != nil || n != 2*rounds {
 		t.Fatalf("%d rows stored, want %d: %v", n, 2*rounds, err)
+	}
+}
+
+// The primary key is (merchant_account_id, id) (migration 008); id stays
+// unique on its own because no INSERT can choose it.
+func TestAuditEventIDsCannotBeChosen(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	_, err := db.Pool.Exec(ctx, `INSERT INTO audit_events (id, merchant_account_id, actor, action, outcome) VALUES (1, 'm', 'a', 'forward', 'success')`)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "428C9" { // generated_always
+		t.Fatalf("an INSERT choosing the id: %v", err)
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'audit_events'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("audit_events has %d indexes, want the primary key alone: %v", n, err)
 	}
 }
