@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
+)
+
+// FuzzAppendCopyRows: whatever a batch holds, appendCopyRows does not
+// panic, and what it accepts is a well-formed binary COPY stream of one
+// tuple of len(copyColumns) fields per record it counted.
+func FuzzAppendCopyRows(f *testing.F) {
+	good, err := auditspool.EncodeBatch(0,
+		vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a\tb", MerchantAccountID: "m", Action: "forward",
+			Tokens: []uuid.UUID{uuid.New(), uuid.New()}, Purpose: "p", Outcome: "success", RequestID: "r",
+			Detail: map[string]any{"host": "h", "status": 200}},
+		vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a", MerchantAccountID: "m", Action: "vault", Outcome: "success"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Records)
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`[{"at":"2026-11-24T01:02:03Z","tokens":[]}]`))
+	f.Add([]byte(`[{"at":"2026-11-24T01:02:03.999999999+14:00","tokens":null,"detail":[1,{"a":"\u00e9"}]}]`))
+	f.Add([]byte(`[{"at":"x"},{"tokens":{}}]`))
+	f.Fuzz(func(t *testing.T, records []byte) {
+		out, n, err := appendCopyRows(nil, records)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(string(out), copyBinaryHeader) {
+			t.Fatalf("no header: %q", out)
+		}
+		b := out[len(copyBinaryHeader):]
+		tuples := 0
+		for {
+			if len(b) < 2 {
+				t.Fatalf("cut short after %d tuples", tuples)
+			}
+			fields := int16(binary.BigEndian.Uint16(b))
+			b = b[2:]
+			if fields == -1 {
+				break
+			}
+			if int(fields) != len(copyColumns) {
+				t.Fatalf("tuple %d has %d fields", tuples, fields)
+			}
+			for range fields {
+				if len(b) < 4 {
+					t.Fatalf("tuple %d: a field cut short", tuples)
+				}
+				l := int32(binary.BigEndian.Uint32(b))
+				b = b[4:]
+				if l == -1 {
+					continue
+				}
+				if l < 0 || int(l) > len(b) {
+					t.Fatalf("tuple %d: field length %d of %d bytes left", tuples, l, len(b))
+				}
+				b = b[l:]
+			}
+			tuples++
+		}
+		if len(b) != 0 || tuples != n {
+			t.Fatalf("%d tuples, %d counted, %d bytes after the trailer", tuples, n, len(b))
+		}
+	})
+}
