@@ -37,13 +37,17 @@ func FuzzAppendCopyRows(f *testing.F) {
 			t.Fatalf("no header: %q", out)
 		}
 		b := out[len(copyBinaryHeader):]
+		take := func(n int, what string) []byte {
+			if n < 0 || n > len(b) {
+				t.Fatalf("%s: %d bytes wanted, %d left", what, n, len(b))
+			}
+			v := b[:n]
+			b = b[n:]
+			return v
+		}
 		tuples := 0
 		for {
-			if len(b) < 2 {
-				t.Fatalf("cut short after %d tuples", tuples)
-			}
-			fields := int16(binary.BigEndian.Uint16(b))
-			b = b[2:]
+			fields := int16(binary.BigEndian.Uint16(take(2, "field count")))
 			if fields == -1 {
 				break
 			}
@@ -51,18 +55,9 @@ func FuzzAppendCopyRows(f *testing.F) {
 				t.Fatalf("tuple %d has %d fields", tuples, fields)
 			}
 			for range fields {
-				if len(b) < 4 {
-					t.Fatalf("tuple %d: a field cut short", tuples)
+				if l := int32(binary.BigEndian.Uint32(take(4, "field length"))); l != -1 {
+					take(int(l), "field")
 				}
-				l := int32(binary.BigEndian.Uint32(b))
-				b = b[4:]
-				if l == -1 {
-					continue
-				}
-				if l < 0 || int(l) > len(b) {
-					t.Fatalf("tuple %d: field length %d of %d bytes left", tuples, l, len(b))
-				}
-				b = b[l:]
 			}
 			tuples++
 		}
