@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,8 +45,7 @@ type Request struct {
 	Action      string // audit action: "detokenize" or "forward"
 	Purpose     string
 	Method      string
-	URL         string                  // absolute, as it is sent
-	Host        string                  // URL's authority, for the audit record
+	URL         *url.URL
 	Header      *fasthttp.RequestHeader // headers to send (already filtered by the caller)
 	ContentType string
 	Body        []byte // the template
@@ -92,7 +92,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 			d[k] = v
 		}
 		// The engine's own names win over the caller's.
-		d["placeholders"], d["host"], d["method"], d["duration_ms"] = names, r.Host, r.Method, time.Since(start).Milliseconds()
+		d["placeholders"], d["host"], d["method"], d["duration_ms"] = names, r.URL.Host, r.Method, time.Since(start).Milliseconds()
 		if status > 0 {
 			d["status"] = status
 		}
@@ -121,7 +121,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	req.Header.SetMethod(r.Method)
 	// The outbound client disables path normalising: the target gets exactly
 	// the path the caller wrote (signatures cover it).
-	req.SetRequestURI(r.URL)
+	req.SetRequestURI(r.URL.String())
 	if r.ContentType != "" {
 		req.Header.SetContentType(r.ContentType)
 	}

@@ -77,7 +77,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	rctx, cancel := requestContext(ctx, timeout+30*time.Second)
 	defer cancel()
 	_, err = h.Engine.Send(rctx, forward.Request{
-		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u.String(), Host: u.Host, Header: &hdr,
+		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
 		ContentType: ct, Body: []byte(in.Body), Tokens: tokens,
 		Options: substitute.Options{AllowSecurityCode: in.Purpose == "authorization"},
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {

@@ -344,7 +344,7 @@ func (h *Forward) Handle(fctx *fasthttp.RequestCtx) error {
 		audit = map[string]any{"authentications": in.authIDs}
 	}
 	_, err = h.Engine.Send(ctx, forward.Request{
-		Caller: caller, Action: "forward", Purpose: "vault-forward", Method: in.method, URL: in.rawURL, Host: in.url.Host,
+		Caller: caller, Action: "forward", Purpose: "vault-forward", Method: in.method, URL: in.url,
 		Header: in.header, ContentType: in.ctype, Body: body, Tokens: in.tokens, Audit: audit,
 	}, resp, func(cctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		now := time.Now
