@@ -206,6 +206,20 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 		g.Purpose != w.Purpose || g.Outcome != w.Outcome || g.RequestID != w.RequestID || string(gotDetail) != string(wantDetail) {
 		t.Fatalf("stored %+v\nwant   %+v\ndetail %s, want %s", g, w, gotDetail, wantDetail)
 	}
+	// Times far from 2000, both ways, at the ends of what a spool records.
+	for _, at := range []time.Time{
+		time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC), time.Date(1, 1, 1, 0, 0, 0, 1000, time.UTC),
+		time.Date(1600, 2, 29, 12, 0, 0, 0, time.UTC), time.Date(2400, 2, 29, 12, 0, 0, 0, time.UTC),
+	} {
+		e := vaultproxy.AuditEvent{OccurredAt: at, Actor: "a", MerchantAccountID: "far", Action: "vault", Outcome: "success"}
+		if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, e)); err != nil {
+			t.Fatal(err)
+		}
+		far, err := db.AuditEvents(ctx, "far", 0, 1)
+		if err != nil || len(far) != 1 || !far[0].OccurredAt.Equal(at) {
+			t.Fatalf("spooled at %v, stored %+v, %v", at, far, err)
+		}
+	}
 	got, err = db.AuditEvents(ctx, "m", 0, 10)
 	if err != nil || len(got) != 1 || got[0].Purpose != "" || got[0].RequestID != "" || len(got[0].Tokens) != 0 || len(got[0].Detail) != 0 ||
 		!got[0].OccurredAt.Equal(time.Date(2026, 11, 24, 1, 2, 4, 2000, time.UTC)) { // rounded to the microsecond
