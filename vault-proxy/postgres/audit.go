@@ -35,10 +35,9 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // spooled; ids follow the spool's order.
 //
 // The records go in through binary COPY, as rows written here from the
-// spooled JSON (appendCopyRows). PostgreSQL spent ~11 us of CPU per record
-// taking a jsonb array of the batch apart in SQL (~6 us of it parsing the
-// jsonb), on the same cores as the requests being audited; ~8 us with
-// text COPY; ~4.4 us now (BenchmarkShipAudit).
+// spooled JSON (appendCopyRows), so that PostgreSQL, on the same cores as
+// the requests being audited, parses nothing but the json detail
+// (BenchmarkShipAudit; BENCHMARKS.md, issue 5).
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
 	bp := db.copyBufs.Get()
 	buf, _ := bp.(*[]byte)
@@ -158,6 +157,12 @@ var copyColumns = [...]struct {
 
 // copyKind is how a member becomes a field of binary COPY: a 32-bit
 // length (-1 for NULL), then the column type's binary form.
+//
+// The time and the uuid[] are encoded here rather than by pgx's codecs
+// (pgtype.Map.Encode), which write the same bytes but box every value:
+// 9 allocations and ~0.45 us more per record (BenchmarkAppendCopyRows
+// 1.14 -> 1.6 us), on the cores the forwards share. Tests read every
+// field back through PostgreSQL, including times at years 1 and 9999.
 type copyKind uint8
 
 const (
