@@ -17,6 +17,12 @@ func reference(parent context.Context, d time.Duration) (context.Context, contex
 	return context.WithTimeout(context.WithoutCancel(parent), d)
 }
 
+// impls are the two, for tests and benchmarks that run both.
+var impls = []struct {
+	name string
+	new  func(context.Context, time.Duration) (context.Context, context.CancelFunc)
+}{{"deadline", deadline.WithTimeout}, {"reference", reference}}
+
 func isDone(ctx context.Context) bool {
 	select {
 	case <-ctx.Done():
@@ -44,10 +50,7 @@ func TestBehavesAsWithTimeoutOfWithoutCancel(t *testing.T) {
 		{"cancelled after the deadline passed", short, func(_ context.Context, cancel context.CancelFunc) { time.Sleep(2 * short); cancel() }, context.DeadlineExceeded},
 		{"cancelled twice", time.Hour, func(_ context.Context, cancel context.CancelFunc) { cancel(); cancel() }, context.Canceled},
 	} {
-		for _, impl := range []struct {
-			name string
-			new  func(context.Context, time.Duration) (context.Context, context.CancelFunc)
-		}{{"deadline", deadline.WithTimeout}, {"reference", reference}} {
+		for _, impl := range impls {
 			t.Run(tc.name+"/"+impl.name, func(t *testing.T) {
 				parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
 				ctx, cancel := impl.new(parent, tc.timeout)
@@ -161,10 +164,7 @@ func TestConcurrentUse(t *testing.T) {
 // deadline and Err are read.
 func BenchmarkWithTimeout(b *testing.B) {
 	parent := context.Background()
-	for _, impl := range []struct {
-		name string
-		new  func(context.Context, time.Duration) (context.Context, context.CancelFunc)
-	}{{"deadline", deadline.WithTimeout}, {"reference", reference}} {
+	for _, impl := range impls {
 		b.Run(impl.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
