@@ -21,6 +21,11 @@ test-short: $(DEVVAULT)
 bench: $(DEVVAULT)
 	deploy/local/test.sh deploy/local/bench.sh
 
+# Every fuzz target for FUZZTIME each (default 1m); make test runs only
+# their seed corpora.
+soak: $(DEVVAULT)
+	deploy/local/test.sh deploy/local/soak.sh
+
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./core-api/cmd/core-api ./certs/cmd/devcerts
