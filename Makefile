@@ -6,7 +6,7 @@ DEVVAULT := $(BIN)/devvault
 # Every module in go.work; there is no module at the root.
 PKGS      = $(shell $(GO) list -f '{{.Dir}}/...' -m)
 
-.PHONY: run test test-short lint bench soak devvault certs build clean
+.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres
 
 run: $(DEVVAULT) build
 	deploy/local/run.sh
@@ -43,6 +43,11 @@ certs:
 
 lint:
 	deploy/local/lint.sh
+
+# postgres.sh on a machine without PostgreSQL (a throwaway Debian root; needs
+# root and Debian's mirror). Not part of test: this machine has PostgreSQL.
+check-fresh-postgres:
+	deploy/local/check-fresh-postgres.sh
 
 clean:
 	rm -rf $(BIN)
