@@ -54,7 +54,8 @@ define internal_nets    = { 10.0.0.0/8 }
 // flows is the zone matrix: who may open a connection to whom. Each side
 // is checked on its own: egress is what the sender's ruleset allows out,
 // ingress what the receiver's allows in. A host without a ruleset of ours
-// (the internet, DNS) lets everything through, and its side is true here.
+// (the internet, DNS, the core edge) lets everything through, and its side
+// is true here.
 var flows = []struct {
 	from, to        string
 	port            int
@@ -113,10 +114,15 @@ func TestZoneFirewallAllowsExactlyTheMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	load := func(h host) {
-		// Twice: loading again must give the same ruleset (an operator
-		// re-applies it after a change).
-		for range 2 {
+		// Twice: an operator re-applies a ruleset after a change, and the
+		// second load must replace the first, not add to it.
+		var listed [2]string
+		for i := range listed {
 			n.run("ip", "netns", "exec", n.ns(h.name), "nft", "-I", dir, "-f", filepath.Join(rules, h.ruleset))
+			listed[i] = n.run("ip", "netns", "exec", n.ns(h.name), "nft", "list", "ruleset")
+		}
+		if listed[0] != listed[1] {
+			t.Fatalf("%s loaded twice differs from once:\n%s\n---\n%s", h.ruleset, listed[0], listed[1])
 		}
 	}
 	unload := func(h host) { n.run("ip", "netns", "exec", n.ns(h.name), "nft", "flush", "ruleset") }
@@ -225,11 +231,14 @@ func newNet(t *testing.T) *testNet {
 
 func (n *testNet) ns(name string) string { return n.prefix + name }
 
-func (n *testNet) run(args ...string) {
+// run runs a command that must succeed and returns its output.
+func (n *testNet) run(args ...string) string {
 	n.t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
 		n.t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+	return string(out)
 }
 
 // listen accepts and closes connections on addr inside host's namespace.
