@@ -21,6 +21,7 @@ import (
 	"github.com/payorch/shared/service"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/app"
+	"github.com/payorch/vault-proxy/nodump"
 )
 
 func main() {
@@ -52,6 +53,11 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {
+	// Before any card or key is in memory: no core file of this process,
+	// and no reading its memory from another process of the same user.
+	if err := nodump.Apply(); err != nil {
+		return err
+	}
 	return service.Serve(ctx, log, app.LoadConfig, app.New)
 }
 
