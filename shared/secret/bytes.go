@@ -12,9 +12,10 @@ import (
 // Limits of Zero, honestly: it clears this buffer only. Copies made before
 // (a string conversion, an append that reallocated, a fasthttp body buffer
 // returned to its pool, the registers and stack of functions that handled
-// the bytes) are out of its reach, and Go gives no way to pin memory or keep
-// it out of swap and core dumps. Zero narrows the window; it does not close
-// it. Keep the number of copies small and Zero as soon as the value is used.
+// the bytes) are out of its reach. Keeping memory out of core files is the
+// process's part (vault-proxy/nodump) and out of swap the host's
+// (deploy/production). Zero narrows the window; it does not close it. Keep
+// the number of copies small and Zero as soon as the value is used.
 type Bytes struct {
 	p *[]byte
 }

@@ -42,7 +42,9 @@
 //     grow, the old array left behind when a slice is grown by append. Go's
 //     collector does not move heap objects today, but the language does not
 //     promise that it never will.
-//   - Memory can be swapped to disk or written into a core dump.
+//   - Memory can be swapped to disk or written into a core dump (vault-proxy
+//     turns core files off for itself, vault-proxy/nodump; swap is the
+//     host's to turn off, deploy/production).
 //
 // So Zero shortens the time a PAN sits in memory this process controls and
 // keeps it out of long-lived objects; it does not make a heap dump safe.
