@@ -65,6 +65,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payorch/shared/apierror"
@@ -292,7 +293,9 @@ func (c *Codec) encode(d Direction, k Key, list, binding string) string {
 }
 
 func (c *Codec) decode(s, list, binding string) (Direction, Key, bool) {
-	if len(s) > maxCursorLen {
+	// base64's decoders skip \r and \n anywhere in the input; a cursor is
+	// one exact string, not every spelling that decodes to it.
+	if len(s) > maxCursorLen || strings.ContainsAny(s, "\r\n") {
 		return 0, Key{}, false
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
