@@ -37,6 +37,13 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger, args []string) error {
+	// Before any card, key or Vault token is in memory, whatever the
+	// subcommand (keys and vault-setup hold operator tokens): no core file
+	// of this process, and no reading its memory from another process of
+	// the same user.
+	if err := nodump.Apply(); err != nil {
+		return err
+	}
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
@@ -53,11 +60,6 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {
-	// Before any card or key is in memory: no core file of this process,
-	// and no reading its memory from another process of the same user.
-	if err := nodump.Apply(); err != nil {
-		return err
-	}
 	return service.Serve(ctx, log, app.LoadConfig, app.New)
 }
 
