@@ -23,33 +23,37 @@ import (
 )
 
 // host is one machine of the test deployment; ruleset is its zone's file
-// under deploy/production/nftables ("" for the internet, which is not ours).
+// under deploy/production/nftables ("" for the internet, which is not ours),
+// and set the address set of payorch-hosts.nft it belongs to ("" for none).
 type host struct {
-	name, addr, ruleset string
-	listen              []int
+	name, addr, ruleset, set string
+	listen                   []int
 }
 
 // The internet stand-in is outside internal_nets, like a processor's or a
 // merchant's address; every other host is inside 10.0.0.0/8.
 var hosts = []host{
-	{"internet", "203.0.113.10", "", []int{80, 443}},
-	{"pci", "10.77.0.20", "pci.nft", []int{8443, 9443}},
-	{"core", "10.77.0.30", "core.nft", []int{8080}},
-	{"vaultdata", "10.77.0.40", "vault-data.nft", []int{22, 443, 5432, 8200}},
-	{"coredata", "10.77.0.50", "core-data.nft", []int{443, 5432}},
-	{"dns", "10.77.0.53", "", []int{53}},
-	{"edge", "10.77.0.60", "", []int{443}}, // the operator's TLS terminator in front of core-api
+	{"internet", "203.0.113.10", "", "", []int{80, 443}},
+	{"pci", "10.77.0.20", "pci.nft", "pci_hosts", []int{8443, 9443}},
+	{"core", "10.77.0.30", "core.nft", "core_hosts", []int{8080}},
+	{"vaultdata", "10.77.0.40", "vault-data.nft", "vault_data_hosts", []int{22, 443, 5432, 8200}},
+	{"coredata", "10.77.0.50", "core-data.nft", "core_data_hosts", []int{443, 5432}},
+	{"dns", "10.77.0.53", "", "dns_servers", []int{53}},
+	{"edge", "10.77.0.60", "", "core_edge_hosts", []int{443}}, // the operator's TLS terminator in front of core-api
 }
 
-const hostsFile = `
-define pci_hosts        = { 10.77.0.20 }
-define vault_data_hosts = { 10.77.0.40 }
-define core_hosts       = { 10.77.0.30 }
-define core_data_hosts  = { 10.77.0.50 }
-define core_edge_hosts  = { 10.77.0.60 }
-define dns_servers      = { 10.77.0.53 }
-define internal_nets    = { 10.0.0.0/8 }
-`
+// hostsFile is this deployment's payorch-hosts.nft, made from hosts so that
+// the two cannot disagree.
+func hostsFile() []byte {
+	var b strings.Builder
+	for _, h := range hosts {
+		if h.set != "" {
+			fmt.Fprintf(&b, "define %s = { %s }\n", h.set, h.addr)
+		}
+	}
+	b.WriteString("define internal_nets = { 10.0.0.0/8 }\n")
+	return []byte(b.String())
+}
 
 // flows is the zone matrix: who may open a connection to whom. Each side
 // is checked on its own: egress is what the sender's ruleset allows out,
@@ -106,7 +110,7 @@ func TestZoneFirewallAllowsExactlyTheMatrix(t *testing.T) {
 	requireTools(t)
 	n := newNet(t)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "payorch-hosts.nft"), []byte(hostsFile), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "payorch-hosts.nft"), hostsFile(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rules, err := filepath.Abs("../../deploy/production/nftables")
