@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"unicode/utf8"
 
 	coreapi "github.com/payorch/core-api"
@@ -205,10 +206,17 @@ func textParam(q url.Values, name string) (string, error) {
 	if !ok {
 		return "", nil
 	}
-	if n := utf8.RuneCountInString(vs[0]); len(vs) != 1 || n < coreapi.MinTextLen || n > coreapi.MaxTextLen || !utf8.ValidString(vs[0]) {
+	if n := utf8.RuneCountInString(vs[0]); len(vs) != 1 || n < coreapi.MinTextLen || n > coreapi.MaxTextLen {
 		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
 			Location: apierror.LocationQuery, Pointer: name,
 			Message: "must be given once, 1 to 200 characters", Type: "value_error.any_str.length",
+		})
+	}
+	// PostgreSQL's text holds neither; the search would fail there as a 500.
+	if !utf8.ValidString(vs[0]) || strings.IndexByte(vs[0], 0) >= 0 {
+		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
+			Location: apierror.LocationQuery, Pointer: name,
+			Message: "must be valid UTF-8 without the NUL character (U+0000)", Type: "value_error.str.encoding",
 		})
 	}
 	return vs[0], nil

@@ -123,12 +123,13 @@ type object struct {
 }
 
 // parseTree parses body into nil, bool, string, json.Number, []any and
-// *object, refusing duplicate keys, deep nesting and trailing data.
+// *object, refusing duplicate keys, U+0000 in a key or a string, deep
+// nesting and trailing data.
 func parseTree(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	var dup []apierror.Detail
-	v, err := parseValue(dec, "", 0, &dup)
+	var problems []apierror.Detail
+	v, err := parseValue(dec, "", 0, &problems)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			err = errors.New("trailing data after the JSON value")
@@ -146,15 +147,24 @@ func parseTree(body []byte) (any, error) {
 		}
 		return nil, apierror.BadRequest(msg, bodyDetail("", msg, "value_error.jsondecode"))
 	}
-	if len(dup) > 0 {
-		return nil, apierror.BadRequest("invalid request body", dup...)
+	if len(problems) > 0 {
+		return nil, apierror.BadRequest("invalid request body", problems...)
 	}
 	return v, nil
 }
 
+// nulDetail reports a key or string holding U+0000 (JSON's "\u0000"):
+// PostgreSQL's text and jsonb cannot store it, so it is refused here, with
+// its pointer, rather than failing the insert.
+func nulDetail(problems *[]apierror.Detail, pointer string) {
+	if len(*problems) < maxDetails {
+		*problems = append(*problems, bodyDetail(pointer, "must not contain the NUL character (U+0000)", "value_error.str.encoding"))
+	}
+}
+
 var errTooDeep = errors.New("too deep")
 
-func parseValue(dec *json.Decoder, ptr string, depth int, dup *[]apierror.Detail) (any, error) {
+func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.Detail) (any, error) {
 	if depth > maxDepth {
 		return nil, errTooDeep
 	}
@@ -174,13 +184,16 @@ func parseValue(dec *json.Decoder, ptr string, depth int, dup *[]apierror.Detail
 				}
 				k, _ := kt.(string)
 				p := ptr + "/" + escapePointer(k)
-				v, err := parseValue(dec, p, depth+1, dup)
+				if strings.IndexByte(k, 0) >= 0 {
+					nulDetail(problems, p)
+				}
+				v, err := parseValue(dec, p, depth+1, problems)
 				if err != nil {
 					return nil, err
 				}
 				if _, seen := o.vals[k]; seen {
-					if len(*dup) < maxDetails {
-						*dup = append(*dup, bodyDetail(p, "duplicate field", "value_error.duplicate"))
+					if len(*problems) < maxDetails {
+						*problems = append(*problems, bodyDetail(p, "duplicate field", "value_error.duplicate"))
 					}
 					continue
 				}
@@ -194,7 +207,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, dup *[]apierror.Detail
 		case '[':
 			a := []any{}
 			for i := 0; dec.More(); i++ {
-				v, err := parseValue(dec, ptr+"/"+strconv.Itoa(i), depth+1, dup)
+				v, err := parseValue(dec, ptr+"/"+strconv.Itoa(i), depth+1, problems)
 				if err != nil {
 					return nil, err
 				}
@@ -206,8 +219,13 @@ func parseValue(dec *json.Decoder, ptr string, depth int, dup *[]apierror.Detail
 			return a, nil
 		}
 		return nil, errors.New("unexpected delimiter")
+	case string:
+		if strings.IndexByte(t, 0) >= 0 {
+			nulDetail(problems, ptr)
+		}
+		return t, nil
 	default:
-		return t, nil // nil, bool, string, json.Number
+		return t, nil // nil, bool, json.Number
 	}
 }
 

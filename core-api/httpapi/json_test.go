@@ -54,6 +54,9 @@ func TestDecodeStrict(t *testing.T) {
 		{"duplicate", "application/json", `{"name":"a","name":"b"}`, 400, []det{{"/name", "value_error.duplicate"}}},
 		{"case", "application/json", `{"NAME":"a"}`, 400, []det{{"/NAME", "value_error.extra"}}},
 		{"not object", "application/json", `"x"`, 400, []det{{"", "type_error.dict"}}},
+		{"NUL in strings and keys", "application/json", `{"name":"a\u0000","tags":{"k\u0000":"v","w":"\u0000"},"list":[{"s":"\u0000"}]}`, 400, []det{
+			{"/name", "value_error.str.encoding"}, {"/tags/k\x00", "value_error.str.encoding"}, {"/tags/w", "value_error.str.encoding"}, {"/list/0/s", "value_error.str.encoding"}}},
+		{"escaped backslash before u0000 is text", "application/json", `{"name":"\\u0000"}`, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

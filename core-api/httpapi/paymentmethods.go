@@ -390,7 +390,11 @@ func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
 // required; both must then name the same buyer).
 func (h *paymentMethods) buyerParam(ctx context.Context, merchant string, r *http.Request) (string, error) {
 	q := r.URL.Query()
-	id, ext := q.Get("buyer_id"), q.Get("buyer_external_identifier")
+	id := q.Get("buyer_id")
+	ext, err := textParam(q, "buyer_external_identifier")
+	if err != nil {
+		return "", err
+	}
 	switch {
 	case id == "" && ext == "":
 		return "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "buyer_id or buyer_external_identifier is required", "value_error.missing"))

@@ -239,6 +239,11 @@ func checkDisplayName(pointer, s string) *FieldError {
 	if n := utf8.RuneCountInString(s); n < 1 || n > MaxDisplayNameLen || strings.TrimSpace(s) == "" {
 		return &FieldError{pointer, "must be 1 to 200 characters", "value_error.any_str.length"}
 	}
+	// A name is stored as PostgreSQL text, which holds neither. (Credential
+	// values are not checked: they are used exactly as entered.)
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+		return &FieldError{pointer, "must be valid UTF-8 without the NUL character (U+0000)", "value_error.str.encoding"}
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
@@ -164,6 +165,12 @@ func actor(c Caller) string {
 func strictObject(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, apierror.BadRequest("request body is not valid JSON")
+	}
+	// gjson passes invalid UTF-8 through, and encoding/json would then turn
+	// it into U+FFFD when a credential is sealed: the body is refused whole,
+	// as core-api refuses it, rather than a value being silently changed.
+	if !utf8.Valid(body) {
+		return nil, apierror.BadRequest("request body is not valid UTF-8", apierror.Detail{Location: apierror.LocationBody, Pointer: "", Message: "not valid UTF-8", Type: "value_error.jsondecode"})
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
