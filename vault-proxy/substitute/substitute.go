@@ -16,7 +16,6 @@ package substitute
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -116,15 +115,25 @@ func Parse(body []byte, opts Options) (*Template, error) {
 			return t, nil
 		}
 		start := i + j
-		k := bytes.Index(body[start+2:], close)
+		// A placeholder closes before the next "{{" opens (its name holds
+		// no braces), so the search for "}}" stops there: searching on to
+		// the end from every "{{" made a body of "{{ " repeated cost
+		// seconds of CPU per request.
+		rest := body[start+2:]
+		if n := bytes.Index(rest, open); n >= 0 {
+			rest = rest[:n]
+		}
+		k := bytes.Index(rest, close)
 		if k < 0 {
-			t.ownNames()
-			return t, nil
+			i = start + 1
+			continue
 		}
 		end := start + 2 + k + 2
 		inner := bytes.TrimSpace(body[start+2 : end-2])
 		if !identifier(inner) {
-			i = start + 2 // not ours: leave it as text
+			// Not ours: leave it as text, and look again one byte on, so
+			// that "{{{ CARD_NUMBER_1 }}}" is the placeholder in braces.
+			i = start + 1
 			continue
 		}
 		// The name is read in place; ownNames gives the placeholders
@@ -294,19 +303,42 @@ func hasSuffixFold(s, suffix string) bool {
 // with an *Error for a value that cannot be had.
 type Resolver func(p Placeholder) ([]byte, error)
 
-// Render appends the body with every placeholder replaced to dst.
+// Render appends the body with every placeholder replaced to dst. When dst
+// must move to a larger array, the old one is cleared first: what was
+// rendered into it may hold card numbers, and a dropped array would keep
+// them in memory until it happened to be reused. (The caller clears the
+// array Render returns.)
 func (t *Template) Render(dst []byte, enc Encoding, resolve Resolver) ([]byte, error) {
 	prev := 0
 	for _, p := range t.ph {
+		dst = growClearing(dst, p.start-prev)
 		dst = append(dst, t.body[prev:p.start]...)
 		v, err := resolve(p)
 		if err != nil {
 			return dst, err
 		}
+		dst = growClearing(dst, maxEscapedLen*len(v))
 		dst = appendEscaped(dst, v, enc)
 		prev = p.end
 	}
+	dst = growClearing(dst, len(t.body)-prev)
 	return append(dst, t.body[prev:]...), nil
+}
+
+// maxEscapedLen bounds how many bytes escaping writes per input byte: six
+// for JSON's \u00XX and XML's &quot;, three for a form's %XX.
+const maxEscapedLen = 6
+
+// growClearing returns dst with room for n more bytes, so that the appends
+// that follow do not move it. Moving it, it clears the old array.
+func growClearing(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	bigger := make([]byte, len(dst), 2*cap(dst)+n)
+	copy(bigger, dst)
+	clear(dst[:cap(dst)])
+	return bigger
 }
 
 func appendEscaped(dst, v []byte, enc Encoding) []byte {
@@ -316,9 +348,26 @@ func appendEscaped(dst, v []byte, enc Encoding) []byte {
 	case XML:
 		return appendXML(dst, v)
 	case Form:
-		return append(dst, url.QueryEscape(string(v))...)
+		return appendForm(dst, v)
 	}
 	return append(dst, v...)
+}
+
+// appendForm escapes v as url.QueryEscape does, without the two string
+// copies of the value (a card number) that calling it would leave behind.
+func appendForm(dst, v []byte) []byte {
+	const upperHex = "0123456789ABCDEF"
+	for _, c := range v {
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~':
+			dst = append(dst, c)
+		case c == ' ':
+			dst = append(dst, '+')
+		default:
+			dst = append(dst, '%', upperHex[c>>4], upperHex[c&0xf])
+		}
+	}
+	return dst
 }
 
 const hex = "0123456789abcdef"

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payorch/tokenizer/card"
 )
@@ -100,6 +101,9 @@ func TestParseRejects(t *testing.T) {
 		{"{{ CARD_NUMBER_x }}", "unknown_placeholder"},
 		{"{{ CARD_SECURITY_CODE_1 }}", "placeholder_not_allowed"},
 		{"{{ _1 }}", "unknown_placeholder"},
+		// Extra braces around a misspelt name do not hide it.
+		{"{{{CARD_NUMBR_1}}}", "unknown_placeholder"},
+		{"{{{{ CARD_NUMBR_1 }}", "unknown_placeholder"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.body, func(t *testing.T) {
@@ -127,6 +131,52 @@ func TestNonPlaceholderBracesStayText(t *testing.T) {
 	out, _ := tpl.Render(nil, JSON, func(Placeholder) ([]byte, error) { t.Fatal("resolver called"); return nil, nil })
 	if string(out) != body {
 		t.Fatalf("body changed: %s", out)
+	}
+}
+
+// A placeholder inside further braces is still found: the braces around
+// it stay text.
+func TestPlaceholderInsideBraces(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{"{{{CARD_NUMBER_1}}}", "{4111}"},
+		{"{{{ CARD_NUMBER_1 }}", "{4111"},
+		{"{{{{CARD_NUMBER_1}}}}", "{{4111}}"},
+		{"{ {{CARD_NUMBER_1}} }", "{ 4111 }"},
+		{"{{ {{ CARD_NUMBER_1 }} }}", "{{ 4111 }}"},
+		{"{{x.y}} {{CARD_NUMBER_1}}", "{{x.y}} 4111"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.body, func(t *testing.T) {
+			tpl, err := Parse([]byte(tc.body), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := tpl.Render(nil, Plain, func(Placeholder) ([]byte, error) { return []byte("4111"), nil })
+			if err != nil || string(out) != tc.want {
+				t.Fatalf("rendered %q, %v; want %q", out, err, tc.want)
+			}
+		})
+	}
+}
+
+// Parsing is linear in the body: a 1 MiB body of unclosed "{{ " once took
+// seconds, searching to its end for "}}" from every one.
+func TestParseIsLinear(t *testing.T) {
+	for _, body := range [][]byte{
+		append(bytes.Repeat([]byte("{{ "), 1<<20/3), "}}"...),
+		append(bytes.Repeat([]byte("{{ a."), 1<<20/5), "}}"...),
+		append(bytes.Repeat([]byte("{"), 1<<20), "}}"...),
+	} {
+		start := time.Now()
+		tpl, err := Parse(body, Options{})
+		if err != nil || len(tpl.Placeholders()) != 0 {
+			t.Fatalf("Parse: %v", err)
+		}
+		// Linear takes a few milliseconds, even under the race detector;
+		// the quadratic parser took seconds without it.
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("parsing %d bytes took %v", len(body), d)
+		}
 	}
 }
 
@@ -206,6 +256,54 @@ func TestRenderEscapesForTheEncoding(t *testing.T) {
 			t.Fatalf("plain changed the value: %q", out)
 		}
 	})
+}
+
+// The form escaper is url.QueryEscape, byte for byte, over every byte.
+func TestFormEscapingIsQueryEscape(t *testing.T) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	for _, v := range [][]byte{all, []byte("4111 1111+1111/1111=="), nil} {
+		if got, want := string(appendForm(nil, v)), url.QueryEscape(string(v)); got != want {
+			t.Fatalf("appendForm(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// Rendering into a buffer too small for the result moves it, and clears
+// every array it leaves: none keeps a rendered card number.
+func TestRenderClearsTheArraysItOutgrows(t *testing.T) {
+	body := []byte(strings.Repeat("x", 40) + `{{ CARD_NUMBER_1 }}` + strings.Repeat("y", 40) + `{{ CARD_NUMBER_2 }}` + strings.Repeat("z", 200))
+	tpl, err := Parse(body, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Room for the first text and card, not the second: the first card
+	// number is rendered into dst, and then dst is outgrown.
+	dst := make([]byte, 0, 40+maxEscapedLen*16)
+	first := dst[:cap(dst)]
+	out, err := tpl.Render(dst, JSON, func(p Placeholder) ([]byte, error) {
+		return []byte("4111111111111111"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte("4111111111111111")) {
+		t.Fatal("not rendered")
+	}
+	if &first[0] == &out[:1][0] {
+		t.Fatal("the first array was kept though too small")
+	}
+	if bytes.ContainsAny(first, "4xy") {
+		t.Fatalf("the outgrown array still holds rendered bytes: %q", first)
+	}
+	// And the property behind it: growClearing clears what it leaves.
+	old := append(make([]byte, 0, 4), "4111"...)
+	grown := growClearing(old, 100)
+	if string(grown) != "4111" || cap(grown) < 104 || string(old) != "\x00\x00\x00\x00" {
+		t.Fatalf("grown %q (cap %d), old %q", grown, cap(grown), old)
+	}
 }
 
 func TestRenderStopsAtTheFirstUnavailableValue(t *testing.T) {
@@ -288,6 +386,24 @@ func FuzzParse(f *testing.F) {
 		if len(out) != len(body)-removed {
 			t.Fatalf("render kept %d bytes, want %d", len(out), len(body)-removed)
 		}
+		// Every "{{ NAME }}" in the body (the first "}}" after its "{{",
+		// the name trimmed) is a placeholder, however it is surrounded.
+		found := map[int]bool{}
+		for _, p := range tpl.Placeholders() {
+			found[p.start] = true
+		}
+		for s := 0; s+2 <= len(body); s++ {
+			if !bytes.HasPrefix(body[s:], open) {
+				continue
+			}
+			k := bytes.Index(body[s+2:], close)
+			if k < 0 {
+				break
+			}
+			if identifier(bytes.TrimSpace(body[s+2:s+2+k])) && !found[s] && !insideFound(tpl, s) {
+				t.Fatalf("%q at %d was not taken as a placeholder", body[s:s+2+k+2], s)
+			}
+		}
 		// Rendering with the placeholder's own text is the identity.
 		same, _ := tpl.Render(nil, Plain, func(p Placeholder) ([]byte, error) { return body[p.start:p.end], nil })
 		if string(same) != string(body) {
@@ -309,4 +425,14 @@ func BenchmarkParseRender(b *testing.B) {
 		}
 		buf, _ = tpl.Render(buf[:0], JSON, func(Placeholder) ([]byte, error) { return val, nil })
 	}
+}
+
+// insideFound says whether offset s lies within a found placeholder.
+func insideFound(tpl *Template, s int) bool {
+	for _, p := range tpl.Placeholders() {
+		if p.start <= s && s < p.end {
+			return true
+		}
+	}
+	return false
 }
