@@ -572,7 +572,9 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 	body := `{"number":"{{ CARD_NUMBER_1 }}"}`
 	send := func(t *testing.T, auths string) fwdResult {
 		t.Helper()
-		return doForward(t, s, tok, body, "x-vault-forward-url", tg.URL+"/pay?x=1", "x-vault-forward-payment-methods", pm,
+		// A path fasthttp would normalise (%40 decoded, "//" merged): the
+		// signature must cover it as the target receives it.
+		return doForward(t, s, tok, body, "x-vault-forward-url", tg.URL+"/v1/customers/a%40b.com//cards?x=1", "x-vault-forward-payment-methods", pm,
 			"x-vault-forward-authentications", auths)
 	}
 

@@ -41,6 +41,12 @@ type Request struct {
 // to req.
 func FromFastHTTP(req *fasthttp.Request) *Request {
 	uri := req.URI()
+	// The path is signed as it goes on the wire (RFC 9421 2.2.6: before
+	// any percent-decoding). fasthttp normalises it by default (decoding
+	// escapes, merging "//", removing dot-segments), so a signature over
+	// that view would not verify at a target that got "/a%40b" or "/v1//x";
+	// the outbound client sends paths unnormalised, and so does this view.
+	uri.DisablePathNormalizing = true
 	// Request.Write sends the URI's host unless UseHostHeader keeps an
 	// explicitly set Host header; mirror that so @authority and the host
 	// field match what the target receives.
