@@ -105,6 +105,15 @@ func TestNetworkTokenPlaceholdersReachTheProcessor(t *testing.T) {
 		t.Fatalf("second use: same token %v, same expiry %v, new cryptogram %v", second.T == first.T, second.E == first.E, second.C != first.C)
 	}
 
+	// One cryptogram per card per request: named twice, the same one
+	// (it is single-use at the network), and still new for this request.
+	if code, raw := ntDetokenize(t, s, id, `{"c":"{{ CARD_CRYPTOGRAM_1 }}","n":"{{ CARD_CRYPTOGRAM_1 }}"}`); code != 200 {
+		t.Fatalf("detokenize: %d %s", code, raw)
+	}
+	if twice := proc.lastNT(t); twice.C != twice.N || len(twice.C) != 28 || twice.C == second.C {
+		t.Fatalf("a cryptogram named twice in one request: same %v, new %v", twice.C == twice.N, twice.C != second.C)
+	}
+
 	// It is the payment method's one token, shown by its last 4 only.
 	code, list, raw := ntCall(t, s, ntTok, "GET", "/payment-methods/"+id+"/network-tokens", "")
 	items, _ := list["items"].([]any)

@@ -171,26 +171,31 @@ type resolver struct {
 	e      *Engine
 	caller vaulting.Caller
 	cards  []*vaulting.Revealed
-	nt     map[int]ntValue
+	nt     map[int]*ntValue
 
-	cryptograms [][]byte
 	// scratch holds a formatted expiry until Render has copied it.
 	scratch [8]byte
 }
 
+// ntValue is one card's network token values for one request. The
+// cryptogram is fetched once, on its first placeholder: a cryptogram is
+// single-use at the network, so a body naming CARD_CRYPTOGRAM_1 twice (say
+// as cryptogram and as authentication value) must carry the same one.
 type ntValue struct {
 	token  []byte
 	expiry card.Expiry
 	err    error
+
+	cryptogram    []byte
+	cryptogramErr error
+	cryptogramSet bool
 }
 
 // zero clears the network tokens and cryptograms the render used.
 func (rv *resolver) zero() {
 	for _, v := range rv.nt {
 		clear(v.token)
-	}
-	for _, c := range rv.cryptograms {
-		clear(c)
+		clear(v.cryptogram)
 	}
 }
 
@@ -234,10 +239,11 @@ func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed)
 		return nil, errors.New("no token service")
 	}
 	if rv.nt == nil {
-		rv.nt = map[int]ntValue{}
+		rv.nt = map[int]*ntValue{}
 	}
 	v, ok := rv.nt[p.Index]
 	if !ok {
+		v = &ntValue{}
 		v.token, v.expiry, v.err = rv.e.NetworkTokens.Token(rv.ctx, rv.caller, c)
 		rv.nt[p.Index] = v
 	}
@@ -251,9 +257,11 @@ func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed)
 		s, err := v.expiry.FormatAs(p.Format)
 		return []byte(s), err
 	}
-	cg, err := rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
-	rv.cryptograms = append(rv.cryptograms, cg)
-	return cg, err
+	if !v.cryptogramSet {
+		v.cryptogram, v.cryptogramErr = rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
+		v.cryptogramSet = true
+	}
+	return v.cryptogram, v.cryptogramErr
 }
 
 // errorCode names a send failure for the audit log.
