@@ -74,6 +74,11 @@ var ErrNotFound = errors.New("not found")
 // to it (a merchant account that still has buyers).
 var ErrInUse = errors.New("in use")
 
+// ErrBuyerNotFound is returned when a record names a buyer that is not (or
+// no longer) in the merchant account, e.g. one deleted while a payment
+// method for it was being created.
+var ErrBuyerNotFound = errors.New("buyer not found")
+
 // DuplicateError is a unique rule broken by a create or update; ExistingID
 // names the record that holds the value.
 type DuplicateError struct {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -457,5 +458,51 @@ func TestPaymentMethodBankAccounts(t *testing.T) {
 		if strings.Contains(logs, sec) || strings.Contains(dump, sec) {
 			t.Fatal("an account number reached the logs or the core database")
 		}
+	}
+}
+
+// Concurrent expiry updates of one card reach the vault and core in the
+// same order, so both hold the same expiry once they are answered; and an
+// update whose value core already holds is still sent to the vault, which
+// an earlier update may have changed before failing in core.
+func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	core := newCore(s, tok, "")
+	id := vaultCard(t, s, tok, "4111111111111111", "")["id"].(string)
+	year := time.Now().Year() % 100
+	for round := range 8 {
+		var wg sync.WaitGroup
+		codes := make([]int, 6)
+		for g := range codes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[g], _ = core.do(t, "PUT", "/payment-methods/"+id, map[string]any{"expiration_date": fmt.Sprintf("%02d/%02d", g+1, year+3+round%2)})
+			}()
+		}
+		wg.Wait()
+		for g, code := range codes {
+			if code != 200 {
+				t.Fatalf("round %d, update %d: %d", round, g, code)
+			}
+		}
+		inCore := core.ok(t, 200, "GET", "/payment-methods/"+id, nil)["expiration_date"]
+		if code, inVault := internalCard(t, s, "default", id); code != 200 || inVault.ExpirationDate != inCore {
+			t.Fatalf("round %d: core holds %v, the vault %q", round, inCore, inVault.ExpirationDate)
+		}
+	}
+
+	// The vault ahead of core, as an update that failed after reaching it
+	// leaves them; the merchant then sends the value core shows.
+	inCore := core.ok(t, 200, "GET", "/payment-methods/"+id, nil)["expiration_date"].(string)
+	ahead := fmt.Sprintf("12/%02d", year+6)
+	if code, raw := s.Do(t, s.InternalClient, http.MethodPut, s.InternalURL+"/internal/cards/"+id, "",
+		zone.ExpiryUpdate{ExpirationDate: ahead}, zone.MerchantHeader, "default"); code != 204 && code != 200 {
+		t.Fatalf("set the vault's expiry: %d %s", code, raw)
+	}
+	core.ok(t, 200, "PUT", "/payment-methods/"+id, map[string]any{"expiration_date": inCore})
+	if _, inVault := internalCard(t, s, "default", id); inVault.ExpirationDate != inCore {
+		t.Fatalf("the vault kept %q after an update to %q", inVault.ExpirationDate, inCore)
 	}
 }

@@ -169,11 +169,7 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 	if in.BuyerID != nil || in.BuyerExternalIdentifier != nil {
 		id, ext, err := h.DB.PaymentMethodBuyer(ctx, m, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))
 		if errors.Is(err, coreapi.ErrNotFound) {
-			p := "/buyer_id"
-			if in.BuyerID == nil {
-				p = "/buyer_external_identifier"
-			}
-			return apierror.BadRequest("invalid request body", bodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
+			return buyerNotFound(&in)
 		}
 		if err != nil {
 			return err
@@ -216,10 +212,23 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 		if mandate != nil {
 			h.revokeQuietly(pm, mandate)
 		}
+		if errors.Is(err, coreapi.ErrBuyerNotFound) {
+			return buyerNotFound(&in)
+		}
 		return pmError(err)
 	}
 	pm.Mandate = mandate
 	return WriteJSON(w, http.StatusCreated, paymentMethodView(pm))
+}
+
+// buyerNotFound is the 400 for a buyer the request names that is not in
+// the merchant account, pointing at the field it was named by.
+func buyerNotFound(in *coreapi.NewPaymentMethod) error {
+	p := "/buyer_id"
+	if in.BuyerID == nil {
+		p = "/buyer_external_identifier"
+	}
+	return apierror.BadRequest("invalid request body", bodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
 }
 
 func (h *paymentMethods) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
@@ -323,26 +332,25 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 		return pmError(err)
 	}
 	ctx, m, id := r.Context(), c.MerchantAccountID, r.PathValue("id")
-	pm, err := h.DB.PaymentMethod(ctx, m, id)
-	if err != nil {
-		return pmError(err)
-	}
-	if u.ExpirationDate.Set {
-		if pm.Method == coreapi.MethodBank {
+	pm, err := h.DB.UpdatePaymentMethod(ctx, m, id, u, func(before *coreapi.PaymentMethod) error {
+		if !u.ExpirationDate.Set {
+			return nil
+		}
+		if before.Method == coreapi.MethodBank {
 			return apierror.BadRequest("invalid request body", bodyDetail("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable"))
 		}
-		// The vault first: expiry placeholders of a forward must use the
-		// new value as soon as this request is answered.
-		if u.ExpirationDate.Value != pm.ExpirationDate {
-			if err := h.Vault.UpdateExpiry(ctx, m, callerActor(c), pm.ID, u.ExpirationDate.Value); err != nil {
-				if errors.Is(err, vaultclient.ErrNotFound) {
-					return errPaymentMethodNotFound
-				}
-				return vaultError(err)
+		// The vault first, under the row's lock: expiry placeholders of a
+		// forward must use the new value as soon as this request is
+		// answered. Sent even when core holds the same value already: an
+		// earlier update may have reached the vault and then failed here.
+		if err := h.Vault.UpdateExpiry(ctx, m, callerActor(c), before.ID, u.ExpirationDate.Value); err != nil {
+			if errors.Is(err, vaultclient.ErrNotFound) {
+				return errPaymentMethodNotFound
 			}
+			return vaultError(err)
 		}
-	}
-	pm, err = h.DB.UpdatePaymentMethod(ctx, m, id, u)
+		return nil
+	})
 	if err != nil {
 		return pmError(err)
 	}

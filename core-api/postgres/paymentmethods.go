@@ -104,6 +104,9 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "payment_methods_pkey" {
 			return &coreapi.DuplicateError{Resource: "payment method", Field: "id", ExistingID: pm.ID}
 		}
+		if errors.As(err, &pgErr) && pgErr.Code == foreignKeyViolation && pgErr.ConstraintName == "payment_methods_buyer_id_fkey" {
+			return coreapi.ErrBuyerNotFound // deleted since the handler looked it up
+		}
 		if err != nil || mandate == nil {
 			return err
 		}
@@ -181,25 +184,46 @@ func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) (
 }
 
 // UpdatePaymentMethod applies a partial update and returns the result.
-func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error) {
+// The row is locked from its read to its write, and prepare, when not nil,
+// runs in between with the row as it was; its error aborts the update. A
+// change that must reach the vault before this row (the expiry) is made in
+// prepare, so that two concurrent updates of one payment method reach the
+// vault and this row in the same order.
+func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
+	prepare func(before *coreapi.PaymentMethod) error) (*coreapi.PaymentMethod, error) {
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	tag, err := db.Pool.Exec(ctx, `UPDATE payment_methods SET
-		expiration_date = coalesce($3, expiration_date),
-		scheme_transaction_id = CASE WHEN $4 THEN $5 ELSE scheme_transaction_id END,
-		scheme_transaction_id_scheme = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id_scheme END,
-		updated_at = now()
-		WHERE merchant_account_id = $1 AND id = $2`,
-		merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
-		u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr())
+	var after *coreapi.PaymentMethod
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		before, err := scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+			WHERE pm.merchant_account_id = $1 AND pm.id = $2 FOR UPDATE OF pm`, merchant, id))
+		if err != nil {
+			return err
+		}
+		if prepare != nil {
+			if err := prepare(before); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE payment_methods SET
+			expiration_date = coalesce($3, expiration_date),
+			scheme_transaction_id = CASE WHEN $4 THEN $5 ELSE scheme_transaction_id END,
+			scheme_transaction_id_scheme = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id_scheme END,
+			updated_at = now()
+			WHERE merchant_account_id = $1 AND id = $2`,
+			merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
+			u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr()); err != nil {
+			return err
+		}
+		after, err = scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+			WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
-		return nil, coreapi.ErrNotFound
-	}
-	return db.PaymentMethod(ctx, merchant, id)
+	return after, nil
 }
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the

@@ -152,3 +152,54 @@ func TestDuplicatePaymentMethodAndBuyerDeletion(t *testing.T) {
 		t.Fatalf("after the buyer was deleted: %+v %v", pm, err)
 	}
 }
+
+// A buyer deleted between the handler's lookup and the insert is
+// ErrBuyerNotFound (a 400 naming the buyer field), not a raw foreign key
+// error (a 500); nothing is stored.
+func TestPaymentMethodForABuyerDeletedMeanwhile(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	buyer := newBuyer(t, db, "gone-buyer")
+	if err := db.DeleteBuyer(ctx, "default", buyer); err != nil {
+		t.Fatal(err)
+	}
+	id := uuid.NewString()
+	err := db.CreatePaymentMethod(ctx, &coreapi.PaymentMethod{ID: id, MerchantAccountID: "default", Method: coreapi.MethodGiftCard,
+		Status: coreapi.StatusSucceeded, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer}, nil)
+	if !errors.Is(err, coreapi.ErrBuyerNotFound) {
+		t.Fatalf("insert for a deleted buyer: %v", err)
+	}
+	if _, err := db.PaymentMethod(ctx, "default", id); !errors.Is(err, coreapi.ErrNotFound) {
+		t.Fatalf("stored anyway: %v", err)
+	}
+}
+
+// An update runs prepare under the row's lock with the row as it was, and
+// prepare's error leaves the row unchanged.
+func TestUpdatePaymentMethodPrepare(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	id := newGiftCard(t, db, newBuyer(t, db, "prepare-buyer"))
+	refuse := errors.New("the vault said no")
+	u := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("123456789012345")}
+	var seen *coreapi.PaymentMethod
+	if _, err := db.UpdatePaymentMethod(ctx, "default", id, u, func(before *coreapi.PaymentMethod) error {
+		seen = before
+		return refuse
+	}); !errors.Is(err, refuse) {
+		t.Fatalf("update with a refusing prepare: %v", err)
+	}
+	if seen == nil || seen.ID != id || seen.SchemeTransactionID != nil {
+		t.Fatalf("prepare saw %+v", seen)
+	}
+	if pm, err := db.PaymentMethod(ctx, "default", id); err != nil || pm.SchemeTransactionID != nil {
+		t.Fatalf("changed though prepare refused: %+v %v", pm, err)
+	}
+	pm, err := db.UpdatePaymentMethod(ctx, "default", id, u, nil)
+	if err != nil || pm.SchemeTransactionID == nil || *pm.SchemeTransactionID != "123456789012345" {
+		t.Fatalf("update: %+v %v", pm, err)
+	}
+	if _, err := db.UpdatePaymentMethod(ctx, "default", uuid.NewString(), u, nil); !errors.Is(err, coreapi.ErrNotFound) {
+		t.Fatalf("update of a missing one: %v", err)
+	}
+}
