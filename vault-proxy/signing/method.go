@@ -1,6 +1,6 @@
 // Package signing applies the "signature" authentication method of a vault
 // forward: RFC 9421 HTTP Message Signatures over the request the proxy is
-// about to send, with an RFC 9530 Content-Digest when the digest is covered.
+// about to send, with an RFC 9530 Content-Digest.
 //
 // It is the product's own code, on github.com/dunglas/httpsfv (RFC 8941
 // structured fields) and the standard crypto packages, because the module
@@ -104,8 +104,9 @@ func (p params) sfv() *httpsfv.Params {
 	return sp
 }
 
-// Sign signs req and adds its headers: Content-Digest (sha-256, when
-// content-digest is covered; it replaces any earlier value, since it must
+// Sign signs req and adds its headers: Content-Digest (sha-256, whether
+// or not content-digest is covered, as DESIGN.md section 7 gives every
+// signed request one; it replaces any earlier value, since it must
 // describe the body actually sent), and the method's label in the
 // Signature-Input and Signature dictionaries, after any signatures already
 // there. now gives the created parameter.
@@ -150,12 +151,8 @@ func (m Method) Sign(req *Request, now time.Time) error {
 
 // signWith does the work of Sign once the method is resolved.
 func signWith(req *Request, label string, covered []string, p params, sign signFunc) error {
-	var override map[string]string
-	for _, c := range covered {
-		if c == contentDigestField {
-			override = map[string]string{contentDigestField: ContentDigest(req.Body)}
-		}
-	}
+	digest := ContentDigest(req.Body)
+	override := map[string]string{contentDigestField: digest}
 	inputs, err := existingDictionary(req, "Signature-Input")
 	if err != nil {
 		return err
@@ -193,9 +190,7 @@ func signWith(req *Request, label string, covered []string, p params, sign signF
 	if err != nil {
 		return failf("Signature does not serialize")
 	}
-	if v, ok := override[contentDigestField]; ok {
-		req.Header.Set("Content-Digest", v)
-	}
+	req.Header.Set("Content-Digest", digest)
 	req.Header.Set("Signature-Input", inputValue)
 	req.Header.Set("Signature", sigValue)
 	return nil
