@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,6 +37,12 @@ type Service struct {
 	// This instance drops a row the moment it changes or is deleted; other
 	// instances within RowCacheTTL (SECURITY.md).
 	rows *expirable.LRU[rowKey, *vaultproxy.VaultedCard]
+	// rowsMu and changes keep a row read before a change or deletion out of
+	// the cache once the change is made: cards caches what it read only if
+	// no change happened while it read (changes is bumped, under rowsMu,
+	// after the database is changed and before the row is dropped).
+	rowsMu  sync.Mutex
+	changes uint64
 }
 
 type rowKey struct {
@@ -236,8 +243,9 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 		}
 		return FieldErrors{{Field: card.FieldExpirationDate, Code: card.CodeInvalidFormat, Message: "expiration_date must be MM/YY"}}
 	}
-	s.rows.Remove(rowKey{c.MerchantAccountID, token})
-	if err := s.store.UpdateExpiry(ctx, c.MerchantAccountID, token, e.String()); err != nil {
+	err = s.store.UpdateExpiry(ctx, c.MerchantAccountID, token, e.String())
+	s.dropRow(c.MerchantAccountID, token)
+	if err != nil {
 		return err
 	}
 	s.audit(ctx, c, "update", []uuid.UUID{token}, "expiry", "success")
@@ -245,19 +253,32 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 }
 
 // Delete crypto-shreds a card: the row and its record key are removed, and
-// any security code held for it is zeroed.
+// any security code held for it is zeroed. Once it returns, no reveal on
+// this instance opens the card, even one that read the row meanwhile.
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
-	s.codes.Delete(token)
-	s.rows.Remove(rowKey{c.MerchantAccountID, token})
-	if cards, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token}); err == nil {
+	cards, lookErr := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
+	err := s.store.DeleteCard(ctx, c.MerchantAccountID, token)
+	s.dropRow(c.MerchantAccountID, token)
+	if lookErr == nil {
 		s.sealer.Forget(cards[0].Sealed)
 	}
-	if err := s.store.DeleteCard(ctx, c.MerchantAccountID, token); err != nil {
+	if err != nil {
 		s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "failure: "+outcomeOf(err))
 		return err
 	}
+	// Only now, so that another merchant account's call cannot drop it.
+	s.codes.Delete(token)
 	s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "success")
 	return nil
+}
+
+// dropRow forgets a row after the database changed it, and keeps a read
+// that started before the change from caching the old row (see cards).
+func (s *Service) dropRow(merchant string, token uuid.UUID) {
+	s.rowsMu.Lock()
+	s.changes++
+	s.rows.Remove(rowKey{merchant, token})
+	s.rowsMu.Unlock()
 }
 
 // cards returns the merchant's card rows for tokens, in order, from the row
@@ -276,14 +297,25 @@ func (s *Service) cards(ctx context.Context, merchant string, tokens []uuid.UUID
 	if len(missing) == 0 {
 		return out, nil
 	}
+	s.rowsMu.Lock()
+	before := s.changes
+	s.rowsMu.Unlock()
 	got, err := s.store.Cards(ctx, merchant, missing)
 	if err != nil {
 		return nil, err
 	}
 	for j, c := range got {
 		out[at[j]] = c
-		s.rows.Add(rowKey{merchant, c.Token}, c)
 	}
+	// A change made while the rows were read may postdate them: they serve
+	// this call, which began before it, but are not cached.
+	s.rowsMu.Lock()
+	if s.changes == before {
+		for _, c := range got {
+			s.rows.Add(rowKey{merchant, c.Token}, c)
+		}
+	}
+	s.rowsMu.Unlock()
 	return out, nil
 }
 

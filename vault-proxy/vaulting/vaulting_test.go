@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ type fixture struct {
 	now    time.Time
 	codes  *vaulting.SecurityCodes
 	audits *auditspool.Spool
+	key    []byte // the fingerprint key
 }
 
 // setup gives a test or benchmark a vault service on fresh databases and a
@@ -47,7 +49,7 @@ func setup(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute)}
+	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute), key: key}
 	f.sealer = envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
 	f.audits = auditspooltest.Open(t, db)
 	f.svc = vaulting.New(db, f.audits, f.sealer, key, f.codes, func() time.Time { return f.now })
@@ -292,5 +294,72 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	want := "vault:success,delete:failure: not_found,delete:success,detokenize:failure: not_found"
 	if strings.Join(actions, ",") != want {
 		t.Fatalf("audit trail %v, want %s", actions, want)
+	}
+}
+
+// pausingStore is the real store, except that once armed its next Cards
+// call, having read the rows, says so on read and waits for proceed: a
+// reveal that read a row just before the row changed.
+type pausingStore struct {
+	vaultproxy.CardStore
+	armed         atomic.Bool
+	read, proceed chan struct{}
+}
+
+func (p *pausingStore) Cards(ctx context.Context, m string, tokens []uuid.UUID) ([]*vaultproxy.VaultedCard, error) {
+	cards, err := p.CardStore.Cards(ctx, m, tokens)
+	if p.armed.CompareAndSwap(true, false) {
+		p.read <- struct{}{}
+		<-p.proceed
+	}
+	return cards, err
+}
+
+// A reveal that read a card's row before the card was deleted or its
+// expiry changed may finish with what it read, but does not cache it: once
+// Delete or UpdateExpiry has returned, this instance reveals the card as it
+// now is (SECURITY.md: a deleted card stops working here at once).
+func TestRevealRacingAChangeDoesNotCacheTheOldRow(t *testing.T) {
+	for _, change := range []string{"delete", "expiry"} {
+		t.Run(change, func(t *testing.T) {
+			f := setup(t)
+			ctx := context.Background()
+			store := &pausingStore{CardStore: f.db, read: make(chan struct{}), proceed: make(chan struct{})}
+			svc := vaulting.New(store, f.audits, f.sealer, f.key, f.codes, func() time.Time { return f.now })
+			rec := f.vault(t, "m1", "4111111111111111", "")
+			tokens := []uuid.UUID{rec.Token}
+
+			store.armed.Store(true)
+			done := make(chan error, 1)
+			go func() {
+				cards, err := svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+				if err == nil {
+					cards[0].Zero()
+				}
+				done <- err
+			}()
+			<-store.read // the row is read; now the change
+			var err error
+			if change == "delete" {
+				err = svc.Delete(ctx, caller("m1"), rec.Token)
+			} else {
+				err = svc.UpdateExpiry(ctx, caller("m1"), rec.Token, "11/31")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(store.proceed)
+			if err := <-done; err != nil {
+				t.Fatalf("the reveal that began first: %v", err)
+			}
+
+			cards, err := svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+			switch {
+			case change == "delete" && !errors.Is(err, vaultproxy.ErrNotFound):
+				t.Fatalf("revealed after Delete returned: %v", err)
+			case change == "expiry" && (err != nil || cards[0].Card.ExpirationDate != "11/31"):
+				t.Fatalf("after UpdateExpiry returned: %v %+v", err, cards)
+			}
+		})
 	}
 }
