@@ -43,11 +43,6 @@ const (
 	MandateFailed  = "failed"
 )
 
-// SensitiveFields are request fields that would carry card or bank data.
-// core-api refuses any request that has one: such data enters only through
-// vault-proxy, which replaces it with a token.
-var SensitiveFields = []string{"number", "security_code", "account_number", "iban", "pin"}
-
 // PaymentMethod is a stored payment method: a token (its ID, issued by
 // vault-proxy) and display data. It never holds a card or account number.
 type PaymentMethod struct {

@@ -506,3 +506,52 @@ func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
 		t.Fatalf("the vault kept %q after an update to %q", inVault.ExpirationDate, inCore)
 	}
 }
+
+// Card or bank data sent through vault-proxy to any route it passes on to
+// core-api (a payment method whose method is not exactly card, gift-card or
+// bank, a PUT, a buyer) is refused by vault-proxy itself: core-api never
+// receives it (DESIGN.md section 1), and its logs show no such request.
+func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	id := vaultCard(t, s, tok, "5555555555554444", "")["id"].(string)
+	const pan = "4111111111111111"
+	tests := []struct {
+		name, method, path string
+		body               map[string]any
+		pointers           []string
+	}{
+		{"method in capitals", "POST", "/payment-methods", map[string]any{"method": "Card", "number": pan, "expiration_date": expiryIn(2), "security_code": "123"}, []string{"/number", "/security_code"}},
+		{"no method", "POST", "/payment-methods", map[string]any{"number": pan, "expiration_date": expiryIn(2)}, []string{"/number"}},
+		{"PUT with a number", "PUT", "/payment-methods/" + id, map[string]any{"number": pan}, []string{"/number"}},
+		{"a buyer with a Number", "POST", "/buyers", map[string]any{"display_name": "x", "Number": pan}, []string{"/Number"}},
+		{"an IBAN to another route", "POST", "/merchant-accounts", map[string]any{"id": "iban-test", "display_name": "x", "iban": "DE89370400440532013000"}, []string{"/iban"}},
+	}
+	s.Logs.Reset()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := s.Do(t, s.PublicClient, tc.method, s.PublicURL+tc.path, tok, tc.body)
+			if code != http.StatusBadRequest {
+				t.Fatalf("%d %s", code, raw)
+			}
+			e := apiError(t, raw)
+			if len(e.Details) != len(tc.pointers) {
+				t.Fatalf("details %s", raw)
+			}
+			for i, p := range tc.pointers {
+				if e.Details[i].Pointer != p || e.Details[i].Type != "value_error.card_data" {
+					t.Fatalf("detail %d: %s", i, raw)
+				}
+			}
+			if strings.Contains(string(raw), pan) {
+				t.Fatal("the answer echoes the card number")
+			}
+		})
+	}
+	for _, l := range s.Logs.Lines() {
+		if strings.Contains(l, `"service":"core-api"`) {
+			t.Fatalf("core-api saw a request: %s", l)
+		}
+	}
+	s.Logs.AssertNoPAN(t, pan)
+}

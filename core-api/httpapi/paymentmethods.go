@@ -14,6 +14,7 @@ import (
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/zone"
 )
 
 // Scopes of the payment method routes. Gift cards are payment methods:
@@ -92,7 +93,7 @@ var errPaymentMethodNotFound = apierror.NotFound("payment method not found")
 func pmError(err error) error { return domainError(err, "payment method") }
 
 // readPaymentMethodBody reads a JSON body and refuses it if it carries card
-// or bank account data (SensitiveFields at the top level, whatever their
+// or bank account data (zone.SensitiveFields at the top level, whatever their
 // value): that data enters only through vault-proxy, and core-api must not
 // hold it even for a moment longer than it takes to say no. The buffer is
 // cleared either way; nothing of it is logged or echoed.
@@ -114,7 +115,7 @@ func readPaymentMethodBody(r *http.Request, dst any) error {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) == nil {
 		var details []apierror.Detail
-		for _, f := range coreapi.SensitiveFields {
+		for _, f := range zone.SensitiveFields {
 			if _, ok := top[f]; ok {
 				details = append(details, bodyDetail("/"+f, "card and bank account data are accepted only by vault-proxy", "value_error.card_data"))
 			}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
+	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 )
 
@@ -65,8 +67,15 @@ func StripHopByHop(h interface {
 }
 
 // Pass sends ctx's request to core-api unchanged (same method, path, query,
-// headers, body) and writes core-api's answer to ctx.
+// headers, body) and writes core-api's answer to ctx. A body carrying card
+// or bank data (zone.SensitiveFields at its top level) is refused here, and
+// cleared: core-api never receives a card number, whatever route or method
+// a client sent it with (DESIGN.md section 1).
 func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
+	if err := refuseSensitive(ctx.Request.Body()); err != nil {
+		clear(ctx.Request.Body())
+		return err
+	}
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	ctx.Request.CopyTo(req)
@@ -119,4 +128,32 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 		return 0, nil, "", err
 	}
 	return resp.StatusCode(), append([]byte(nil), resp.Body()...), string(resp.Header.ContentType()), nil
+}
+
+// refuseSensitive is a 400 naming each top-level card or bank field of a
+// JSON object body, and nil for any other body (core-api judges those).
+func refuseSensitive(body []byte) error {
+	if len(body) == 0 || !gjson.ValidBytes(body) {
+		return nil
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil
+	}
+	var details []apierror.Detail
+	root.ForEach(func(k, _ gjson.Result) bool {
+		// Any case: core-api would refuse "Number" as unknown, but only
+		// after the number had reached it.
+		for _, f := range zone.SensitiveFields {
+			if strings.EqualFold(k.Str, f) {
+				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str,
+					Message: "card and bank account data are accepted only by POST /payment-methods for a card, gift card or bank account", Type: "value_error.card_data"})
+			}
+		}
+		return true
+	})
+	if len(details) > 0 {
+		return apierror.BadRequest("card data cannot be sent to this route", details...)
+	}
+	return nil
 }
