@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -252,6 +254,9 @@ func (v *Verifier) verify(token string, keys *KeySet) (*Principal, error) {
 		return nil, v.reject(errInvalid, "exp, iat and nbf are required", "kid", key.ID)
 	case c.ID == "" || len(c.ID) > maxJTILen:
 		return nil, v.reject(errInvalid, "jti missing or too long", "kid", key.ID)
+	case !printableID(c.ID):
+		// It names the caller in log lines and audit records.
+		return nil, v.reject(errInvalid, "jti holds a control character or invalid UTF-8", "kid", key.ID)
 	case c.Scopes == nil:
 		return nil, v.reject(errInvalid, "scopes claim missing", "kid", key.ID)
 	}
@@ -352,4 +357,17 @@ func (p *Principal) CanAccessMerchant(id string) bool {
 		return true
 	}
 	return slices.Contains(p.MerchantAccountIDs, id)
+}
+
+// printableID reports whether s is valid UTF-8 without control characters.
+func printableID(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -137,6 +137,8 @@ func TestVerify(t *testing.T) {
 		{"missing nbf", build(t, h, with(c, "nbf", nil), es512(t, keyA)), t0, "invalid token", "exp, iat and nbf are required"},
 		{"missing jti", build(t, h, with(c, "jti", nil), es512(t, keyA)), t0, "invalid token", "jti missing"},
 		{"empty jti", build(t, h, with(c, "jti", ""), es512(t, keyA)), t0, "invalid token", "jti missing"},
+		{"jti with NUL", build(t, h, with(c, "jti", "a\x00b"), es512(t, keyA)), t0, "invalid token", "control character"},
+		{"jti with a new line", build(t, h, with(c, "jti", "a\nb"), es512(t, keyA)), t0, "invalid token", "control character"},
 		{"missing scopes", build(t, h, with(c, "scopes", nil), es512(t, keyA)), t0, "invalid token", "scopes claim missing"},
 		{"empty scopes list is a valid token", build(t, h, with(c, "scopes", []string{}), es512(t, keyA)), t0, "", ""},
 		{"missing iss", build(t, h, with(c, "iss", nil), es512(t, keyA)), t0, "invalid token", "iss does not match"},
