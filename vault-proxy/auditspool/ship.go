@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -23,6 +24,9 @@ var errStaleCopy = errors.New("auditspool: this directory is a stale copy of a s
 type reader struct {
 	seg   *segment
 	f     *os.File
+	// synced lists the files holding frames of the batch being read, made
+	// durable before the batch ships (see shipSome).
+	synced []*os.File
 	off   int64  // next byte to read in seg
 	buf   []byte // bytes read but not yet parsed into records
 	store []byte // buf's backing array, reused between reads
@@ -33,6 +37,43 @@ func (r *reader) close() {
 	if r.f != nil {
 		_ = r.f.Close()
 		r.f = nil
+	}
+	for _, f := range r.synced {
+		_ = f.Close()
+	}
+	r.synced = r.synced[:0]
+}
+
+// syncFrames makes the frames of the batch just read durable on disk:
+// every segment file that holds some of them, and only those. The frames
+// reach the disk on the kernel's schedule otherwise, tens of seconds after
+// they were copied in; a checkpoint committed before them would, after a
+// power loss, be ahead of the spool on disk, and the spool would be taken
+// for a stale copy and refuse to start. One fdatasync per batch, on the
+// shipper, never on the request path.
+func (s *Spool) syncFrames(rd *reader) error {
+	for _, f := range append(rd.synced, rd.f) {
+		if f == nil {
+			continue
+		}
+		if err := s.opts.syncFile(f); err != nil {
+			return fmt.Errorf("sync segment: %w", err)
+		}
+	}
+	for _, f := range rd.synced {
+		_ = f.Close()
+	}
+	rd.synced = rd.synced[:0]
+	return nil
+}
+
+// fdatasync is syncFile's default.
+func fdatasync(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if err != syscall.EINTR {
+			return err
+		}
 	}
 }
 
@@ -175,6 +216,11 @@ func (s *Spool) shipSome(rd *reader) (int, error) {
 	if err != nil || b.Count() == 0 {
 		return 0, err
 	}
+	if err := s.syncFrames(rd); err != nil {
+		rd.close()
+		*rd = reader{batch: rd.batch}
+		return 0, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), shipTimeout)
 	defer cancel()
 	if err := s.sink.ShipAudit(ctx, s.id, b); err != nil {
@@ -212,12 +258,20 @@ func (s *Spool) readBatch(rd *reader) (Batch, error) {
 			break
 		}
 		if rd.seg != seg {
-			rd.close()
+			synced := rd.synced
+			if b.Count() > 0 && rd.f != nil {
+				synced = append(synced, rd.f) // holds frames of this batch
+			} else if rd.f != nil {
+				_ = rd.f.Close()
+			}
 			f, err := os.Open(seg.path)
 			if err != nil {
+				for _, f := range synced {
+					_ = f.Close()
+				}
 				return Batch{}, fmt.Errorf("open segment: %w", err)
 			}
-			*rd = reader{seg: seg, f: f, store: rd.store, batch: rd.batch}
+			*rd = reader{seg: seg, f: f, store: rd.store, batch: rd.batch, synced: synced}
 		}
 		if rd.off < end {
 			// Read after the unparsed bytes, moved to the front of the

@@ -115,6 +115,10 @@ type Options struct {
 	ProbeInterval time.Duration
 	Now           func() time.Time
 	Log           *slog.Logger
+
+	// syncFile makes a segment file's written frames durable (default
+	// fdatasync); the package's tests watch it.
+	syncFile func(*os.File) error
 }
 
 func (o *Options) defaults() {
@@ -123,6 +127,9 @@ func (o *Options) defaults() {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 500
+	}
+	if o.syncFile == nil {
+		o.syncFile = fdatasync
 	}
 	if o.Linger == 0 {
 		o.Linger = 20 * time.Millisecond
