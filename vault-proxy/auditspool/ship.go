@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // shipTimeout bounds one round trip to the sink.
@@ -22,15 +23,18 @@ var errStaleCopy = errors.New("auditspool: this directory is a stale copy of a s
 
 // reader follows the segments from the oldest unshipped record on.
 type reader struct {
-	seg   *segment
-	f     *os.File
-	// synced lists the files holding frames of the batch being read, made
-	// durable before the batch ships (see shipSome).
-	synced []*os.File
-	off   int64  // next byte to read in seg
-	buf   []byte // bytes read but not yet parsed into records
-	store []byte // buf's backing array, reused between reads
-	batch []byte // the JSON array being built, reused between batches
+	seg *segment
+	f   *os.File
+	// lo and hi bound the bytes of f holding frames of the batch being
+	// read (has: any); held lists earlier segments' such ranges. They are
+	// made durable before the batch ships (see syncFrames).
+	lo, hi int64
+	has    bool
+	held   []heldRange
+	off    int64  // next byte to read in seg
+	buf    []byte // bytes read but not yet parsed into records
+	store  []byte // buf's backing array, reused between reads
+	batch  []byte // the JSON array being built, reused between batches
 }
 
 func (r *reader) close() {
@@ -38,36 +42,83 @@ func (r *reader) close() {
 		_ = r.f.Close()
 		r.f = nil
 	}
-	for _, f := range r.synced {
-		_ = f.Close()
+	for _, h := range r.held {
+		_ = h.f.Close()
 	}
-	r.synced = r.synced[:0]
+	r.held = r.held[:0]
 }
 
-// syncFrames makes the frames of the batch just read durable on disk:
-// every segment file that holds some of them, and only those. The frames
-// reach the disk on the kernel's schedule otherwise, tens of seconds after
-// they were copied in; a checkpoint committed before them would, after a
-// power loss, be ahead of the spool on disk, and the spool would be taken
-// for a stale copy and refuse to start. One fdatasync per batch, on the
-// shipper, never on the request path.
+// heldRange is the part of a segment file holding frames of a batch.
+type heldRange struct {
+	f      *os.File
+	lo, hi int64
+}
+
+// syncFrames makes the frames of the batch just read durable on disk: the
+// byte range holding them in each segment file. The frames reach the disk
+// on the kernel's schedule otherwise, tens of seconds after they were
+// copied in; a checkpoint committed before them would, after a power loss,
+// be ahead of the spool on disk, and the spool would be taken for a stale
+// copy and refuse to start. One sync per batch, on the shipper, never on
+// the request path; only the batch's pages, not the rest of the segment
+// (whose pages would then fault again when written).
 func (s *Spool) syncFrames(rd *reader) error {
-	for _, f := range append(rd.synced, rd.f) {
-		if f == nil {
-			continue
-		}
-		if err := s.opts.syncFile(f); err != nil {
+	ranges := rd.held
+	if rd.has {
+		ranges = append(ranges, heldRange{rd.f, rd.lo, rd.hi})
+	}
+	for _, h := range ranges {
+		if err := s.opts.syncFile(h.f, h.lo, h.hi); err != nil {
 			return fmt.Errorf("sync segment: %w", err)
 		}
 	}
-	for _, f := range rd.synced {
-		_ = f.Close()
+	// A segment's name (a standby renamed into place) must be durable too:
+	// a standby left by a crash is removed at start, frames and all. Once
+	// per segment, when its first frames ship.
+	if n := len(ranges); n > 0 && ranges[n-1].f.Name() != s.dirSynced {
+		if err := s.opts.syncDir(s.dir); err != nil {
+			return fmt.Errorf("sync spool directory: %w", err)
+		}
+		s.dirSynced = ranges[n-1].f.Name()
 	}
-	rd.synced = rd.synced[:0]
+	for _, h := range rd.held {
+		_ = h.f.Close()
+	}
+	rd.held, rd.has = rd.held[:0], false
 	return nil
 }
 
-// fdatasync is syncFile's default.
+// syncRange is syncFile's default: msync(MS_SYNC) of a read-only mapping
+// of f's pages over [lo, hi), which writes them back as fdatasync would
+// (file data, the metadata needed to read it, the disk's cache), for that
+// range only.
+func syncRange(f *os.File, lo, hi int64) error {
+	ps := int64(os.Getpagesize())
+	start := lo &^ (ps - 1)
+	mem, err := syscall.Mmap(int(f.Fd()), start, int(hi-start), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return fdatasync(f)
+	}
+	defer syscall.Munmap(mem) //nolint:errcheck // the range is synced or the error below says not
+	_, _, errno := syscall.Syscall(syscall.SYS_MSYNC, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), syscall.MS_SYNC)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// syncDirectory is syncDir's default: fsync of the directory, which makes
+// its entries (a segment's rename into place) durable.
+func syncDirectory(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// fdatasync is syncRange's fallback.
 func fdatasync(f *os.File) error {
 	for {
 		err := syscall.Fdatasync(int(f.Fd()))
@@ -258,20 +309,20 @@ func (s *Spool) readBatch(rd *reader) (Batch, error) {
 			break
 		}
 		if rd.seg != seg {
-			synced := rd.synced
-			if b.Count() > 0 && rd.f != nil {
-				synced = append(synced, rd.f) // holds frames of this batch
+			held := rd.held
+			if rd.has {
+				held = append(held, heldRange{rd.f, rd.lo, rd.hi}) // frames of this batch
 			} else if rd.f != nil {
 				_ = rd.f.Close()
 			}
 			f, err := os.Open(seg.path)
 			if err != nil {
-				for _, f := range synced {
-					_ = f.Close()
+				for _, h := range held {
+					_ = h.f.Close()
 				}
 				return Batch{}, fmt.Errorf("open segment: %w", err)
 			}
-			*rd = reader{seg: seg, f: f, store: rd.store, batch: rd.batch, synced: synced}
+			*rd = reader{seg: seg, f: f, store: rd.store, batch: rd.batch, held: held}
 		}
 		if rd.off < end {
 			// Read after the unparsed bytes, moved to the front of the
@@ -302,6 +353,11 @@ func (s *Spool) readBatch(rd *reader) (Batch, error) {
 				if seq != b.Last+1 {
 					return Batch{}, fmt.Errorf("segment %s: record %d follows %d", filepath.Base(seg.path), seq, b.Last)
 				}
+				at := rd.off - int64(len(rd.buf)) // this frame's offset in the file
+				if !rd.has {
+					rd.lo, rd.has = at, true
+				}
+				rd.hi = at + int64(n)
 				if b.Count() > 0 {
 					rd.batch = append(rd.batch, ',')
 				}

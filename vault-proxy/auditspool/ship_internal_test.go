@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,13 +14,15 @@ import (
 )
 
 // orderSink checks, at every shipment, that each record of the batch was
-// in a segment file when that file was last made durable: the checkpoint
+// in the range of a segment file made durable, and that the file's name
+// was durable in the spool directory: the checkpoint
 // never gets ahead of the spool on disk, so a power loss cannot leave a
 // spool that refuses to start as a stale copy.
 type orderSink struct {
 	mu         sync.Mutex
 	checkpoint uint64
-	durable    map[uint64]bool // sequence numbers in a file at its last sync
+	durable    map[uint64]string // sequence number -> the file it was in at a sync of its range
+	named      map[string]bool   // files present at a sync of the directory
 	bad        error
 }
 
@@ -36,37 +39,55 @@ func (o *orderSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
 		return ErrCheckpointMoved
 	}
 	for seq := b.Prev + 1; seq <= b.Last; seq++ {
-		if !o.durable[seq] && o.bad == nil {
-			o.bad = fmt.Errorf("record %d shipped (batch %d-%d) before its segment was synced", seq, b.Prev+1, b.Last)
+		if f := o.durable[seq]; (f == "" || !o.named[f]) && o.bad == nil {
+			o.bad = fmt.Errorf("record %d shipped (batch %d-%d) before its frame (synced: %t) and its file's name (synced: %t) were durable",
+				seq, b.Prev+1, b.Last, f != "", o.named[f])
 		}
 	}
 	o.checkpoint = b.Last
 	return nil
 }
 
-// synced notes the frames in f, which its sync made durable.
-func (o *orderSink) synced(f *os.File) error {
+// synced notes the frames wholly inside [lo, hi) of f, which the sync
+// made durable.
+func (o *orderSink) synced(f *os.File, lo, hi int64) error {
 	b, err := os.ReadFile(f.Name())
 	if err != nil {
 		return err
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for {
+	for at := int64(0); ; {
 		n, seq, _, err := nextFrame(b)
 		if err != nil || n == 0 {
 			break
 		}
-		o.durable[seq] = true
-		b = b[n:]
+		if at >= lo && at+int64(n) <= hi {
+			o.durable[seq] = f.Name()
+		}
+		b, at = b[n:], at+int64(n)
 	}
-	return fdatasync(f)
+	return syncRange(f, lo, hi)
+}
+
+// syncedDir notes the files the directory holds at its sync.
+func (o *orderSink) syncedDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range entries {
+		o.named[filepath.Join(dir, e.Name())] = true
+	}
+	return syncDirectory(dir)
 }
 
 func TestFramesAreDurableBeforeTheirCheckpointMoves(t *testing.T) {
-	sink := &orderSink{durable: map[uint64]bool{}}
+	sink := &orderSink{durable: map[uint64]string{}, named: map[string]bool{}}
 	// Small segments and batches: batches span segments.
-	s, err := Open(t.TempDir(), sink, Options{SegmentSize: 4096, BatchSize: 7, Linger: -1, syncFile: sink.synced})
+	s, err := Open(t.TempDir(), sink, Options{SegmentSize: 4096, BatchSize: 7, Linger: -1, syncFile: sink.synced, syncDir: sink.syncedDir})
 	if err != nil {
 		t.Fatal(err)
 	}

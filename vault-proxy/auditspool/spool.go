@@ -116,9 +116,12 @@ type Options struct {
 	Now           func() time.Time
 	Log           *slog.Logger
 
-	// syncFile makes a segment file's written frames durable (default
-	// fdatasync); the package's tests watch it.
-	syncFile func(*os.File) error
+	// syncFile makes the frames in [lo, hi) of a segment file durable
+	// (default syncRange); the package's tests watch it.
+	syncFile func(f *os.File, lo, hi int64) error
+	// syncDir makes the spool directory's entries durable (default
+	// syncDirectory).
+	syncDir func(dir string) error
 }
 
 func (o *Options) defaults() {
@@ -129,7 +132,10 @@ func (o *Options) defaults() {
 		o.BatchSize = 500
 	}
 	if o.syncFile == nil {
-		o.syncFile = fdatasync
+		o.syncFile = syncRange
+	}
+	if o.syncDir == nil {
+		o.syncDir = syncDirectory
 	}
 	if o.Linger == 0 {
 		o.Linger = 20 * time.Millisecond
@@ -183,6 +189,9 @@ type Spool struct {
 
 	written atomic.Uint64 // last sequence number whose frame is complete on disk
 	shipped atomic.Uint64 // last sequence number the sink has committed
+	// dirSynced is the newest segment whose name the shipper has made
+	// durable (syncFrames); only the shipper goroutine uses it.
+	dirSynced string
 
 	wake     chan struct{} // cap 1: records are waiting
 	urgent   chan struct{} // cap 1: a Flush is waiting; ship without lingering
