@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging"
@@ -335,6 +337,19 @@ func TestNetworkTokenLifecycleEndpoints(t *testing.T) {
 	}
 	if n := countRows(t, s.DBs.VaultDSN, "network_tokens"); n != 0 {
 		t.Fatalf("%d network tokens outlived their payment method", n)
+	}
+	// ... having deleted the live one at its token service first, audited
+	// (the first was deleted by hand above).
+	s.FlushAudit(t)
+	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var deletions int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'network-token'
+		AND purpose = 'delete' AND outcome = 'success' AND $1 = ANY(tokens)`, id).Scan(&deletions); err != nil || deletions != 2 {
+		t.Fatalf("%d network token deletions audited (%v), want 2", deletions, err)
 	}
 	s.Logs.AssertNoPAN(t, "5555555555554444")
 }

@@ -134,7 +134,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	cards := &httpapi.Cards{Vault: m.Cards, Auth: authn, Core: core, Log: m.Log}
+	cards := &httpapi.Cards{Vault: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
 
 	// Vault forward: production reaches only hosts a merchant's config
 	// lists, over https; development and sandbox any public host, and

@@ -21,9 +21,14 @@ import (
 // Cards serves the routes where card data enters or leaves by token.
 type Cards struct {
 	Vault *vaulting.Service
-	Auth  *Authenticator
-	Core  *Core
-	Log   *slog.Logger
+	// NetworkTokens, when set, deletes a card's network tokens at their
+	// token service before the card is deleted.
+	NetworkTokens interface {
+		DeleteAll(ctx context.Context, c vaulting.Caller, pm uuid.UUID) error
+	}
+	Auth *Authenticator
+	Core *Core
+	Log  *slog.Logger
 }
 
 // cardFields are the fields POST /payment-methods accepts for a card or a
@@ -302,6 +307,11 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	defer cancel()
 	if err != nil {
 		return err
+	}
+	if h.NetworkTokens != nil {
+		if err := h.NetworkTokens.DeleteAll(rctx, c, t); err != nil {
+			return networkTokenError(err, "payment method")
+		}
 	}
 	if err := h.Vault.Delete(rctx, c, t); err != nil {
 		return vaultingError(err)

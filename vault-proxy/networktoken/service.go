@@ -302,6 +302,32 @@ func (s *Service) Delete(ctx context.Context, c vaulting.Caller, pm, id uuid.UUI
 	return s.remove(ctx, c, t)
 }
 
+// DeleteAll deletes every token of the payment method that is not deleted
+// yet, at its TSP first, before the payment method itself is deleted (the
+// stored rows would go with it, and the tokens would stay live at the
+// schemes with nothing left to name them). A payment method that is not
+// the caller's card has none. It stops at the first token the TSP does not
+// delete, so that the payment method is kept and the deletion can be
+// repeated.
+func (s *Service) DeleteAll(ctx context.Context, c vaulting.Caller, pm uuid.UUID) error {
+	ts, err := s.List(ctx, c, pm)
+	if errors.Is(err, vaultproxy.ErrNotFound) || errors.Is(err, ErrNotCard) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Status == StatusDeleted {
+			continue
+		}
+		if err := s.remove(ctx, c, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Service) remove(ctx context.Context, c vaulting.Caller, t *NetworkToken) error {
 	detail := map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider}
 	p, err := s.providerOf(t)

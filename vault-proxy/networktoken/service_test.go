@@ -447,3 +447,47 @@ func TestExpiredTokenIsReplaced(t *testing.T) {
 		t.Fatalf("list: %d", len(list))
 	}
 }
+
+// Deleting a payment method deletes its live network tokens at their TSP
+// first, audited; tokens already deleted are left alone, another merchant
+// account's call deletes nothing, and a payment method with no tokens, or
+// none at all, is no error.
+func TestDeleteAllBeforeThePaymentMethodGoes(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	pm := f.vault(t, "m1", "5555555555554444")
+	first, _, err := f.svc.Provision(ctx, caller("m1"), pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Delete(ctx, caller("m1"), pm, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	second, created, err := f.svc.Provision(ctx, caller("m1"), pm)
+	if err != nil || !created || second.ID == first.ID {
+		t.Fatalf("a new token after the delete: %v %v", err, created)
+	}
+	if err := f.svc.DeleteAll(ctx, caller("m2"), pm); err != nil {
+		t.Fatalf("another merchant's DeleteAll: %v", err)
+	}
+	deletes := f.tsp.deletes.Load()
+	if err := f.svc.DeleteAll(ctx, caller("m1"), pm); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.tsp.deletes.Load() - deletes; n != 1 {
+		t.Fatalf("%d deletions at the TSP, want 1 (the live token only)", n)
+	}
+	ts, err := f.svc.List(ctx, caller("m1"), pm)
+	if err != nil || len(ts) != 2 || ts[0].Status != networktoken.StatusDeleted || ts[1].Status != networktoken.StatusDeleted {
+		t.Fatalf("after DeleteAll: %v %+v", err, ts)
+	}
+	if trail := f.auditTrail(t, pm); !strings.HasSuffix(trail, "provision:success,delete:success") {
+		t.Fatalf("audit trail %s", trail)
+	}
+	if err := f.svc.DeleteAll(ctx, caller("m1"), f.vault(t, "m1", "4111111111111111")); err != nil {
+		t.Fatalf("a card without tokens: %v", err)
+	}
+	if err := f.svc.DeleteAll(ctx, caller("m1"), uuid.New()); err != nil {
+		t.Fatalf("no such payment method: %v", err)
+	}
+}
