@@ -135,13 +135,20 @@ func pathUUID(ctx *fasthttp.RequestCtx, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// networkTokenTimeout bounds a network token request's database and token
+// service calls. They run under requestContext, never the fasthttp
+// RequestCtx itself, which has no deadline and is reused after shutdown.
+const networkTokenTimeout = 30 * time.Second
+
 // List answers GET /payment-methods/{id}/network-tokens.
 func (h *NetworkTokens) List(ctx *fasthttp.RequestCtx) error {
 	c, pm, _, err := h.params(ctx, ScopeNetworkTokensRead, false)
 	if err != nil {
 		return err
 	}
-	ts, err := h.Service.List(ctx, c, pm)
+	rctx, cancel := requestContext(ctx, networkTokenTimeout)
+	defer cancel()
+	ts, err := h.Service.List(rctx, c, pm)
 	if err != nil {
 		return networkTokenError(err, "payment method")
 	}
@@ -158,7 +165,9 @@ func (h *NetworkTokens) Get(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.Service.Get(ctx, c, pm, nt)
+	rctx, cancel := requestContext(ctx, networkTokenTimeout)
+	defer cancel()
+	t, err := h.Service.Get(rctx, c, pm, nt)
 	if err != nil {
 		return networkTokenError(err, "network token")
 	}
@@ -178,7 +187,9 @@ func (h *NetworkTokens) Provision(ctx *fasthttp.RequestCtx) error {
 			return err
 		}
 	}
-	t, created, err := h.Service.Provision(ctx, c, pm)
+	rctx, cancel := requestContext(ctx, networkTokenTimeout)
+	defer cancel()
+	t, created, err := h.Service.Provision(rctx, c, pm)
 	if err != nil {
 		return networkTokenError(err, "payment method")
 	}
@@ -210,7 +221,9 @@ func (h *NetworkTokens) change(ctx *fasthttp.RequestCtx,
 			return err
 		}
 	}
-	t, err := op(ctx, c, pm, nt)
+	rctx, cancel := requestContext(ctx, networkTokenTimeout)
+	defer cancel()
+	t, err := op(rctx, c, pm, nt)
 	if err != nil {
 		return networkTokenError(err, "network token")
 	}
@@ -223,7 +236,9 @@ func (h *NetworkTokens) Delete(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Service.Delete(ctx, c, pm, nt); err != nil {
+	rctx, cancel := requestContext(ctx, networkTokenTimeout)
+	defer cancel()
+	if err := h.Service.Delete(rctx, c, pm, nt); err != nil {
 		return networkTokenError(err, "network token")
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
