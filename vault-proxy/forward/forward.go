@@ -25,11 +25,14 @@ import (
 // tokens). A nil NetworkTokens makes every network-token placeholder
 // unavailable, which the _OR_EMPTY_STRING forms turn into "".
 type NetworkTokens interface {
-	// Token returns the card's network token and its expiry, provisioning
-	// one on first use.
-	Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (token []byte, expiry card.Expiry, err error)
-	// Cryptogram returns a fresh one-time cryptogram for the card's token.
-	Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, error)
+	// Token returns the card's network token, its expiry and its id,
+	// provisioning one on first use.
+	Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (token []byte, expiry card.Expiry, id uuid.UUID, err error)
+	// Cryptogram returns a fresh one-time cryptogram for the card's token
+	// id, the one Token gave this request: the cryptogram must belong to
+	// the token it is sent with, even if the card's token has changed
+	// since.
+	Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, id uuid.UUID) ([]byte, error)
 }
 
 // Engine renders and sends.
@@ -184,6 +187,7 @@ type resolver struct {
 type ntValue struct {
 	token  []byte
 	expiry card.Expiry
+	id     uuid.UUID
 	err    error
 
 	cryptogram    []byte
@@ -244,7 +248,7 @@ func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed)
 	v, ok := rv.nt[p.Index]
 	if !ok {
 		v = &ntValue{}
-		v.token, v.expiry, v.err = rv.e.NetworkTokens.Token(rv.ctx, rv.caller, c)
+		v.token, v.expiry, v.id, v.err = rv.e.NetworkTokens.Token(rv.ctx, rv.caller, c)
 		rv.nt[p.Index] = v
 	}
 	if v.err != nil {
@@ -258,7 +262,7 @@ func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed)
 		return []byte(s), err
 	}
 	if !v.cryptogramSet {
-		v.cryptogram, v.cryptogramErr = rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c)
+		v.cryptogram, v.cryptogramErr = rv.e.NetworkTokens.Cryptogram(rv.ctx, rv.caller, c, v.id)
 		v.cryptogramSet = true
 	}
 	return v.cryptogram, v.cryptogramErr

@@ -58,26 +58,31 @@ func (s *Service) now() time.Time {
 // Token returns the card's network token value and expiry, provisioning
 // and storing a token on first use (forward.NetworkTokens). The caller owns
 // the returned slice and should clear it after use.
-func (s *Service) Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, card.Expiry, error) {
+func (s *Service) Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, card.Expiry, uuid.UUID, error) {
 	t, value, _, err := s.ensure(ctx, c, r)
 	if err != nil {
-		return nil, card.Expiry{}, err
+		return nil, card.Expiry{}, uuid.Nil, err
 	}
-	return value, t.Expiry, nil
+	return value, t.Expiry, t.ID, nil
 }
 
-// Cryptogram returns a fresh cryptogram for the card's active token
-// (forward.NetworkTokens). It is never stored.
-func (s *Service) Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, error) {
+// Cryptogram returns a fresh cryptogram for the card's token id, the one
+// Token gave the caller (forward.NetworkTokens), while it is active: a
+// token deleted or suspended since, or replaced by another, gets none. It
+// is never stored.
+func (s *Service) Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, id uuid.UUID) ([]byte, error) {
 	if r.Card.Kind != vaultproxy.KindCard {
 		return nil, ErrNotCard
 	}
-	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
+	t, err := s.Store.NetworkToken(ctx, c.MerchantAccountID, r.Card.Token, id)
 	if err != nil {
 		return nil, err
 	}
-	if t.Status != StatusActive {
+	switch t.Status {
+	case StatusSuspended:
 		return nil, ErrSuspended
+	case StatusDeleted:
+		return nil, ErrDeleted
 	}
 	p, err := s.providerOf(t)
 	if err != nil {

@@ -120,7 +120,7 @@ func (f *fixture) reveal(t *testing.T, m string, pm uuid.UUID) *vaulting.Reveale
 
 func (f *fixture) token(t *testing.T, m string, pm uuid.UUID) (string, card.Expiry, error) {
 	t.Helper()
-	v, exp, err := f.svc.Token(context.Background(), caller(m), f.reveal(t, m, pm))
+	v, exp, _, err := f.svc.Token(context.Background(), caller(m), f.reveal(t, m, pm))
 	return string(v), exp, err
 }
 
@@ -170,11 +170,15 @@ func TestFirstUseProvisionsStoresAndReusesTheToken(t *testing.T) {
 
 	// Cryptograms: fresh per call, 28 characters of base64, never stored.
 	r := f.reveal(t, "m1", pm)
-	c1, err := f.svc.Cryptogram(ctx, caller("m1"), r)
+	_, _, id, err := f.svc.Token(ctx, caller("m1"), r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := f.svc.Cryptogram(ctx, caller("m1"), r)
+	c1, err := f.svc.Cryptogram(ctx, caller("m1"), r, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := f.svc.Cryptogram(ctx, caller("m1"), r, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +254,7 @@ func TestSuspendResumeDelete(t *testing.T) {
 	if _, _, err := f.token(t, "m1", pm); !errors.Is(err, networktoken.ErrSuspended) {
 		t.Fatalf("suspended token used: %v", err)
 	}
-	if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm)); !errors.Is(err, networktoken.ErrSuspended) {
+	if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm), nt.ID); !errors.Is(err, networktoken.ErrSuspended) {
 		t.Fatalf("cryptogram for a suspended token: %v", err)
 	}
 	if got, created, err := f.svc.Provision(ctx, caller("m1"), pm); err != nil || created || got.Status != networktoken.StatusSuspended {
@@ -326,7 +330,7 @@ func TestProvisioningFailuresStoreNothing(t *testing.T) {
 		if _, _, err := f.svc.Provision(ctx, caller("m1"), pm); !errors.Is(err, networktoken.ErrProvisioning) {
 			t.Fatalf("API provision of %s...: %v", tc.pan[:6], err)
 		}
-		if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm)); err == nil {
+		if _, err := f.svc.Cryptogram(ctx, caller("m1"), f.reveal(t, "m1", pm), uuid.New()); err == nil {
 			t.Fatal("a cryptogram without a token")
 		}
 		want := "provision:failure: " + tc.reason
@@ -384,7 +388,7 @@ func TestConcurrentFirstUsesStoreOneToken(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, _, err := f.svc.Token(context.Background(), caller("m1"), revealed[i])
+			v, _, _, err := f.svc.Token(context.Background(), caller("m1"), revealed[i])
 			got[i], errs[i] = string(v), err
 		}()
 	}
@@ -489,5 +493,37 @@ func TestDeleteAllBeforeThePaymentMethodGoes(t *testing.T) {
 	}
 	if err := f.svc.DeleteAll(ctx, caller("m1"), uuid.New()); err != nil {
 		t.Fatalf("no such payment method: %v", err)
+	}
+}
+
+// A cryptogram is for the token its request sends: once that token is
+// deleted (and the card has another), or belongs to another card, it gets
+// none, though the card's current token would.
+func TestCryptogramBelongsToTheTokenSent(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	pm := f.vault(t, "m1", "4111111111111111")
+	r := f.reveal(t, "m1", pm)
+	_, _, sent, err := f.svc.Token(ctx, caller("m1"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Meanwhile another request deletes it, and a third provisions anew.
+	if err := f.svc.Delete(ctx, caller("m1"), pm, sent); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := f.svc.Provision(ctx, caller("m1"), pm); err != nil || !created {
+		t.Fatalf("provision: %v %v", err, created)
+	}
+	if _, err := f.svc.Cryptogram(ctx, caller("m1"), r, sent); !errors.Is(err, networktoken.ErrDeleted) {
+		t.Fatalf("a cryptogram for the deleted token sent: %v", err)
+	}
+	other := f.vault(t, "m1", "5555555555554444")
+	_, _, otherID, err := f.svc.Token(ctx, caller("m1"), f.reveal(t, "m1", other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Cryptogram(ctx, caller("m1"), r, otherID); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("a cryptogram for another card's token: %v", err)
 	}
 }
