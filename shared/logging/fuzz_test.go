@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzRedact checks the two properties the redactor exists for: no input
-// makes it panic, and no Luhn-valid 13-19 digit run survives it, neither in
+// makes it panic, and no Luhn-valid 12-19 digit run survives it, neither in
 // Redact's result nor in what the production logger writes for the input
 // used as message, attribute value and attribute key.
 func FuzzRedact(f *testing.F) {

@@ -5,7 +5,7 @@ import "github.com/payorch/shared/logging/panscan"
 // PANMatch is the byte range of one card number found by FindPANs.
 type PANMatch = panscan.Match
 
-// ContainsPAN reports whether s holds a run of 13-19 digits (optionally
+// ContainsPAN reports whether s holds a run of 12-19 digits (optionally
 // separated by single spaces or dashes) that passes the Luhn check, outside
 // UUIDs and hex strings. Package panscan has the exact definition; tests
 // that scan logs, response bodies or database dumps should use this (or

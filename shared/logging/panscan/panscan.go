@@ -8,8 +8,10 @@
 // Groups joined by exactly one space or one dash form a run ("4111 1111 1111
 // 1111", "4111-1111-1111-1111"); any other character, or two separators in a
 // row, ends the run. A candidate is any sequence of whole, consecutive groups
-// of one run holding 13 to 19 digits in total; a candidate that passes the
-// Luhn check is a PAN. Candidates never start or end inside a group, so a
+// of one run holding 12 to 19 digits in total (card.MinNumberLen and
+// card.MaxNumberLen: the shortest cards, some Maestro, have 12); a
+// candidate that passes the Luhn check is a PAN. Candidates never start or
+// end inside a group, so a
 // 20-digit id is not searched for 16-digit windows: that would flag almost
 // every long numeric id while protecting only PANs already glued to other
 // digits, which no one writes.
@@ -25,7 +27,7 @@
 //     not a PAN. One side is not enough: a PAN followed by "D2512..." is track
 //     2 data and must be found.
 //
-// Roughly one in ten random 13-19 digit numbers passes Luhn, so an order id
+// Roughly one in ten random 12-19 digit numbers passes Luhn, so an order id
 // or a millisecond timestamp of that length is masked one time in ten. That
 // false positive is the price of never letting a real card number through.
 package panscan
@@ -35,7 +37,7 @@ package panscan
 const Replacement = "[REDACTED-PAN]"
 
 const (
-	minDigits = 13
+	minDigits = 12
 	maxDigits = 19
 )
 

@@ -27,6 +27,8 @@ func TestFind(t *testing.T) {
 		{"glued to letters", "abc4111111111111111xyz", []string{"4111111111111111"}},
 		{"followed by expiry group", "4111 1111 1111 1111 1225", []string{"4111 1111 1111 1111"}},
 		{"two cards", "a 4111111111111111 b 5555-5555-5555-4444 c", []string{"4111111111111111", "5555-5555-5555-4444"}},
+		{"12-digit maestro", "pan=501800000009.", []string{"501800000009"}},
+		{"11 digits", "pan=50180000009.", nil},
 		{"non-luhn 16", "1234567890123456", nil},
 		{"non-luhn visa-like", "4111111111111112", nil},
 		{"ms timestamp", "ts=1732258500123", nil},
@@ -108,7 +110,7 @@ func TestFindMatchesOracle(t *testing.T) {
 
 // oracle: a byte range is a candidate if it starts at the start of a digit
 // group, ends at the end of one, contains only digits and single
-// separators between digits, and holds 13-19 digits passing Luhn. Matches
+// separators between digits, and holds 12-19 digits passing Luhn. Matches
 // are the union of candidates, merged across a separator between two
 // covered groups.
 //
