@@ -14,6 +14,7 @@ import (
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/substitute"
+	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
 )
 
@@ -79,7 +80,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	_, err = h.Engine.Send(rctx, forward.Request{
 		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
 		ContentType: ct, Body: []byte(in.Body), Tokens: tokens,
-		Options: substitute.Options{AllowSecurityCode: in.Purpose == "authorization"},
+		Options: substitute.Options{AllowSecurityCode: in.Purpose == vaulting.PurposeAuthorization},
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		return h.Destinations.Do(ctx, req, resp, timeout)
 	})

@@ -181,6 +181,10 @@ func (r *Revealed) Zero() {
 	clear(r.SecurityCode)
 }
 
+// PurposeAuthorization is the purpose of a detokenized authorization call,
+// the one use a held security code may have.
+const PurposeAuthorization = "authorization"
+
 // Reveal opens the merchant's cards for tokens, in order. It audits the
 // detokenization with purpose and outcome, never the values.
 func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, error) {
@@ -210,6 +214,10 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 		r.Card, r.Number, r.PIN = vc, num, pin
 		if withSecurityCode {
 			r.SecurityCode = s.codes.Take(vc.Token, s.now())
+		} else if purpose == PurposeAuthorization {
+			// The code is held for at most one authorization (DESIGN.md
+			// section 1): one that does not send it ends the hold too.
+			s.codes.Delete(vc.Token)
 		}
 		out[i] = r
 	}

@@ -192,6 +192,21 @@ func TestSecurityCodeIsHeldInMemoryOnceAndNeverStored(t *testing.T) {
 	if cards[0].SecurityCode != nil {
 		t.Fatal("security code usable twice")
 	}
+	// An authorization that does not send the code ends its hold too; a
+	// forward (never allowed the code) does not.
+	rec3 := f.vault(t, "m1", "378282246310005", cvv)
+	if cards, err := f.svc.Reveal(ctx, caller("m1"), "forward", "vault-forward", []uuid.UUID{rec3.Token}, false); err != nil || cards[0].SecurityCode != nil {
+		t.Fatalf("forward: %v", err)
+	}
+	if f.codes.Len(f.now) != 1 {
+		t.Fatal("a forward dropped the held code")
+	}
+	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, false); err != nil {
+		t.Fatal(err)
+	}
+	if cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, true); cards[0].SecurityCode != nil {
+		t.Fatal("the code outlived an authorization that did not use it")
+	}
 	// Expiry: a code not used within 15 minutes is gone.
 	rec2 := f.vault(t, "m1", "378282246310005", cvv)
 	f.now = f.now.Add(16 * time.Minute)
@@ -211,13 +226,13 @@ func TestSecurityCodeIsHeldInMemoryOnceAndNeverStored(t *testing.T) {
 	}
 }
 
-// assertNotInAnyTextColumn searches every text and jsonb column of the vault
+// assertNotInAnyTextColumn searches every text, json and jsonb column of the vault
 // database for s.
 func assertNotInAnyTextColumn(t *testing.T, f *fixture, s string) {
 	t.Helper()
 	ctx := context.Background()
 	rows, err := f.db.Pool.Query(ctx, `SELECT table_name, column_name FROM information_schema.columns
-		WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'ARRAY')`)
+		WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'json', 'jsonb', 'ARRAY')`)
 	if err != nil {
 		t.Fatal(err)
 	}
