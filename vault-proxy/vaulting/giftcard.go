@@ -1,6 +1,7 @@
 package vaulting
 
 import (
+	"errors"
 	"time"
 
 	"github.com/payorch/tokenizer/card"
@@ -24,9 +25,13 @@ func parseGiftCard(number, pin []byte, expiry string, now time.Time) (giftCard, 
 	g := giftCard{}
 	if expiry != "" {
 		e, err := card.ParseExpiry(expiry, now)
-		if err != nil {
+		var fe card.FieldError
+		switch {
+		case errors.As(err, &fe):
+			errs = append(errs, fe) // expired, bad month, ...: its own code
+		case err != nil:
 			errs = append(errs, card.FieldError{Field: card.FieldExpirationDate, Code: card.CodeInvalidFormat, Message: "expiration_date must be a future MM/YY"})
-		} else {
+		default:
 			g.expiry = e.String()
 		}
 	}

@@ -123,12 +123,15 @@ func TestInvalidCardsAreRefusedAndNothingIsStored(t *testing.T) {
 		name   string
 		req    vaulting.CardRequest
 		fields []string
+		codes  []string // when set, the errors' codes
 	}{
-		{"luhn", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111112"), ExpirationDate: "12/30"}, []string{"number"}},
-		{"expired", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "01/20"}, []string{"expiration_date"}},
-		{"all bad", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("12ab"), ExpirationDate: "13/30", SecurityCode: []byte("1")}, []string{"number", "expiration_date", "security_code"}},
-		{"amex code length", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("378282246310005"), ExpirationDate: "12/30", SecurityCode: []byte("123")}, []string{"security_code"}},
-		{"gift card pin", vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("12")}, []string{"pin"}},
+		{"luhn", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111112"), ExpirationDate: "12/30"}, []string{"number"}, nil},
+		{"expired", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "01/20"}, []string{"expiration_date"}, nil},
+		{"all bad", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("12ab"), ExpirationDate: "13/30", SecurityCode: []byte("1")}, []string{"number", "expiration_date", "security_code"}, nil},
+		{"amex code length", vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("378282246310005"), ExpirationDate: "12/30", SecurityCode: []byte("123")}, []string{"security_code"}, nil},
+		{"gift card pin", vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("12")}, []string{"pin"}, nil},
+		{"expired gift card", vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("1234"), ExpirationDate: "01/20"}, []string{"expiration_date"}, []string{"expired"}},
+		{"gift card month 13", vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("1234"), ExpirationDate: "13/30"}, []string{"expiration_date"}, []string{"invalid_month"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,15 +140,18 @@ func TestInvalidCardsAreRefusedAndNothingIsStored(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v, want field errors", err)
 			}
-			var got []string
+			var got, codes []string
 			for _, e := range fe {
-				got = append(got, e.Field)
+				got, codes = append(got, e.Field), append(codes, string(e.Code))
 				if strings.ContainsAny(e.Message, "0123456789") && strings.Contains(e.Message, "4111") {
 					t.Fatalf("message echoes input: %q", e.Message)
 				}
 			}
 			if strings.Join(got, ",") != strings.Join(tc.fields, ",") {
 				t.Fatalf("fields %v, want %v", got, tc.fields)
+			}
+			if tc.codes != nil && strings.Join(codes, ",") != strings.Join(tc.codes, ",") {
+				t.Fatalf("codes %v, want %v", codes, tc.codes)
 			}
 		})
 	}
