@@ -95,11 +95,27 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 	}
 	out, _ := json.Marshal(onward)
 	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
-	if err != nil || status >= 300 {
-		h.rollback(caller, token)
-		if err != nil {
-			return apierror.BadGateway("core-api is unreachable; nothing was stored")
+	if err != nil {
+		// No answer: core-api may have stored the payment method and its
+		// answer been lost. Shredding the card then would leave a stored
+		// payment method whose card is gone, so core-api is asked first.
+		// (The caller's payment-methods.write scope allows the read.)
+		status, respBody, ct, err = h.Core.Call(ctx, fasthttp.MethodGet, "/payment-methods/"+token.String(), nil)
+		switch {
+		case err == nil && status == fasthttp.StatusOK:
+			status = fasthttp.StatusCreated // stored by the first call
+		case err == nil && status == fasthttp.StatusNotFound:
+			h.rollback(caller, token)
+			return apierror.BadGateway("core-api did not answer; nothing was stored")
+		default:
+			// Not known: the card is kept, and the answer says how to find
+			// out; the log line lets an operator reconcile the two stores.
+			h.Log.Error("core-api did not answer a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
+			return apierror.BadGateway("core-api did not answer; payment method " + token.String() +
+				" may have been stored: GET /payment-methods/" + token.String() + " tells")
 		}
+	} else if status >= 300 {
+		h.rollback(caller, token)
 	}
 	ctx.SetStatusCode(status)
 	ctx.SetContentType(ct)

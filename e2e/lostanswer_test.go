@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+
+	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/e2e/stack"
+	vpapp "github.com/payorch/vault-proxy/app"
+)
+
+// lossyLink stands between vault-proxy and core-api and passes everything
+// on, except that, once armed, it loses the next POST /payment-methods:
+// its answer (core-api stores the payment method; vault-proxy hears
+// nothing) or the request itself (core-api never sees it).
+type lossyLink struct {
+	lose atomic.Value // "answer", "request" or ""
+}
+
+// option points vault-proxy at the link, in front of core-api.
+func (l *lossyLink) option(t *testing.T) stack.Option {
+	return func(v *vpapp.Config, _ *coreapp.Config) {
+		core, err := url.Parse(v.CoreAPIURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass := httputil.NewSingleHostReverseProxy(core)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			lose, _ := l.lose.Load().(string)
+			if r.Method != http.MethodPost || r.URL.Path != "/payment-methods" || lose == "" || !l.lose.CompareAndSwap(lose, "") {
+				pass.ServeHTTP(w, r)
+				return
+			}
+			if lose == "answer" {
+				out := r.Clone(context.Background())
+				out.URL.Scheme, out.URL.Host, out.RequestURI = core.Scheme, core.Host, ""
+				resp, err := http.DefaultTransport.RoundTrip(out)
+				if err != nil {
+					t.Errorf("lossy link: %v", err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // the connection drops: no answer at all
+			}
+		}))
+		t.Cleanup(srv.Close)
+		v.CoreAPIURL = srv.URL
+	}
+}
+
+// A card vaulted while core-api's answer to the payment method is lost: if
+// core-api stored it, the merchant gets it (201) and the card is kept; if
+// core-api never saw it, the card is shredded and the answer says nothing
+// was stored. Either way nothing is lost and nothing is left behind.
+func TestPaymentMethodWhoseCoreAnswerIsLost(t *testing.T) {
+	var link lossyLink
+	s := stack.Start(t, link.option(t))
+	tok := s.Token(t, pmScopes...)
+	card := map[string]any{"method": "card", "number": "4111111111111111", "expiration_date": expiryIn(2)}
+
+	link.lose.Store("answer")
+	code, raw := s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card)
+	if code != http.StatusCreated {
+		t.Fatalf("stored, answer lost: %d %s", code, raw)
+	}
+	var pm struct{ ID string }
+	if err := json.Unmarshal(raw, &pm); err != nil || pm.ID == "" {
+		t.Fatalf("answer %s", raw)
+	}
+	if code, _ := internalCard(t, s, "default", pm.ID); code != http.StatusOK {
+		t.Fatalf("the vaulted card of a stored payment method: %d", code)
+	}
+
+	before := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
+	link.lose.Store("request")
+	code, raw = s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card)
+	if code != http.StatusBadGateway || apiError(t, raw).Message != "core-api did not answer; nothing was stored" {
+		t.Fatalf("request lost: %d %s", code, raw)
+	}
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != before {
+		t.Fatalf("%d vaulted cards after a creation core-api never saw, want %d", n, before)
+	}
+	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != 1 {
+		t.Fatalf("%d payment methods in core, want 1", n)
+	}
+}
