@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/payorch/tokenizer/transit"
@@ -64,8 +65,17 @@ func (s Status) Print(w io.Writer) {
 type RotateOptions struct {
 	BatchSize int  // data keys per rewrap call; default 100
 	Retire    bool // after rewrapping everything, set min_decryption_version to the new version
-	Progress  io.Writer
+	// Settle is how long Retire waits after raising the bound before it
+	// looks for data keys of the retired versions once more (default 2 s):
+	// a vault-proxy that unwrapped a new data key just before the rotation
+	// stores it just after, and it must be rewrapped too.
+	Settle   time.Duration
+	Progress io.Writer
 }
+
+// maxRetireRounds bounds how often Retire lowers the bound again for data
+// keys that appeared after it was raised.
+const maxRetireRounds = 3
 
 // Rotate adds a transit key version, rewraps every data key wrapped by an
 // older one (batch by batch, each batch committed on its own so an
@@ -86,14 +96,59 @@ func Rotate(ctx context.Context, tr Transit, st Store, opts RotateOptions) (int,
 		return 0, err
 	}
 	fmt.Fprintf(opts.Progress, "rotated %s to version %d\n", transit.CardKey, info.LatestVersion)
-	done := 0
+	done, err := rewrapAll(ctx, tr, st, info.LatestVersion, opts, 0)
+	if err != nil || !opts.Retire {
+		return done, err
+	}
+	if opts.Settle <= 0 {
+		opts.Settle = 2 * time.Second
+	}
+	// Raise the bound, wait for stores already under way, look again. A
+	// data key of a retired version stored meanwhile could never be
+	// unwrapped again, and its cards never opened: the bound goes back
+	// down (Vault rewraps only what it can still decrypt), the key is
+	// rewrapped, and the bound goes up again.
+	for round := 1; ; round++ {
+		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.LatestVersion); err != nil {
+			return done, err
+		}
+		select {
+		case <-ctx.Done():
+			return done, ctx.Err()
+		case <-time.After(opts.Settle):
+		}
+		late, _, err := st.DataKeysToRewrap(ctx, info.LatestVersion, 1)
+		if err != nil {
+			return done, err
+		}
+		if len(late) == 0 {
+			break
+		}
+		if round == maxRetireRounds {
+			return done, fmt.Errorf("keys: data keys of retired versions are still being stored after %d rounds; versions below %d stay retired, run rotate again to rewrap them", round, info.LatestVersion)
+		}
+		fmt.Fprintf(opts.Progress, "a data key of a retired version was stored meanwhile; rewrapping it\n")
+		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.MinDecryptionVersion); err != nil {
+			return done, err
+		}
+		if done, err = rewrapAll(ctx, tr, st, info.LatestVersion, opts, done); err != nil {
+			return done, err
+		}
+	}
+	fmt.Fprintf(opts.Progress, "retired versions below %d\n", info.LatestVersion)
+	return done, nil
+}
+
+// rewrapAll rewraps every data key below version, batch by batch, and
+// returns the running count from done.
+func rewrapAll(ctx context.Context, tr Transit, st Store, version int, opts RotateOptions, done int) (int, error) {
 	for {
-		ids, wrapped, err := st.DataKeysToRewrap(ctx, info.LatestVersion, opts.BatchSize)
+		ids, wrapped, err := st.DataKeysToRewrap(ctx, version, opts.BatchSize)
 		if err != nil {
 			return done, err
 		}
 		if len(ids) == 0 {
-			break
+			return done, nil
 		}
 		out, err := tr.Rewrap(ctx, transit.CardKey, wrapped)
 		if err != nil {
@@ -105,11 +160,4 @@ func Rotate(ctx context.Context, tr Transit, st Store, opts RotateOptions) (int,
 		done += len(ids)
 		fmt.Fprintf(opts.Progress, "rewrapped %d data keys\n", done)
 	}
-	if opts.Retire {
-		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.LatestVersion); err != nil {
-			return done, err
-		}
-		fmt.Fprintf(opts.Progress, "retired versions below %d\n", info.LatestVersion)
-	}
-	return done, nil
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/testsupport"
@@ -57,7 +59,7 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 	}
 
 	var progress bytes.Buffer
-	n, err := keys.Rotate(ctx, env.KeyAdmin, db, keys.RotateOptions{BatchSize: 2, Retire: true, Progress: &progress})
+	n, err := keys.Rotate(ctx, env.KeyAdmin, db, keys.RotateOptions{BatchSize: 2, Retire: true, Settle: time.Millisecond, Progress: &progress})
 	if err != nil {
 		t.Fatalf("rotate: %v", err)
 	}
@@ -88,5 +90,64 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 	// The runtime token cannot rotate: key management needs the admin policy.
 	if _, err := keys.Rotate(ctx, env.Service, db, keys.RotateOptions{}); err == nil {
 		t.Fatal("the runtime token rotated the key")
+	}
+}
+
+// lateStore is a vault-proxy storing a data key it unwrapped just before
+// the rotation, just after Retire raised the bound: the key admin's
+// SetMinDecryptionVersion, once, triggers the store.
+type lateStore struct {
+	keys.Transit
+	store func()
+	once  sync.Once
+}
+
+func (l *lateStore) SetMinDecryptionVersion(ctx context.Context, key string, v int) error {
+	err := l.Transit.SetMinDecryptionVersion(ctx, key, v)
+	if v > 1 {
+		l.once.Do(l.store)
+	}
+	return err
+}
+
+// A data key of the old version stored after Retire raised the bound is
+// found, the bound lowered, the key rewrapped and the bound raised again:
+// the key still unwraps, where it would otherwise be lost with its cards.
+func TestRetireRewrapsADataKeyStoredMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	env := transittest.New(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	wrappedV1, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := uuid.New()
+	tr := &lateStore{Transit: env.KeyAdmin, store: func() {
+		if err := db.SaveDataKey(ctx, late, wrappedV1); err != nil {
+			t.Error(err)
+		}
+	}}
+	var progress bytes.Buffer
+	if _, err := keys.Rotate(ctx, tr, db, keys.RotateOptions{Retire: true, Settle: 10 * time.Millisecond, Progress: &progress}); err != nil {
+		t.Fatalf("rotate: %v\n%s", err, progress.String())
+	}
+	st, err := keys.GetStatus(ctx, env.KeyAdmin, db)
+	if err != nil || st.MinDecryptionVersion != 2 || len(st.InUse) != 1 || st.InUse[0].Version != 2 || st.InUse[0].DataKeys != 1 {
+		t.Fatalf("status %+v, %v\n%s", st, err, progress.String())
+	}
+	_, wrapped, err := db.DataKeysToRewrap(ctx, 3, 10) // everything below v3: the one key, now v2
+	if err != nil || len(wrapped) != 1 {
+		t.Fatalf("%d keys, %v", len(wrapped), err)
+	}
+	if _, err := env.Service.Decrypt(ctx, transit.CardKey, wrapped[0]); err != nil {
+		t.Fatalf("the late data key no longer unwraps: %v", err)
+	}
+	if !strings.Contains(progress.String(), "stored meanwhile") {
+		t.Fatalf("progress:\n%s", progress.String())
 	}
 }
