@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/payorch/certs"
@@ -125,12 +126,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	var extraCAs *x509.CertPool
+	var extraPEM []byte
 	if m.Config.ExtraCAFile != "" {
 		if extraCAs, err = certs.LoadCertPool(m.Config.ExtraCAFile); err != nil {
 			return err
 		}
+		if extraPEM, err = os.ReadFile(m.Config.ExtraCAFile); err != nil {
+			return err
+		}
 	}
-	dests, err := destinations.Parse(m.Config.Destinations, extraCAs)
+	dests, err := destinations.Parse(m.Config.Destinations, extraPEM)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/destinations"
 )
 
 // Config is everything vault-proxy reads at start.
@@ -56,6 +57,9 @@ func LoadConfig(l *config.Loader) Config {
 			Addr:  l.String("VAULT_ADDR"),
 			Token: l.Secret("VAULT_TOKEN").Reveal(),
 			Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
+			// Read here, strictly; the Vault library's own reading of its
+			// environment is not used (transit.New).
+			CAFile: l.String("VAULT_CACERT", config.Optional()),
 		},
 		PublicAddr:             l.String("VAULT_PROXY_PUBLIC_ADDR", config.Default(":8443")),
 		InternalAddr:           l.String("VAULT_PROXY_INTERNAL_ADDR", config.Default(":9443")),
@@ -113,15 +117,31 @@ func (c Config) Validate() error {
 	if c.Environment == config.Production && !strings.HasPrefix(c.CoreAPIURL, "https://") {
 		errs = append(errs, errors.New("CORE_API_URL must be https in production"))
 	}
+	// Vault's answers carry data keys in the clear.
+	if c.Environment == config.Production && !strings.HasPrefix(c.Vault.Addr, "https://") {
+		errs = append(errs, errors.New("VAULT_ADDR must be https in production"))
+	}
+	if d, err := destinations.Parse(c.Destinations, nil); err != nil {
+		errs = append(errs, fmt.Errorf("VAULT_PROXY_DESTINATIONS: %w", err))
+	} else if c.Environment == config.Production {
+		// Detokenized calls carry card numbers: to processors, over TLS,
+		// never to a simulator on this host.
+		for name, u := range d.Bases() {
+			if u.Scheme != "https" || loopbackHost(u.Hostname()) {
+				errs = append(errs, fmt.Errorf("VAULT_PROXY_DESTINATIONS: %s must be an https URL of a host other than loopback in production", name))
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
+	return err == nil && loopbackHost(host)
+}
+
+func loopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)

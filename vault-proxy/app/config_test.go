@@ -60,6 +60,11 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"no client CA: the internal listener would be open", map[string]string{"VAULT_PROXY_CLIENT_CA_FILE": "<unset>"}, "VAULT_PROXY_CLIENT_CA_FILE"},
 		{"admin listener off loopback", map[string]string{"VAULT_PROXY_ADMIN_ADDR": "0.0.0.0:9090"}, "VAULT_PROXY_ADMIN_ADDR"},
 		{"plain HTTP to core-api in production", map[string]string{"CORE_API_URL": "http://core:8080"}, "CORE_API_URL"},
+		{"plain HTTP to Vault in production: data keys in the clear", map[string]string{"VAULT_ADDR": "http://vault.internal:8200"}, "VAULT_ADDR must be https"},
+		{"a detokenize destination over plain HTTP in production", map[string]string{"VAULT_PROXY_DESTINATIONS": "acquirer=http://acquirer.example"}, "acquirer must be an https URL"},
+		{"a detokenize destination on loopback in production", map[string]string{"VAULT_PROXY_DESTINATIONS": "ok=https://acquirer.example,mock=https://127.0.0.1:9999"}, "mock must be an https URL"},
+		{"a detokenize destination at localhost in production", map[string]string{"VAULT_PROXY_DESTINATIONS": "mock=https://LOCALHOST./x"}, "mock must be an https URL"},
+		{"a malformed destination list", map[string]string{"VAULT_PROXY_DESTINATIONS": "acquirer"}, "VAULT_PROXY_DESTINATIONS"},
 		{"no auth keys", map[string]string{"AUTH_PUBLIC_KEYS_FILE": "<unset>"}, "AUTH_PUBLIC_KEYS_FILE"},
 		{"no audit spool: reveals could not be recorded", map[string]string{"VAULT_PROXY_AUDIT_SPOOL_DIR": "<unset>"}, "VAULT_PROXY_AUDIT_SPOOL_DIR"},
 	}

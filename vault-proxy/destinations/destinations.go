@@ -5,7 +5,6 @@ package destinations
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/payorch/certs"
 	"github.com/valyala/fasthttp"
 )
 
@@ -23,9 +23,9 @@ type Set struct {
 }
 
 // Parse reads "name=https://base,name2=http://base2" (VAULT_PROXY_DESTINATIONS).
-// roots, when set, is trusted on top of the system roots (a sandbox
-// simulator or test target with its own CA).
-func Parse(spec string, roots *x509.CertPool) (*Set, error) {
+// extraCAs, when set, holds PEM certificates trusted on top of the system
+// roots (a sandbox simulator or test target with its own CA).
+func Parse(spec string, extraCAs []byte) (*Set, error) {
 	s := &Set{bases: map[string]*url.URL{}}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
@@ -39,6 +39,17 @@ func Parse(spec string, roots *x509.CertPool) (*Set, error) {
 		}
 		s.bases[name] = u
 	}
+	tlsCfg := certs.BaseTLSConfig() // TLS 1.2+, AEAD suites only
+	if len(extraCAs) > 0 {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		if !roots.AppendCertsFromPEM(extraCAs) {
+			return nil, errors.New("destinations: the extra CA file holds no PEM certificate")
+		}
+		tlsCfg.RootCAs = roots
+	}
 	s.client = &fasthttp.Client{
 		Name:                          "vault-proxy",
 		NoDefaultUserAgentHeader:      true,
@@ -50,7 +61,7 @@ func Parse(spec string, roots *x509.CertPool) (*Set, error) {
 		MaxIdemponentCallAttempts:     1,
 		// An authorization is never sent twice by this hop.
 		RetryIfErr: func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		TLSConfig:  &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
+		TLSConfig:  tlsCfg,
 	}
 	return s, nil
 }
@@ -87,3 +98,6 @@ func (s *Set) Do(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Resp
 	}
 	return s.client.DoDeadline(req, resp, deadline)
 }
+
+// Bases returns the configured base URLs by name, for configuration checks.
+func (s *Set) Bases() map[string]*url.URL { return s.bases }
