@@ -139,9 +139,13 @@ func (m *Main) vaultProxyReady(ctx context.Context) error {
 // Addr is the bound address (useful with port 0).
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 
+// drainTimeout bounds a graceful shutdown: longer than the longest
+// request, a detokenized call waiting up to 70 s on vault-proxy.
+const drainTimeout = 75 * time.Second
+
 // Close drains in-flight requests and closes the database.
 func (m *Main) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	var err error
 	if m.srv != nil {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/payorch/certs"
@@ -253,15 +254,41 @@ func (m *Main) PublicAddr() string   { return m.public.ln.Addr().String() }
 func (m *Main) InternalAddr() string { return m.internal.ln.Addr().String() }
 func (m *Main) AdminAddr() string    { return m.admin.ln.Addr().String() }
 
+// DrainTimeout bounds a graceful shutdown. It outlasts the longest request
+// a listener serves (a forward or detokenized call: up to 60 s of sending,
+// within the 90 s write timeout): such a request writes its audit record
+// after the send, so it must end before the spool closes. The platform's
+// grace period must be longer (deploy/production/README.md).
+const DrainTimeout = 95 * time.Second
+
 // Close drains the listeners (graceful shutdown) and closes the database.
+// All three stop taking requests at once and drain together; the audit
+// spool closes only once they are drained.
 func (m *Main) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
 	defer cancel()
-	var errs []error
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
 	for _, l := range []listener{m.public, m.internal, m.admin} {
-		if l.srv != nil {
-			errs = append(errs, l.srv.ShutdownWithContext(ctx))
+		if l.srv == nil {
+			continue
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.srv.ShutdownWithContext(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		m.Log.Error("requests were still running when the drain timed out; their audit records may be missing", "drain_timeout", DrainTimeout)
 	}
 	if m.Outbound != nil {
 		_ = m.Outbound.Close()

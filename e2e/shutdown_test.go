@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Shutting vault-proxy down while a forward waits on its target: every
+// listener stops taking requests at once (the internal one no longer
+// serves while the public one drains), the forward runs to its end, and
+// its audit record, written after the send, is stored before the spool
+// closes.
+func TestShutdownDrainsAForwardAndKeepsItsAuditRecord(t *testing.T) {
+	s, pki := forwardStack(t)
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	tg := newTarget(t, pki.ca, func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-time.After(30 * time.Second):
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}, nil)
+	createForwardConfig(t, s, s.Token(t, "vault-forward-configs.write"), tg.Host)
+	pm := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
+	tok := s.Token(t, "vault-forward.write")
+
+	type answer struct {
+		status int
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, s.PublicURL+"/vault-forward", strings.NewReader(`{"n":"{{ CARD_NUMBER_1 }}"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-vault-forward-url", tg.URL+"/pay")
+		req.Header.Set("x-vault-forward-payment-methods", pm)
+		resp, err := s.PublicClient.Do(req)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		resp.Body.Close()
+		answered <- answer{status: resp.StatusCode}
+	}()
+	<-arrived
+
+	closed := make(chan error, 1)
+	go func() { closed <- s.VaultProxy.Close() }()
+	// The internal listener stops taking connections while the forward is
+	// still held at the target.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// Plain TCP: whether the listener accepts at all (a TLS handshake
+		// without the client certificate would fail either way).
+		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.InternalURL, "https://"), time.Second)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			close(release)
+			t.Fatal("the internal listener still took connections while the public one drained")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	if a := <-answered; a.err != nil || a.status != http.StatusOK {
+		t.Fatalf("the forward in flight at shutdown: %d, %v", a.status, a.err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'forward'
+		AND outcome = 'success' AND $1 = ANY(tokens::text[])`, pm).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d audit records of the forward (%v), want 1", n, err)
+	}
+}
