@@ -31,6 +31,12 @@ type Config struct {
 	CursorKey secret.String
 }
 
+// EnvPrefixes name core-api's own variables: one with a name the loader
+// does not read is refused at start (a misspelt name). VAULT_PROXY_CA_FILE
+// and VAULT_PROXY_INTERNAL_URL are core-api's too, but vault-proxy's
+// variables share that prefix, so it is vault-proxy's to check.
+var EnvPrefixes = []string{"CORE_API_"}
+
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
@@ -67,6 +73,11 @@ func (c Config) Validate() error {
 	}
 	if !c.CursorKey.IsZero() && len(c.CursorKey.Reveal()) < pagination.MinKeyLen {
 		errs = append(errs, errors.New("CORE_API_CURSOR_KEY must be at least 32 bytes"))
+	}
+	// Without it each instance signs cursors with its own random key, and a
+	// cursor fails on any other instance or after a restart.
+	if c.Environment == config.Production && c.CursorKey.IsZero() {
+		errs = append(errs, errors.New("CORE_API_CURSOR_KEY (or CORE_API_CURSOR_KEY_FILE) is required in production"))
 	}
 	return errors.Join(errs...)
 }

@@ -93,6 +93,16 @@ func (l *Loader) Invalid(name, problem string) {
 	l.errs = append(l.errs, &VarError{Name: name, Problem: problem})
 }
 
+// Ignore marks names as known without reading them: another service's
+// variables that share a prefix with this one's and may share its
+// environment.
+func (l *Loader) Ignore(names ...string) {
+	for _, n := range names {
+		l.known[n] = true
+		l.known[n+"_FILE"] = true
+	}
+}
+
 // RejectUnknown records an error for each variable in environ (os.Environ
 // form) that starts with one of prefixes but was never read: almost always
 // a misspelt name whose value would otherwise be silently ignored. Call it

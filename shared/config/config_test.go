@@ -207,10 +207,11 @@ func TestRedacted(t *testing.T) {
 }
 
 func TestRejectUnknown(t *testing.T) {
-	environ := []string{"PAYORCH_ADDR=:1", "PAYORCH_ADRR=:2", "PAYORCH_KEY_FILE=/k", "HOME=/root", "PAYORCH_EMPTY"}
+	environ := []string{"PAYORCH_ADDR=:1", "PAYORCH_ADRR=:2", "PAYORCH_KEY_FILE=/k", "HOME=/root", "PAYORCH_EMPTY", "PAYORCH_OTHERS=x", "PAYORCH_OTHERS2_FILE=/x"}
 	l := NewLoader(EnvironLookup(environ), WithReadFile(func(string) ([]byte, error) { return []byte("k"), nil }))
 	l.String("PAYORCH_ADDR")
 	l.Secret("PAYORCH_KEY")
+	l.Ignore("PAYORCH_OTHERS", "PAYORCH_OTHERS2") // another service's
 	l.RejectUnknown(environ, "PAYORCH_")
 	want := "config: 2 problems:\n  PAYORCH_ADRR: unknown variable (misspelt?)\n  PAYORCH_EMPTY: unknown variable (misspelt?)"
 	if err := l.Err(); err == nil || err.Error() != want {

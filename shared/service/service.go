@@ -38,10 +38,15 @@ func Run(ctx context.Context, log *slog.Logger, r Runner) error {
 
 // Serve reads a service's configuration from the process environment with
 // load, reports every problem at once, builds the service with build and
-// runs it until a stop signal.
-func Serve[C any, R Runner](ctx context.Context, log *slog.Logger, load func(*config.Loader) C, build func(C, *slog.Logger) (R, error)) error {
-	l := config.NewLoader(config.EnvironLookup(os.Environ()))
+// runs it until a stop signal. A variable starting with one of prefixes
+// that load never read is a problem too: a misspelt name (say
+// VAULT_PROXY_INTERNAL_ALLOWED_CLIENT, meant to narrow an allow-list)
+// would otherwise leave the default in force without a word.
+func Serve[C any, R Runner](ctx context.Context, log *slog.Logger, prefixes []string, load func(*config.Loader) C, build func(C, *slog.Logger) (R, error)) error {
+	environ := os.Environ()
+	l := config.NewLoader(config.EnvironLookup(environ))
 	cfg := load(l)
+	l.RejectUnknown(environ, prefixes...)
 	if err := l.Err(); err != nil {
 		return fmt.Errorf("configuration:\n%w", err)
 	}

@@ -48,8 +48,16 @@ type Config struct {
 	AuditSpoolDir string
 }
 
+// EnvPrefixes name vault-proxy's own variables: one with a name the loader
+// does not read is refused at start (a misspelt name). CORE_API_URL is
+// vault-proxy's too, but core-api's variables share its prefix and the
+// environment of a local run, so that prefix is core-api's to check; the
+// two VAULT_PROXY_ variables core-api reads are ignored here.
+var EnvPrefixes = []string{"VAULT_PROXY_", "VAULT_FORWARD_"}
+
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
+	l.Ignore("VAULT_PROXY_CA_FILE", "VAULT_PROXY_INTERNAL_URL") // core-api's, about vault-proxy
 	return Config{
 		Environment: l.Environment("ENVIRONMENT"),
 		DatabaseURL: l.Secret("VAULT_PROXY_DATABASE_URL").Reveal(),

@@ -109,3 +109,28 @@ func TestForwardAllowLoopbackOnlyOutsideProduction(t *testing.T) {
 		}
 	}
 }
+
+// A misspelt variable of vault-proxy's stops the start (service.Serve
+// rejects what LoadConfig never read under EnvPrefixes); core-api's two
+// VAULT_PROXY_ variables, which a shared environment may hold, do not.
+func TestMisspeltVariablesAreRefused(t *testing.T) {
+	check := func(extra ...string) error {
+		environ := extra
+		for k, v := range validEnv {
+			environ = append(environ, k+"="+v)
+		}
+		l := config.NewLoader(config.EnvironLookup(environ))
+		LoadConfig(l)
+		l.RejectUnknown(environ, EnvPrefixes...)
+		return l.Err()
+	}
+	if err := check("VAULT_PROXY_CA_FILE=/ca.pem", "VAULT_PROXY_INTERNAL_URL=https://vp:9443", "CORE_API_DATABASE_URL=postgres://c"); err != nil {
+		t.Fatalf("core-api's variables in a shared environment: %v", err)
+	}
+	for _, bad := range []string{"VAULT_PROXY_INTERNAL_ALLOWED_CLIENT=core-api-v2", "VAULT_FORWARD_ALLOW_LOOPBAK=true"} {
+		name, _, _ := strings.Cut(bad, "=")
+		if err := check(bad); err == nil || !strings.Contains(err.Error(), name) {
+			t.Fatalf("%s: err = %v", name, err)
+		}
+	}
+}

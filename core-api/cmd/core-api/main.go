@@ -46,5 +46,5 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	default:
 		return fmt.Errorf("unknown command %q (commands: serve, token, help)", cmd)
 	}
-	return service.Serve(ctx, log, app.LoadConfig, app.New)
+	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }

@@ -60,7 +60,7 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {
-	return service.Serve(ctx, log, app.LoadConfig, app.New)
+	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }
 
 func vaultSetup(ctx context.Context, args []string) error {

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/payorch/shared/config"
+)
+
+// validEnv is a complete production configuration; tests change one thing.
+var validEnv = map[string]string{
+	"ENVIRONMENT":               "production",
+	"CORE_API_DATABASE_URL":     "postgres://c@127.0.0.1/c",
+	"VAULT_PROXY_INTERNAL_URL":  "https://vault-proxy.internal:9443",
+	"VAULT_PROXY_CA_FILE":       "ca.pem",
+	"CORE_API_CLIENT_CERT_FILE": "c.pem",
+	"CORE_API_CLIENT_KEY_FILE":  "c-key.pem",
+	"AUTH_PUBLIC_KEYS_FILE":     "keys.pem",
+	"CORE_API_CURSOR_KEY":       strings.Repeat("k", 32),
+}
+
+// load reads validEnv with over applied ("<unset>" removes a variable) as
+// service.Serve does: unknown variables under EnvPrefixes refused, then
+// Validate.
+func load(over map[string]string) error {
+	var environ []string
+	for k, v := range validEnv {
+		if o, ok := over[k]; ok {
+			if o == "<unset>" {
+				continue
+			}
+			v = o
+		}
+		environ = append(environ, k+"="+v)
+	}
+	for k, v := range over {
+		if _, ok := validEnv[k]; !ok {
+			environ = append(environ, k+"="+v)
+		}
+	}
+	l := config.NewLoader(config.EnvironLookup(environ))
+	c := LoadConfig(l)
+	l.RejectUnknown(environ, EnvPrefixes...)
+	if err := l.Err(); err != nil {
+		return err
+	}
+	return c.Validate()
+}
+
+func TestConfigFailsClosed(t *testing.T) {
+	if err := load(nil); err != nil {
+		t.Fatalf("a complete production config is refused: %v", err)
+	}
+	if err := load(map[string]string{"ENVIRONMENT": "sandbox", "CORE_API_CURSOR_KEY": "<unset>"}); err != nil {
+		t.Fatalf("sandbox without a cursor key (a random one is made): %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		over map[string]string
+		want string
+	}{
+		{"no cursor key in production: cursors would fail across instances", map[string]string{"CORE_API_CURSOR_KEY": "<unset>"}, "CORE_API_CURSOR_KEY"},
+		{"a short cursor key", map[string]string{"CORE_API_CURSOR_KEY": "short"}, "at least 32 bytes"},
+		{"plain HTTP to vault-proxy", map[string]string{"VAULT_PROXY_INTERNAL_URL": "http://vault-proxy:9443"}, "VAULT_PROXY_INTERNAL_URL"},
+		{"no client certificate", map[string]string{"CORE_API_CLIENT_CERT_FILE": "<unset>"}, "CORE_API_CLIENT_CERT_FILE"},
+		{"a misspelt variable", map[string]string{"CORE_API_CURSOR_KEY_FLE": "/k"}, "CORE_API_CURSOR_KEY_FLE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := load(tc.over)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one naming %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), strings.Repeat("k", 32)) {
+				t.Fatal("the error echoes the cursor key")
+			}
+		})
+	}
+}
