@@ -142,17 +142,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	cards := &httpapi.Cards{Vault: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
 
-	// Vault forward: production reaches only hosts a merchant's config
-	// lists, over https; development and sandbox any public host, and
-	// loopback only when VAULT_FORWARD_ALLOW_LOOPBACK is set and a config
-	// lists the host (Validate refuses the flag in production).
 	prod := m.Config.Environment == config.Production
-	if m.Outbound, err = outbound.New(outbound.Policy{
-		AllowLoopback:       m.Config.ForwardAllowLoopback && !prod,
-		RequireAllowedHosts: prod,
-		RequireHTTPS:        prod,
-		ExtraRootCAs:        extraCAs,
-	}); err != nil {
+	if m.Outbound, err = outbound.New(forwardPolicy(m.Config, extraCAs)); err != nil {
 		return err
 	}
 	if m.Config.ForwardAllowLoopback && !prod {
@@ -253,6 +244,22 @@ func (m *Main) serve(ln net.Listener, addr string, tlsCfg *tls.Config, rt *httpa
 func (m *Main) PublicAddr() string   { return m.public.ln.Addr().String() }
 func (m *Main) InternalAddr() string { return m.internal.ln.Addr().String() }
 func (m *Main) AdminAddr() string    { return m.admin.ln.Addr().String() }
+
+// forwardPolicy is the outbound client's policy for /vault-forward:
+// production reaches only hosts a merchant's forwarding config lists, over
+// https, never loopback; development and sandbox any public host, and
+// loopback only when VAULT_FORWARD_ALLOW_LOOPBACK is set and a config lists
+// the host (Validate refuses the flag in production; this does not rely on
+// it).
+func forwardPolicy(c Config, extraCAs *x509.CertPool) outbound.Policy {
+	prod := c.Environment == config.Production
+	return outbound.Policy{
+		AllowLoopback:       c.ForwardAllowLoopback && !prod,
+		RequireAllowedHosts: prod,
+		RequireHTTPS:        prod,
+		ExtraRootCAs:        extraCAs,
+	}
+}
 
 // DrainTimeout bounds a graceful shutdown. It outlasts the longest request
 // a listener serves (a forward or detokenized call: up to 60 s of sending,

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/payorch/shared/config"
+	"github.com/payorch/vault-proxy/outbound"
 )
 
 // validEnv is a complete production configuration; tests change one thing.
@@ -131,6 +132,43 @@ func TestMisspeltVariablesAreRefused(t *testing.T) {
 		name, _, _ := strings.Cut(bad, "=")
 		if err := check(bad); err == nil || !strings.Contains(err.Error(), name) {
 			t.Fatalf("%s: err = %v", name, err)
+		}
+	}
+}
+
+// The forward policy each environment gets, on a real outbound client:
+// production refuses a host no forwarding config lists and plain http,
+// and never reaches loopback, even with the flag (which Validate also
+// refuses); sandbox reaches a public host unlisted, and a listed loopback
+// host only with the flag. CheckURL needs no DNS.
+func TestForwardPolicyPerEnvironment(t *testing.T) {
+	listed := outbound.CallOptions{AllowedHosts: []string{"api.processor.example", "127.0.0.1:9999"}}
+	cases := []struct {
+		env      config.Environment
+		loopback bool
+		url      string
+		opts     outbound.CallOptions
+		allowed  bool
+	}{
+		{config.Production, false, "https://api.unlisted.example/pay", outbound.CallOptions{}, false},
+		{config.Production, false, "https://api.processor.example/pay", listed, true},
+		{config.Production, false, "http://api.processor.example/pay", listed, false},
+		{config.Production, true, "https://127.0.0.1:9999/pay", listed, false},
+		{config.Sandbox, false, "https://api.unlisted.example/pay", outbound.CallOptions{}, true},
+		{config.Sandbox, false, "http://api.unlisted.example/pay", outbound.CallOptions{}, true},
+		{config.Sandbox, false, "https://127.0.0.1:9999/pay", listed, false},
+		{config.Sandbox, true, "https://127.0.0.1:9999/pay", listed, true},
+		{config.Sandbox, true, "https://127.0.0.1:9999/pay", outbound.CallOptions{}, false},
+	}
+	for _, tc := range cases {
+		c, err := outbound.New(forwardPolicy(Config{Environment: tc.env, ForwardAllowLoopback: tc.loopback}, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.CheckURL(tc.url, tc.opts)
+		_ = c.Close()
+		if (err == nil) != tc.allowed {
+			t.Errorf("%s, loopback flag %t, %s (listed %v): err = %v, want allowed %t", tc.env, tc.loopback, tc.url, tc.opts.AllowedHosts, err, tc.allowed)
 		}
 	}
 }
