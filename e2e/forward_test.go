@@ -269,6 +269,9 @@ func forwardAudit(t *testing.T, s *stack.Stack) ([]auditRow, string) {
 	return out, all.String()
 }
 
+// assertNoCardDataLogged: no card number in the logs, and no trace that
+// code tried to log one (the redactor would have masked it, so the logs
+// alone would not show it).
 func assertNoCardDataLogged(t *testing.T, s *stack.Stack, pans ...string) {
 	t.Helper()
 	s.Logs.AssertNoPAN(t, pans...)
@@ -791,7 +794,9 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 		t.Fatalf("other merchant's config: %d %s", code, raw)
 	}
 	pmTok := s.Token(t, "payment-methods.write")
-	pm := vaultCard(t, s, pmTok, "4111111111111111", "")["id"].(string)
+	// With a security code held, so that its refusal below is for being a
+	// forward, not for there being no code.
+	pm := vaultCard(t, s, pmTok, "4111111111111111", "123")["id"].(string)
 	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/payment-methods", pmTok,
 		map[string]any{"method": "gift-card", "number": "6006491234567890", "pin": "1234"})
 	if code != http.StatusCreated {
@@ -836,6 +841,14 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 		{"metadata address", tok, `{"n":"{{ CARD_NUMBER_1 }}"}`, []string{"x-vault-forward-url", "http://169.254.169.254/latest", "x-vault-forward-payment-methods", pm}, 403, "forward_host_not_allowed", "x-vault-forward-url"},
 		{"too large", tok, `{"n":"` + strings.Repeat("a", 1<<20) + `"}`, good, 413, "too_large", ""},
 	}
+	// The placeholder refusals also say why: a 400 at the same pointer for
+	// another reason must not pass.
+	wantType := map[string]string{
+		"unknown placeholder":              "value_error.placeholder.unknown_placeholder",
+		"index out of range":               "value_error.placeholder.index_out_of_range",
+		"security code is never forwarded": "value_error.placeholder.placeholder_not_allowed",
+		"not a card":                       "value_error.placeholder.placeholder_not_allowed",
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := doForward(t, s, tc.tok, tc.body, tc.hdr...)
@@ -849,10 +862,10 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 			if tc.pointer != "" {
 				found := false
 				for _, d := range e.Details {
-					found = found || d.Pointer == tc.pointer
+					found = found || d.Pointer == tc.pointer && (wantType[tc.name] == "" || d.Type == wantType[tc.name])
 				}
 				if !found {
-					t.Fatalf("no detail points at %s: %s", tc.pointer, res.Body)
+					t.Fatalf("no detail points at %s (type %q): %s", tc.pointer, wantType[tc.name], res.Body)
 				}
 			}
 			logging.AssertNoPANIn(t, "error response", string(res.Body), testPANs...)

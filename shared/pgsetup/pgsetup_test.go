@@ -57,11 +57,34 @@ func TestZonesCannotReachEachOthersDatabase(t *testing.T) {
 	}
 }
 
+// Provisioning again (every `make run` does) keeps what the databases hold:
+// a row written before is there after.
 func TestProvisionIsIdempotent(t *testing.T) {
 	dbs := testsupport.NewTestDatabases(t)
 	ctx := context.Background()
+	exec := func(dsn, sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(dbs.VaultDSN, `CREATE TABLE kept (x int); INSERT INTO kept VALUES (42)`)
 	if err := pgsetup.Provision(ctx, dbs.AdminDSN, dbs.Vault, dbs.Core); err != nil {
 		t.Fatalf("second provision: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatalf("the vault database after a second provision: %v", err)
+	}
+	defer conn.Close(ctx)
+	var x int
+	if err := conn.QueryRow(ctx, `SELECT x FROM kept`).Scan(&x); err != nil || x != 42 {
+		t.Fatalf("the row written before the second provision: %d, %v", x, err)
 	}
 }
 

@@ -305,8 +305,7 @@ func TestSuspendResumeDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens WHERE payment_method_id = $1`, pm).Scan(&n)
-	if n != 0 {
+	if err := f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens WHERE payment_method_id = $1`, pm).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d network tokens outlived their card", n)
 	}
 }
@@ -339,8 +338,7 @@ func TestProvisioningFailuresStoreNothing(t *testing.T) {
 		}
 	}
 	var n int
-	_ = f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens`).Scan(&n)
-	if n != 0 {
+	if err := f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d tokens stored after failures", n)
 	}
 
@@ -399,8 +397,7 @@ func TestConcurrentFirstUsesStoreOneToken(t *testing.T) {
 		}
 	}
 	var rows int
-	_ = f.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM network_tokens`).Scan(&rows)
-	if rows != 1 {
+	if err := f.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM network_tokens`).Scan(&rows); err != nil || rows != 1 {
 		t.Fatalf("%d tokens stored, want 1", rows)
 	}
 	// Every token provisioned and not stored was deleted at the TSP.
