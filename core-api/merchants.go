@@ -74,6 +74,10 @@ var ErrNotFound = errors.New("not found")
 // to it (a merchant account that still has buyers).
 var ErrInUse = errors.New("in use")
 
+// ErrConflict is returned when a record kept changing under an update that
+// must see it unchanged (409 concurrent_request; the client retries).
+var ErrConflict = errors.New("changed concurrently")
+
 // ErrBuyerNotFound is returned when a record names a buyer that is not (or
 // no longer) in the merchant account, e.g. one deleted while a payment
 // method for it was being created.

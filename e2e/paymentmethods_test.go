@@ -456,8 +456,8 @@ func TestPaymentMethodBankAccounts(t *testing.T) {
 	}
 }
 
-// Concurrent expiry updates of one card reach the vault and core in the
-// same order, so both hold the same expiry once they are answered; and an
+// Concurrent expiry updates of one card leave the vault and core holding
+// the same expiry once they are answered; and an
 // update whose value core already holds is still sent to the vault, which
 // an earlier update may have changed before failing in core.
 func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
@@ -477,10 +477,20 @@ func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		// Six at once on one card: each gets 200, or 409 concurrent_request
+		// if others kept overtaking it; never anything else.
+		ok := 0
 		for g, code := range codes {
-			if code != 200 {
+			switch code {
+			case 200:
+				ok++
+			case 409:
+			default:
 				t.Fatalf("round %d, update %d: %d", round, g, code)
 			}
+		}
+		if ok == 0 {
+			t.Fatalf("round %d: no update succeeded", round)
 		}
 		inCore := core.ok(t, 200, "GET", "/payment-methods/"+id, nil)["expiration_date"]
 		if code, inVault := internalCard(t, s, "default", id); code != 200 || inVault.ExpirationDate != inCore {

@@ -34,6 +34,8 @@ func domainError(err error, resource string) error {
 		return apierror.NotFound(resource + " not found")
 	case errors.Is(err, coreapi.ErrInUse):
 		return apierror.New(409, CodeResourceInUse, resource+" is still in use")
+	case errors.Is(err, coreapi.ErrConflict):
+		return apierror.ConcurrentRequest(resource + " was changed by another request meanwhile; retry")
 	}
 	return err
 }

@@ -340,10 +340,11 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 		if before.Method == coreapi.MethodBank {
 			return apierror.BadRequest("invalid request body", bodyDetail("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable"))
 		}
-		// The vault first, under the row's lock: expiry placeholders of a
-		// forward must use the new value as soon as this request is
-		// answered. Sent even when core holds the same value already: an
-		// earlier update may have reached the vault and then failed here.
+		// The vault first: expiry placeholders of a forward must use the
+		// new value as soon as this request is answered. Sent even when
+		// core holds the same value already: an earlier update may have
+		// reached the vault and then failed here. (UpdatePaymentMethod
+		// runs this again if another update reached the row meanwhile.)
 		if err := h.Vault.UpdateExpiry(ctx, m, callerActor(c), before.ID, u.ExpirationDate.Value); err != nil {
 			if errors.Is(err, vaultclient.ErrNotFound) {
 				return errPaymentMethodNotFound

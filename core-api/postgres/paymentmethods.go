@@ -184,47 +184,50 @@ func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) (
 }
 
 // UpdatePaymentMethod applies a partial update and returns the result.
-// The row is locked from its read to its write, and prepare, when not nil,
-// runs in between with the row as it was; its error aborts the update. A
-// change that must reach the vault before this row (the expiry) is made in
-// prepare, so that two concurrent updates of one payment method reach the
-// vault and this row in the same order.
+// prepare, when not nil, runs first with the row as it was, and its error
+// aborts the update; a change that must reach the vault before this row
+// (the expiry) is made there. The update then applies only if the row is
+// still as prepare saw it (its updated_at); if another update came in
+// between, the row is read again and prepare runs again, so that the last
+// update to reach this row also made the last change in the vault. No lock
+// or connection is held while prepare runs: it calls vault-proxy, which
+// may take seconds, and the pool is small.
 func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
 	prepare func(before *coreapi.PaymentMethod) error) (*coreapi.PaymentMethod, error) {
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	var after *coreapi.PaymentMethod
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		before, err := scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
-			WHERE pm.merchant_account_id = $1 AND pm.id = $2 FOR UPDATE OF pm`, merchant, id))
+	for range maxUpdateAttempts {
+		before, err := db.PaymentMethod(ctx, merchant, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if prepare != nil {
 			if err := prepare(before); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE payment_methods SET
+		tag, err := db.Pool.Exec(ctx, `UPDATE payment_methods SET
 			expiration_date = coalesce($3, expiration_date),
 			scheme_transaction_id = CASE WHEN $4 THEN $5 ELSE scheme_transaction_id END,
 			scheme_transaction_id_scheme = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id_scheme END,
-			updated_at = now()
-			WHERE merchant_account_id = $1 AND id = $2`,
+			updated_at = greatest(now(), updated_at + interval '1 microsecond')
+			WHERE merchant_account_id = $1 AND id = $2 AND updated_at = $8`,
 			merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
-			u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr()); err != nil {
-			return err
+			u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr(), before.UpdatedAt)
+		if err != nil {
+			return nil, err
 		}
-		after, err = scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
-			WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id))
-		return err
-	})
-	if err != nil {
-		return nil, err
+		if tag.RowsAffected() == 1 {
+			return db.PaymentMethod(ctx, merchant, id)
+		}
+		// Changed (or deleted) since it was read: read it again.
 	}
-	return after, nil
+	return nil, coreapi.ErrConflict
 }
+
+// maxUpdateAttempts bounds UpdatePaymentMethod's retries under contention.
+const maxUpdateAttempts = 10
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the
 // record of their revocation.

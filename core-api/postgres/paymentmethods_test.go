@@ -174,8 +174,8 @@ func TestPaymentMethodForABuyerDeletedMeanwhile(t *testing.T) {
 	}
 }
 
-// An update runs prepare under the row's lock with the row as it was, and
-// prepare's error leaves the row unchanged.
+// An update runs prepare with the row as it was, and prepare's error leaves
+// the row unchanged.
 func TestUpdatePaymentMethodPrepare(t *testing.T) {
 	db := openPaymentMethodsDB(t)
 	ctx := context.Background()
@@ -201,5 +201,51 @@ func TestUpdatePaymentMethodPrepare(t *testing.T) {
 	}
 	if _, err := db.UpdatePaymentMethod(ctx, "default", uuid.NewString(), u, nil); !errors.Is(err, coreapi.ErrNotFound) {
 		t.Fatalf("update of a missing one: %v", err)
+	}
+}
+
+// An update that another one overtakes between prepare and its write reads
+// the row again and runs prepare again (so the last write to the row also
+// made the last change in the vault); one overtaken every time gives up
+// with ErrConflict, having changed nothing.
+func TestUpdatePaymentMethodOvertaken(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	id := newGiftCard(t, db, newBuyer(t, db, "overtaken-buyer"))
+	other := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("other")}
+	mine := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("mine")}
+
+	var seen []string
+	pm, err := db.UpdatePaymentMethod(ctx, "default", id, mine, func(before *coreapi.PaymentMethod) error {
+		v := ""
+		if before.SchemeTransactionID != nil {
+			v = *before.SchemeTransactionID
+		}
+		seen = append(seen, v)
+		if len(seen) == 1 { // another update lands between this read and the write
+			if _, err := db.UpdatePaymentMethod(ctx, "default", id, other, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	})
+	if err != nil || pm.SchemeTransactionID == nil || *pm.SchemeTransactionID != "mine" {
+		t.Fatalf("overtaken once: %+v %v", pm, err)
+	}
+	if len(seen) != 2 || seen[0] != "" || seen[1] != "other" {
+		t.Fatalf("prepare saw %q, want the row before and after the other update", seen)
+	}
+
+	calls := 0
+	_, err = db.UpdatePaymentMethod(ctx, "default", id, mine, func(*coreapi.PaymentMethod) error {
+		calls++
+		_, err := db.UpdatePaymentMethod(ctx, "default", id, other, nil)
+		return err
+	})
+	if !errors.Is(err, coreapi.ErrConflict) || calls != 10 {
+		t.Fatalf("overtaken every time: %v after %d attempts", err, calls)
+	}
+	if pm, err := db.PaymentMethod(ctx, "default", id); err != nil || *pm.SchemeTransactionID != "other" {
+		t.Fatalf("after giving up: %+v %v", pm, err)
 	}
 }
