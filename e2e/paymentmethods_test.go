@@ -523,14 +523,20 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	const pan = "4111111111111111"
 	tests := []struct {
 		name, method, path string
-		body               map[string]any
+		body               any
 		pointers           []string
+		typ                string
 	}{
-		{"method in capitals", "POST", "/payment-methods", map[string]any{"method": "Card", "number": pan, "expiration_date": expiryIn(2), "security_code": "123"}, []string{"/number", "/security_code"}},
-		{"no method", "POST", "/payment-methods", map[string]any{"number": pan, "expiration_date": expiryIn(2)}, []string{"/number"}},
-		{"PUT with a number", "PUT", "/payment-methods/" + id, map[string]any{"number": pan}, []string{"/number"}},
-		{"a buyer with a Number", "POST", "/buyers", map[string]any{"display_name": "x", "Number": pan}, []string{"/Number"}},
-		{"an IBAN to another route", "POST", "/merchant-accounts", map[string]any{"id": "iban-test", "display_name": "x", "iban": "DE89370400440532013000"}, []string{"/iban"}},
+		{"method in capitals", "POST", "/payment-methods", map[string]any{"method": "Card", "number": pan, "expiration_date": expiryIn(2), "security_code": "123"}, []string{"/number", "/security_code"}, "value_error.card_data"},
+		{"no method", "POST", "/payment-methods", map[string]any{"number": pan, "expiration_date": expiryIn(2)}, []string{"/number"}, "value_error.card_data"},
+		{"PUT with a number", "PUT", "/payment-methods/" + id, map[string]any{"number": pan}, []string{"/number"}, "value_error.card_data"},
+		{"PUT with an account number", "PUT", "/payment-methods/" + id, map[string]any{"account_number": "31926819"}, []string{"/account_number"}, "value_error.card_data"},
+		{"a buyer with a Number", "POST", "/buyers", map[string]any{"display_name": "x", "Number": pan}, []string{"/Number"}, "value_error.card_data"},
+		{"an IBAN to another route", "POST", "/merchant-accounts", map[string]any{"id": "iban-test", "display_name": "x", "iban": "DE89370400440532013000"}, []string{"/iban"}, "value_error.card_data"},
+		// Bodies that do not parse cannot be searched: refused whole.
+		{"a trailing comma", "POST", "/payment-methods", `{"method":"Card","number":"` + pan + `",}`, []string{""}, "value_error.jsondecode"},
+		{"a byte-order mark", "POST", "/buyers", "\ufeff" + `{"display_name":"x","number":"` + pan + `"}`, []string{""}, "value_error.jsondecode"},
+		{"a form", "POST", "/payment-methods", "method=Card&number=" + pan, []string{""}, "value_error.jsondecode"},
 	}
 	s.Logs.Reset()
 	for _, tc := range tests {
@@ -544,7 +550,7 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 				t.Fatalf("details %s", raw)
 			}
 			for i, p := range tc.pointers {
-				if e.Details[i].Pointer != p || e.Details[i].Type != "value_error.card_data" {
+				if e.Details[i].Pointer != p || e.Details[i].Type != tc.typ {
 					t.Fatalf("detail %d: %s", i, raw)
 				}
 			}
@@ -559,4 +565,11 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 		}
 	}
 	assertNoCardDataLogged(t, s, pan)
+
+	// A buyer's account_number is the merchant's customer reference
+	// (SPEC.md), not a bank account: it passes on.
+	if code, raw := s.Do(t, s.PublicClient, "POST", s.PublicURL+"/buyers", s.Token(t, "buyers.write"),
+		map[string]any{"display_name": "Ada", "account_number": "cust-0042"}); code != http.StatusCreated {
+		t.Fatalf("a buyer with an account number through vault-proxy: %d %s", code, raw)
+	}
 }

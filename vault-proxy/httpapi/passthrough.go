@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"strings"
@@ -72,7 +73,7 @@ func StripHopByHop(h interface {
 // cleared: core-api never receives a card number, whatever route or method
 // a client sent it with (DESIGN.md section 1).
 func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
-	if err := refuseSensitive(ctx.Request.Body()); err != nil {
+	if err := refuseSensitive(ctx.Path(), ctx.Request.Body()); err != nil {
 		clear(ctx.Request.Body())
 		return err
 	}
@@ -131,21 +132,31 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 }
 
 // refuseSensitive is a 400 naming each top-level card or bank field of a
-// JSON object body, and nil for any other body (core-api judges those).
-func refuseSensitive(body []byte) error {
-	if len(body) == 0 || !gjson.ValidBytes(body) {
+// JSON object body. A body that is not JSON is refused whole: core-api
+// takes only JSON, and a card field inside a body that does not parse (a
+// trailing comma, a byte-order mark, a form) cannot be looked for, so it
+// must not be passed on either. A buyer's account_number is a merchant's
+// customer reference (SPEC.md), not a bank account: it is card data only
+// on the payment method routes.
+func refuseSensitive(path, body []byte) error {
+	if len(body) == 0 {
 		return nil
+	}
+	if !gjson.ValidBytes(body) {
+		return apierror.BadRequest("request body is not valid JSON", apierror.Detail{Location: apierror.LocationBody, Pointer: "",
+			Message: "not valid JSON", Type: "value_error.jsondecode"})
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
 		return nil
 	}
+	paymentMethods := bytes.HasPrefix(path, []byte("/payment-methods"))
 	var details []apierror.Detail
 	root.ForEach(func(k, _ gjson.Result) bool {
 		// Any case: core-api would refuse "Number" as unknown, but only
 		// after the number had reached it.
 		for _, f := range zone.SensitiveFields {
-			if strings.EqualFold(k.Str, f) {
+			if strings.EqualFold(k.Str, f) && (paymentMethods || f != "account_number") {
 				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str,
 					Message: "card and bank account data are accepted only by POST /payment-methods for a card, gift card or bank account", Type: "value_error.card_data"})
 			}
