@@ -21,8 +21,9 @@ const (
 // SensitiveFields are request body fields that would carry card or bank
 // data. Only vault-proxy's POST /payment-methods for a card, gift card or
 // bank account takes them (and replaces them with a token); vault-proxy
-// refuses them on every request it passes on to core-api, and core-api
-// refuses them too, should one reach it another way.
+// refuses them on every request it passes on to core-api (account_number
+// only on the payment method routes: a buyer's is a customer reference),
+// and core-api refuses them too, should one reach it another way.
 var SensitiveFields = []string{"number", "security_code", "account_number", "iban", "pin"}
 
 // CardMetadata is what core-api may know about a vaulted card. core-api
