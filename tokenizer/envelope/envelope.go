@@ -189,14 +189,18 @@ func (s *Sealer) sealingKey(ctx context.Context) (*dataKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("envelope: new data key: %w", err)
 	}
+	// Stored before it is unwrapped: a key rotation that retires the
+	// version wrapping it (keys rotate -retire) then either finds it
+	// stored and rewraps it, or raised the bound first, and the unwrap
+	// below fails, so no card is sealed under a key that could never be
+	// unwrapped again. (A key stored but not unwrapped seals nothing.)
+	id := uuid.New()
+	if err := s.store.SaveDataKey(ctx, id, wrapped); err != nil {
+		return nil, fmt.Errorf("envelope: save data key: %w", err)
+	}
 	raw, err := s.src.Decrypt(ctx, s.cfg.TransitKey, wrapped)
 	if err != nil {
 		return nil, fmt.Errorf("envelope: unwrap new data key: %w", err)
-	}
-	id := uuid.New()
-	if err := s.store.SaveDataKey(ctx, id, wrapped); err != nil {
-		clear(raw)
-		return nil, fmt.Errorf("envelope: save data key: %w", err)
 	}
 	dk, err := s.newDataKey(id, raw, now)
 	if err != nil {

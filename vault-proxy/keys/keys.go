@@ -66,9 +66,10 @@ type RotateOptions struct {
 	BatchSize int  // data keys per rewrap call; default 100
 	Retire    bool // after rewrapping everything, set min_decryption_version to the new version
 	// Settle is how long Retire waits after raising the bound before it
-	// looks for data keys of the retired versions once more (default 2 s):
-	// a vault-proxy that unwrapped a new data key just before the rotation
-	// stores it just after, and it must be rewrapped too.
+	// looks for data keys of the retired versions once more (default 2 s).
+	// A vault-proxy stores a new data key before it unwraps it
+	// (envelope), so any key that can seal a card is stored before the
+	// bound rises; the wait only lets stores under way commit.
 	Settle   time.Duration
 	Progress io.Writer
 }
@@ -124,13 +125,15 @@ func Rotate(ctx context.Context, tr Transit, st Store, opts RotateOptions) (int,
 		if len(late) == 0 {
 			break
 		}
-		if round == maxRetireRounds {
-			return done, fmt.Errorf("keys: data keys of retired versions are still being stored after %d rounds; versions below %d stay retired, run rotate again to rewrap them", round, info.LatestVersion)
-		}
-		fmt.Fprintf(opts.Progress, "a data key of a retired version was stored meanwhile; rewrapping it\n")
+		// Lower the bound again first: a key it covers could never be
+		// unwrapped, nor its cards opened.
 		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.MinDecryptionVersion); err != nil {
 			return done, err
 		}
+		if round == maxRetireRounds {
+			return done, fmt.Errorf("keys: data keys of the old versions were still being stored after %d rounds; versions below %d are not retired (run rotate -retire again)", round, info.LatestVersion)
+		}
+		fmt.Fprintf(opts.Progress, "a data key of a retired version was stored meanwhile; rewrapping it\n")
 		if done, err = rewrapAll(ctx, tr, st, info.LatestVersion, opts, done); err != nil {
 			return done, err
 		}

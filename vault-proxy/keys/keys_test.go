@@ -98,14 +98,19 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 // SetMinDecryptionVersion, once, triggers the store.
 type lateStore struct {
 	keys.Transit
-	store func()
-	once  sync.Once
+	store  func()
+	once   sync.Once
+	always bool // store a late key at every raise, not just the first
 }
 
 func (l *lateStore) SetMinDecryptionVersion(ctx context.Context, key string, v int) error {
 	err := l.Transit.SetMinDecryptionVersion(ctx, key, v)
 	if v > 1 {
-		l.once.Do(l.store)
+		if l.always {
+			l.store()
+		} else {
+			l.once.Do(l.store)
+		}
 	}
 	return err
 }
@@ -149,5 +154,37 @@ func TestRetireRewrapsADataKeyStoredMeanwhile(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "stored meanwhile") {
 		t.Fatalf("progress:\n%s", progress.String())
+	}
+}
+
+// A rotation that keeps finding late data keys gives up with the bound
+// lowered again: no key is left under a retired version.
+func TestRetireGivesUpWithTheBoundLowered(t *testing.T) {
+	ctx := context.Background()
+	dbs := testsupport.NewTestDatabases(t)
+	env := transittest.New(t)
+	db, err := postgres.Open(ctx, dbs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	wrappedV1, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &lateStore{Transit: env.KeyAdmin, always: true, store: func() {
+		if err := db.SaveDataKey(ctx, uuid.New(), wrappedV1); err != nil {
+			t.Error(err)
+		}
+	}}
+	if _, err := keys.Rotate(ctx, tr, db, keys.RotateOptions{Retire: true, Settle: time.Millisecond}); err == nil || !strings.Contains(err.Error(), "not retired") {
+		t.Fatalf("rotate: %v", err)
+	}
+	st, err := keys.GetStatus(ctx, env.KeyAdmin, db)
+	if err != nil || st.MinDecryptionVersion != 1 {
+		t.Fatalf("status %+v, %v: the bound was left raised", st, err)
+	}
+	if _, err := env.Service.Decrypt(ctx, transit.CardKey, wrappedV1); err != nil {
+		t.Fatalf("a late data key no longer unwraps: %v", err)
 	}
 }
