@@ -55,20 +55,25 @@ type Config struct {
 // two VAULT_PROXY_ variables core-api reads are ignored here.
 var EnvPrefixes = []string{"VAULT_PROXY_", "VAULT_FORWARD_"}
 
+// LoadTransitConfig reads how to reach Vault, for serve and for the
+// operator commands alike. VAULT_CACERT is read here, strictly; the Vault
+// library's own reading of its environment is not used (transit.New).
+func LoadTransitConfig(l *config.Loader) transit.Config {
+	return transit.Config{
+		Addr:   l.String("VAULT_ADDR"),
+		Token:  l.Secret("VAULT_TOKEN").Reveal(),
+		Mount:  l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
+		CAFile: l.String("VAULT_CACERT", config.Optional()),
+	}
+}
+
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
 	l.Ignore("VAULT_PROXY_CA_FILE", "VAULT_PROXY_INTERNAL_URL") // core-api's, about vault-proxy
 	return Config{
-		Environment: l.Environment("ENVIRONMENT"),
-		DatabaseURL: l.Secret("VAULT_PROXY_DATABASE_URL").Reveal(),
-		Vault: transit.Config{
-			Addr:  l.String("VAULT_ADDR"),
-			Token: l.Secret("VAULT_TOKEN").Reveal(),
-			Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
-			// Read here, strictly; the Vault library's own reading of its
-			// environment is not used (transit.New).
-			CAFile: l.String("VAULT_CACERT", config.Optional()),
-		},
+		Environment:            l.Environment("ENVIRONMENT"),
+		DatabaseURL:            l.Secret("VAULT_PROXY_DATABASE_URL").Reveal(),
+		Vault:                  LoadTransitConfig(l),
 		PublicAddr:             l.String("VAULT_PROXY_PUBLIC_ADDR", config.Default(":8443")),
 		InternalAddr:           l.String("VAULT_PROXY_INTERNAL_ADDR", config.Default(":9443")),
 		AdminAddr:              l.String("VAULT_PROXY_ADMIN_ADDR", config.Default("127.0.0.1:9090")),

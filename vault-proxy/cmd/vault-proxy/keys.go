@@ -8,6 +8,7 @@ import (
 
 	"github.com/payorch/shared/config"
 	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/vault-proxy/app"
 	"github.com/payorch/vault-proxy/keys"
 	"github.com/payorch/vault-proxy/postgres"
 )
@@ -26,11 +27,7 @@ func keysCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	l := config.NewLoader(config.EnvironLookup(os.Environ()))
-	tcfg := transit.Config{
-		Addr:  l.String("VAULT_ADDR"),
-		Token: l.Secret("VAULT_TOKEN").Reveal(),
-		Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
-	}
+	tcfg := app.LoadTransitConfig(l)
 	dsn := l.Secret("VAULT_PROXY_DATABASE_URL").Reveal()
 	if err := l.Err(); err != nil {
 		return err

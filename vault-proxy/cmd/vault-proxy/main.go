@@ -74,11 +74,7 @@ func vaultSetup(ctx context.Context, args []string) error {
 		return fmt.Errorf("vault-setup: -out is required")
 	}
 	l := config.NewLoader(config.EnvironLookup(os.Environ()))
-	cfg := transit.Config{
-		Addr:  l.String("VAULT_ADDR"),
-		Token: l.Secret("VAULT_TOKEN").Reveal(),
-		Mount: l.String("VAULT_TRANSIT_MOUNT", config.Default("transit")),
-	}
+	cfg := app.LoadTransitConfig(l)
 	if err := l.Err(); err != nil {
 		return err
 	}
