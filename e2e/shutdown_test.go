@@ -11,9 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Shutting vault-proxy down while a forward waits on its target: every
-// listener stops taking requests at once (the internal one no longer
-// serves while the public one drains), the forward runs to its end, and
+// Shutting vault-proxy down while a forward waits on its target: the
+// public listener stops taking connections at once, the internal one
+// keeps serving while the public one drains (a public request under way
+// may need core-api to call it back), the forward runs to its end, and
 // its audit record, written after the send, is stored before the spool
 // closes.
 func TestShutdownDrainsAForwardAndKeepsItsAuditRecord(t *testing.T) {
@@ -55,22 +56,26 @@ func TestShutdownDrainsAForwardAndKeepsItsAuditRecord(t *testing.T) {
 
 	closed := make(chan error, 1)
 	go func() { closed <- s.VaultProxy.Close() }()
-	// The internal listener stops taking connections while the forward is
-	// still held at the target.
+	// The public listener stops taking connections while the forward is
+	// still held at the target...
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		// Plain TCP: whether the listener accepts at all (a TLS handshake
-		// without the client certificate would fail either way).
-		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.InternalURL, "https://"), time.Second)
+		// Plain TCP: whether the listener accepts at all.
+		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.PublicURL, "https://"), time.Second)
 		if err != nil {
 			break
 		}
 		conn.Close()
 		if time.Now().After(deadline) {
 			close(release)
-			t.Fatal("the internal listener still took connections while the public one drained")
+			t.Fatal("the public listener still took connections while draining")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// ... and the internal one still serves core-api meanwhile.
+	if code, _ := internalCard(t, s, "default", pm); code != http.StatusOK {
+		close(release)
+		t.Fatalf("the internal listener during the public drain: %d", code)
 	}
 	close(release)
 	if a := <-answered; a.err != nil || a.status != http.StatusOK {

@@ -261,17 +261,42 @@ func forwardPolicy(c Config, extraCAs *x509.CertPool) outbound.Policy {
 	}
 }
 
-// DrainTimeout bounds a graceful shutdown. It outlasts the longest request
-// a listener serves (a forward or detokenized call: up to 60 s of sending,
-// within the 90 s write timeout): such a request writes its audit record
-// after the send, so it must end before the spool closes. The platform's
-// grace period must be longer (deploy/production/README.md).
+// DrainTimeout bounds each phase of a graceful shutdown. It outlasts the
+// longest request a listener serves (a forward or detokenized call: up to
+// 60 s of sending, within the 90 s write timeout): such a request writes
+// its audit record after the send, so it must end before the spool
+// closes. The platform's grace period must cover both phases
+// (deploy/production/README.md).
 const DrainTimeout = 95 * time.Second
 
-// Close drains the listeners (graceful shutdown) and closes the database.
-// All three stop taking requests at once and drain together; the audit
-// spool closes only once they are drained.
+// Close shuts down gracefully, in two phases, each within DrainTimeout,
+// then closes the audit spool and the database. First the public and admin
+// listeners stop taking requests and drain; the internal one keeps
+// serving meanwhile, because a public request under way may need core-api
+// to call it back (a new payment method's card metadata, an expiry
+// change). Then the internal listener drains too.
 func (m *Main) Close() error {
+	var errs []error
+	for _, phase := range [][]listener{{m.public, m.admin}, {m.internal}} {
+		errs = append(errs, m.drain(phase)...)
+	}
+	if m.Outbound != nil {
+		_ = m.Outbound.Close()
+	}
+	if m.Audit != nil {
+		// After the listeners: the last requests' records are written,
+		// then shipped while the database is still open.
+		errs = append(errs, m.Audit.Close())
+	}
+	if m.DB != nil {
+		m.DB.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// drain shuts the listeners down together and waits, within DrainTimeout,
+// for their requests to end.
+func (m *Main) drain(ls []listener) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), DrainTimeout)
 	defer cancel()
 	var (
@@ -279,7 +304,7 @@ func (m *Main) Close() error {
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for _, l := range []listener{m.public, m.internal, m.admin} {
+	for _, l := range ls {
 		if l.srv == nil {
 			continue
 		}
@@ -297,18 +322,7 @@ func (m *Main) Close() error {
 	if ctx.Err() != nil {
 		m.Log.Error("requests were still running when the drain timed out; their audit records may be missing", "drain_timeout", DrainTimeout)
 	}
-	if m.Outbound != nil {
-		_ = m.Outbound.Close()
-	}
-	if m.Audit != nil {
-		// After the listeners: the last requests' records are written,
-		// then shipped while the database is still open.
-		errs = append(errs, m.Audit.Close())
-	}
-	if m.DB != nil {
-		m.DB.Close()
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // fasthttpLogger routes fasthttp's own messages through the redacting logger.
