@@ -22,6 +22,7 @@ import (
 // nothing) or the request itself (core-api never sees it).
 type lossyLink struct {
 	lose atomic.Value // "answer", "request" or ""
+	srv  *httptest.Server
 }
 
 // option points vault-proxy at the link, in front of core-api.
@@ -55,6 +56,7 @@ func (l *lossyLink) option(t *testing.T) stack.Option {
 			}
 		}))
 		t.Cleanup(srv.Close)
+		l.srv = srv
 		v.CoreAPIURL = srv.URL
 	}
 }
@@ -62,7 +64,8 @@ func (l *lossyLink) option(t *testing.T) stack.Option {
 // A card vaulted while core-api's answer to the payment method is lost: if
 // core-api stored it, the merchant gets it (201) and the card is kept; if
 // core-api never saw it, the card is shredded and the answer says nothing
-// was stored. Either way nothing is lost and nothing is left behind.
+// was stored; if core-api is down (nothing could be sent), the card is
+// shredded at once. Either way nothing is lost and nothing is left behind.
 func TestPaymentMethodWhoseCoreAnswerIsLost(t *testing.T) {
 	var link lossyLink
 	s := stack.Start(t, link.option(t))
@@ -93,5 +96,22 @@ func TestPaymentMethodWhoseCoreAnswerIsLost(t *testing.T) {
 	}
 	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != 1 {
 		t.Fatalf("%d payment methods in core, want 1", n)
+	}
+
+	// core-api down. The first call may find a kept-alive connection
+	// closed under it, which cannot tell whether core-api got the request
+	// (a 502 either way); once a connection is refused, nothing was sent,
+	// and the card is shredded at once.
+	link.srv.Close()
+	if code, raw := s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card); code != http.StatusBadGateway {
+		t.Fatalf("core-api just gone: %d %s", code, raw)
+	}
+	before = countRows(t, s.DBs.VaultDSN, "vaulted_cards")
+	code, raw = s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card)
+	if code != http.StatusBadGateway || apiError(t, raw).Message != "core-api is unreachable; nothing was stored" {
+		t.Fatalf("core-api down: %d %s", code, raw)
+	}
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != before {
+		t.Fatalf("%d vaulted cards after a creation while core-api was down, want %d", n, before)
 	}
 }

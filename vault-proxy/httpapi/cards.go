@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"time"
 	"unicode/utf8"
 
@@ -95,6 +96,10 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 	}
 	out, _ := json.Marshal(onward)
 	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
+	if err != nil && notSent(err) {
+		h.rollback(caller, token)
+		return apierror.BadGateway("core-api is unreachable; nothing was stored")
+	}
 	if err != nil {
 		// No answer: core-api may have stored the payment method and its
 		// answer been lost. Shredding the card then would leave a stored
@@ -167,6 +172,13 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 		onward["mandate"] = json.RawMessage(m.Raw)
 	}
 	return h.passOn(ctx, caller, rec.Token, doc, onward)
+}
+
+// notSent reports whether a call failed before any byte of the request
+// could reach core-api: no connection was made.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, fasthttp.ErrDialTimeout) || errors.Is(err, fasthttp.ErrNoFreeConns)
 }
 
 func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
