@@ -153,10 +153,14 @@ func loopback(addr string) bool {
 	return err == nil && loopbackHost(host)
 }
 
+// loopbackHost reports whether host names this machine: localhost and its
+// subdomains (RFC 6761), a loopback address, or the unspecified address
+// (which a dial takes for this host).
 func loopbackHost(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
