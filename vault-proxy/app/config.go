@@ -140,7 +140,7 @@ func (c Config) Validate() error {
 		// Detokenized calls carry card numbers: to processors, over TLS,
 		// never to a simulator on this host.
 		for name, u := range d.Bases() {
-			if u.Scheme != "https" || loopbackHost(u.Hostname()) {
+			if u.Scheme != "https" || thisHost(u.Hostname()) {
 				errs = append(errs, fmt.Errorf("VAULT_PROXY_DESTINATIONS: %s must be an https URL of a host other than loopback in production", name))
 			}
 		}
@@ -153,14 +153,25 @@ func loopback(addr string) bool {
 	return err == nil && loopbackHost(host)
 }
 
-// loopbackHost reports whether host names this machine: localhost and its
-// subdomains (RFC 6761), a loopback address, or the unspecified address
-// (which a dial takes for this host).
+// loopbackHost reports whether a listener bound to host is reachable from
+// this machine only: localhost or a loopback address (not the unspecified
+// address, which binds every interface).
 func loopbackHost(host string) bool {
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// thisHost reports whether a destination host names this machine:
+// localhost and its subdomains (RFC 6761), a loopback address, or the
+// unspecified address (which a dial takes for this host).
+func thisHost(host string) bool {
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
+	ip := net.ParseIP(h)
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
