@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/apierror"
 )
 
 // TestTextPostgreSQLCannotHoldIsRefused: PostgreSQL's text and jsonb hold
@@ -73,11 +74,7 @@ func TestTextPostgreSQLCannotHoldIsRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, raw := s.Do(t, s.PublicClient, tc.method, s.PublicURL+tc.path, tok, tc.body)
-			if code != http.StatusBadRequest {
-				t.Fatalf("%d %s", code, raw)
-			}
-			e := apiError(t, raw)
+			e, raw := badRequest(t, s, tc.method, tc.path, tok, tc.body)
 			if e.Code != "bad_request" || len(e.Details) != 1 || string(e.Details[0].Location) != tc.location || e.Details[0].Pointer != tc.pointer {
 				t.Fatalf("error %s", raw)
 			}
@@ -103,4 +100,15 @@ func TestTextPostgreSQLCannotHoldIsRefused(t *testing.T) {
 	if code != http.StatusOK || !bytes.Contains(raw, []byte(`"key_id","value":"a\u0000b"`)) {
 		t.Fatalf("listed: %d %s", code, raw)
 	}
+}
+
+// badRequest sends body to vault-proxy's public path and requires a 400 in
+// the error envelope, which it returns with the raw answer.
+func badRequest(t *testing.T, s *stack.Stack, method, path, tok string, body any) (*apierror.Error, []byte) {
+	t.Helper()
+	code, raw := s.Do(t, s.PublicClient, method, s.PublicURL+path, tok, body)
+	if code != http.StatusBadRequest {
+		t.Fatalf("%s %s: %d %s", method, path, code, raw)
+	}
+	return apiError(t, raw), raw
 }

@@ -541,11 +541,7 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	s.Logs.Reset()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, raw := s.Do(t, s.PublicClient, tc.method, s.PublicURL+tc.path, tok, tc.body)
-			if code != http.StatusBadRequest {
-				t.Fatalf("%d %s", code, raw)
-			}
-			e := apiError(t, raw)
+			e, raw := badRequest(t, s, tc.method, tc.path, tok, tc.body)
 			if len(e.Details) != len(tc.pointers) {
 				t.Fatalf("details %s", raw)
 			}

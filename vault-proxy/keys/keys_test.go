@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
@@ -17,6 +16,7 @@ import (
 	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/keys"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
@@ -24,13 +24,8 @@ import (
 // rewraps their data keys and retires version 1, with the real Vault.
 func TestRotateKeepsCardsReadable(t *testing.T) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
+	db, _ := postgrestest.Open(t)
 	env := transittest.New(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
 	audits := auditspooltest.Open(t, db)
 	fp, _ := env.Service.HMACKey(ctx, transit.FingerprintKey)
 	// MaxUses 2 spreads the cards over several data keys.
@@ -93,6 +88,20 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 	}
 }
 
+// lateKeyFixture is a vault database and transit mount, and a data key
+// wrapped by the card key's first version, to be stored late.
+func lateKeyFixture(t *testing.T) (context.Context, *postgres.DB, *transittest.Env, string) {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := postgrestest.Open(t)
+	env := transittest.New(t)
+	wrappedV1, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, db, env, wrappedV1
+}
+
 // lateStore is a vault-proxy storing a data key it unwrapped just before
 // the rotation, just after Retire raised the bound: the key admin's
 // SetMinDecryptionVersion, once, triggers the store.
@@ -119,18 +128,7 @@ func (l *lateStore) SetMinDecryptionVersion(ctx context.Context, key string, v i
 // found, the bound lowered, the key rewrapped and the bound raised again:
 // the key still unwraps, where it would otherwise be lost with its cards.
 func TestRetireRewrapsADataKeyStoredMeanwhile(t *testing.T) {
-	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	env := transittest.New(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	wrappedV1, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, env, wrappedV1 := lateKeyFixture(t)
 	late := uuid.New()
 	tr := &lateStore{Transit: env.KeyAdmin, store: func() {
 		if err := db.SaveDataKey(ctx, late, wrappedV1); err != nil {
@@ -160,18 +158,7 @@ func TestRetireRewrapsADataKeyStoredMeanwhile(t *testing.T) {
 // A rotation that keeps finding late data keys gives up with the bound
 // lowered again: no key is left under a retired version.
 func TestRetireGivesUpWithTheBoundLowered(t *testing.T) {
-	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	env := transittest.New(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	wrappedV1, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, env, wrappedV1 := lateKeyFixture(t)
 	tr := &lateStore{Transit: env.KeyAdmin, always: true, store: func() {
 		if err := db.SaveDataKey(ctx, uuid.New(), wrappedV1); err != nil {
 			t.Error(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
@@ -70,13 +71,8 @@ func (f *fixture) clock() time.Time {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
+	db, dbs := postgrestest.Open(t)
 	env := transittest.New(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
 	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
 	if err != nil {
 		t.Fatal(err)

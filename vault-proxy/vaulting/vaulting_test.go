@@ -17,6 +17,7 @@ import (
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
@@ -38,13 +39,8 @@ type fixture struct {
 func setup(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
+	db, dbs := postgrestest.Open(t)
 	env := transittest.New(t)
-	db, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
 	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
 	if err != nil {
 		t.Fatal(err)
