@@ -3,12 +3,12 @@ package httpapi
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"unicode/utf8"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pgtext"
 )
 
 // Scopes of the buyer routes.
@@ -213,7 +213,7 @@ func textParam(q url.Values, name string) (string, error) {
 		})
 	}
 	// PostgreSQL's text holds neither; the search would fail there as a 500.
-	if !utf8.ValidString(vs[0]) || strings.IndexByte(vs[0], 0) >= 0 {
+	if !pgtext.Storable(vs[0]) {
 		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
 			Location: apierror.LocationQuery, Pointer: name,
 			Message: "must be valid UTF-8 without the NUL character (U+0000)", Type: "value_error.str.encoding",

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pgtext"
 )
 
 // MaxBodyBytes bounds a JSON request body.
@@ -184,7 +185,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 				}
 				k, _ := kt.(string)
 				p := ptr + "/" + escapePointer(k)
-				if strings.IndexByte(k, 0) >= 0 {
+				if !pgtext.Storable(k) {
 					nulDetail(problems, p)
 				}
 				v, err := parseValue(dec, p, depth+1, problems)
@@ -220,7 +221,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 		}
 		return nil, errors.New("unexpected delimiter")
 	case string:
-		if strings.IndexByte(t, 0) >= 0 {
+		if !pgtext.Storable(t) {
 			nulDetail(problems, ptr)
 		}
 		return t, nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/payorch/shared/pgtext"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/outbound"
@@ -241,7 +242,7 @@ func checkDisplayName(pointer, s string) *FieldError {
 	}
 	// A name is stored as PostgreSQL text, which holds neither. (Credential
 	// values are not checked: they are used exactly as entered.)
-	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
+	if !pgtext.Storable(s) {
 		return &FieldError{pointer, "must be valid UTF-8 without the NUL character (U+0000)", "value_error.str.encoding"}
 	}
 	return nil

@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/payorch/shared/pgtext"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/tidwall/gjson"
@@ -195,7 +194,12 @@ func (k copyKind) appendField(dst []byte, v gjson.Result, required bool) ([]byte
 		if v.Exists() && v.Type != gjson.String {
 			return dst, errors.New("not a JSON string")
 		}
-		dst = appendStorableText(dst, v.Str)
+		// U+0000 and invalid UTF-8, which text refuses, become U+FFFD. A
+		// refused field fails its whole batch, and the shipper retries a
+		// batch until it is stored, so one such value (a token's jti, a
+		// request id: both chosen by callers) would stop the trail for
+		// every merchant.
+		dst = pgtext.AppendStorable(dst, v.Str)
 	case copyTimestamptz:
 		if v.Type != gjson.String {
 			return dst, errors.New("not a JSON string")
@@ -223,24 +227,6 @@ func (k copyKind) appendField(dst []byte, v gjson.Result, required bool) ([]byte
 	}
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
 	return dst, nil
-}
-
-// appendStorableText appends s as PostgreSQL's text can hold it: U+0000
-// and invalid UTF-8, which text refuses, become U+FFFD. A refused field
-// fails its whole batch, and the shipper retries a batch until it is
-// stored, so one such value (a token's jti, a request id: both chosen by
-// callers) would stop the trail for every merchant.
-func appendStorableText(dst []byte, s string) []byte {
-	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
-		return append(dst, s...)
-	}
-	for _, r := range s { // ranging over invalid UTF-8 yields U+FFFD
-		if r == 0 {
-			r = utf8.RuneError
-		}
-		dst = utf8.AppendRune(dst, r)
-	}
-	return dst
 }
 
 // appendUUIDArray writes a JSON array of UUID strings (or nothing, for the
