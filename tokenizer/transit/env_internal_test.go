@@ -21,7 +21,7 @@ func TestTheLibrarysEnvironmentDoesNotReachTheClient(t *testing.T) {
 	var reached int
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reached++
-		if r.Header.Get("X-Injected") != "" || r.Header.Get("X-Vault-Namespace") != "" {
+		if r.Header.Get("X-Injected") != "" || r.Header.Get("X-Vault-Namespace") != "" || r.Header.Get("X-Vault-Request") != "true" {
 			t.Errorf("request carried %v", r.Header)
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -73,9 +73,11 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVault, err)
 	}
-	// NewClient still takes these from the environment.
+	// NewClient still takes these from the environment (VAULT_NAMESPACE,
+	// VAULT_HEADERS). The headers become exactly the library's own default,
+	// which a Vault Agent or Proxy in front of Vault requires.
 	c.ClearNamespace()
-	c.SetHeaders(nil)
+	c.SetHeaders(http.Header{vaultapi.RequestHeaderName: {"true"}})
 	c.SetToken(cfg.Token)
 	return &Client{vc: c, mount: cfg.Mount}, nil
 }
