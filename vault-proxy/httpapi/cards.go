@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
@@ -101,26 +102,18 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 		return apierror.BadGateway("core-api is unreachable; nothing was stored")
 	}
 	if err != nil {
-		// No answer: core-api may have stored the payment method and its
-		// answer been lost. Shredding the card then would leave a stored
-		// payment method whose card is gone, so core-api is asked first.
-		// (The caller's payment-methods.write scope allows the read.)
-		status, respBody, ct, err = h.Core.Call(ctx, fasthttp.MethodGet, "/payment-methods/"+token.String(), nil)
-		switch {
-		case err == nil && status == fasthttp.StatusOK:
-			status = fasthttp.StatusCreated // stored by the first call
-		case err == nil && status == fasthttp.StatusNotFound:
-			h.rollback(caller, token)
-			return apierror.BadGateway("core-api did not answer; nothing was stored")
-		default:
+		// No answer: core-api may have stored the payment method and the
+		// answer been lost, or never seen the request.
+		if status, respBody, ct, err = h.resend(ctx, token, out); err != nil {
 			// Not known: the card is kept, and the answer says how to find
 			// out; the log line lets an operator reconcile the two stores.
 			h.Log.Error("core-api did not answer a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
 			return apierror.BadGateway("core-api did not answer; payment method " + token.String() +
 				" may have been stored: GET /payment-methods/" + token.String() + " tells")
 		}
-	} else if status >= 300 {
-		h.rollback(caller, token)
+	}
+	if status >= 300 {
+		h.rollback(caller, token) // refused: nothing stored
 	}
 	ctx.SetStatusCode(status)
 	ctx.SetContentType(ct)
@@ -172,6 +165,30 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 		onward["mandate"] = json.RawMessage(m.Raw)
 	}
 	return h.passOn(ctx, caller, rec.Token, doc, onward)
+}
+
+// resend sends a payment method's creation again after its answer was
+// lost. Its id is the token, so core-api stores it at most once: a 2xx
+// means stored now; a 409 duplicate_record naming it means stored by the
+// first call, and it is read back (the caller's payment-methods.write
+// scope allows the read) and answered as created. Any other refusal is
+// checked the same way before it is believed, since it would shred the
+// card. An error means it is not known whether it was stored.
+func (h *Cards) resend(ctx *fasthttp.RequestCtx, token uuid.UUID, body []byte) (int, []byte, string, error) {
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", body)
+	if err != nil || status < 300 {
+		return status, respBody, ct, err
+	}
+	gs, gBody, gct, err := h.Core.Call(ctx, fasthttp.MethodGet, "/payment-methods/"+token.String(), nil)
+	switch {
+	case err != nil:
+		return 0, nil, "", err
+	case gs == fasthttp.StatusOK:
+		return fasthttp.StatusCreated, gBody, gct, nil // stored by the first call
+	case gs == fasthttp.StatusNotFound:
+		return status, respBody, ct, nil // not stored: the refusal stands
+	}
+	return 0, nil, "", fmt.Errorf("read back: status %d", gs)
 }
 
 // notSent reports whether a call failed before any byte of the request
