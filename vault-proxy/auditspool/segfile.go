@@ -131,7 +131,7 @@ func (s *Spool) seal() error {
 		return nil
 	}
 	j := s.detach()
-	return j.seal()
+	return j.seal(s.opts.syncFile)
 }
 
 // sealJob is a segment taken off the request path, still to be sealed.
@@ -151,12 +151,23 @@ func (s *Spool) detach() sealJob {
 	return j
 }
 
-func (j sealJob) seal() error {
+// seal unmaps a retired segment, cuts it back to its whole frames and
+// makes them durable. Without the sync, a machine crash soon after a roll
+// could keep the next segment's name (filesystem metadata, journalled
+// within seconds) but lose this one's unshipped tail (data, written back
+// tens of seconds later), and Open would find records missing between
+// the two. It runs on the preparer, off the request path, once per
+// segment; the segment is no longer mapped, so nothing faults again.
+func (j sealJob) seal(sync func(f *os.File, lo, hi int64) error) error {
 	err := syscall.Munmap(j.mem)
 	if err != nil {
 		err = fmt.Errorf("munmap: %w", err)
 	}
-	err = errors.Join(err, j.f.Truncate(j.size), j.f.Close())
+	err = errors.Join(err, j.f.Truncate(j.size))
+	if j.size > 0 {
+		err = errors.Join(err, sync(j.f, 0, j.size))
+	}
+	err = errors.Join(err, j.f.Close())
 	if err != nil {
 		return fmt.Errorf("auditspool: seal segment %s: %w", j.name, err)
 	}

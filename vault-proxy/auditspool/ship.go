@@ -264,8 +264,15 @@ func (s *Spool) advance(seq uint64) {
 // moved.
 func (s *Spool) shipSome(rd *reader) (int, error) {
 	b, err := s.readBatch(rd)
-	if err != nil || b.Count() == 0 {
+	if err != nil {
+		// The reader may have consumed frames of the failed batch (or lost
+		// its file): start again from the shipped position.
+		rd.close()
+		*rd = reader{batch: rd.batch}
 		return 0, err
+	}
+	if b.Count() == 0 {
+		return 0, nil
 	}
 	if err := s.syncFrames(rd); err != nil {
 		rd.close()

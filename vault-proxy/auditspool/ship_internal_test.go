@@ -2,9 +2,11 @@ package auditspool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,7 +53,13 @@ func (o *orderSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
 // synced notes the frames wholly inside [lo, hi) of f, which the sync
 // made durable.
 func (o *orderSink) synced(f *os.File, lo, hi int64) error {
-	b, err := os.ReadFile(f.Name())
+	// The file's name now, not f.Name(): a segment made as the standby
+	// was renamed into place after it was opened.
+	name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(name)
 	if err != nil {
 		return err
 	}
@@ -63,7 +71,7 @@ func (o *orderSink) synced(f *os.File, lo, hi int64) error {
 			break
 		}
 		if at >= lo && at+int64(n) <= hi {
-			o.durable[seq] = f.Name()
+			o.durable[seq] = name
 		}
 		b, at = b[n:], at+int64(n)
 	}
@@ -116,5 +124,139 @@ func TestFramesAreDurableBeforeTheirCheckpointMoves(t *testing.T) {
 	}
 	if sink.bad != nil {
 		t.Fatal(sink.bad)
+	}
+}
+
+// memSink stores batches in memory, in order, or refuses them while down.
+type memSink struct {
+	mu         sync.Mutex
+	checkpoint uint64
+	down       bool
+}
+
+func (m *memSink) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checkpoint, nil
+}
+
+func (m *memSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return errors.New("the database is down")
+	}
+	if b.Prev != m.checkpoint {
+		return ErrCheckpointMoved
+	}
+	m.checkpoint = b.Last
+	return nil
+}
+
+// A batch that fails to read part-way (the next segment cannot be opened
+// for a while: too many open files, say) is read again from the shipped
+// position once it can be, rather than the shipper staying stuck with a
+// half-used reader until a restart.
+func TestShipperRecoversFromAFailedRead(t *testing.T) {
+	dir := t.TempDir()
+	sink := &memSink{down: true} // nothing ships until every record is written
+	s, err := Open(dir, sink, Options{SegmentSize: 2048, BatchSize: 100, Linger: -1, RetryMin: 20 * time.Millisecond, RetryMax: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i := range 12 {
+		if err := s.Record(ctx, vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a", MerchantAccountID: "m",
+			Action: "forward", Outcome: "success", RequestID: fmt.Sprintf("request-%03d-%s", i, strings.Repeat("x", 80))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The newest segment goes away, the database comes back: the
+	// shipper's reads take the first segment's frames, then fail to open
+	// the newest, for a while; then it comes back.
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+	// Exactly two: the reader must have been in the first when the open
+	// of the second failed.
+	if len(segs) != 2 {
+		t.Fatalf("%d segments; the batch must span exactly two", len(segs))
+	}
+	newest := segs[len(segs)-1]
+	if err := os.Rename(newest, newest+".away"); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	sink.down = false
+	sink.mu.Unlock()
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Rename(newest+".away", newest); err != nil {
+		t.Fatal(err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.Flush(fctx); err != nil {
+		t.Fatalf("flush after the segment came back: %v", err)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.checkpoint != 12 {
+		t.Fatalf("checkpoint %d, want 12", sink.checkpoint)
+	}
+}
+
+// A segment retired at a roll is made durable when it is sealed, shipped
+// or not: a machine crash soon after a roll must not keep the next
+// segment's name and lose this one's tail (Open would then find records
+// missing between the two and refuse to start). Here nothing ships (the
+// database is down), and every record of the sealed segments is synced.
+func TestSealedSegmentsAreDurableBeforeShipping(t *testing.T) {
+	syncs := &orderSink{durable: map[uint64]string{}, named: map[string]bool{}}
+	dir := t.TempDir()
+	s, err := Open(dir, &memSink{down: true}, Options{SegmentSize: 2048, BatchSize: 5, RetryMin: time.Second, DrainTimeout: 50 * time.Millisecond, syncFile: syncs.synced})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 30 {
+		if err := s.Record(context.Background(), vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a", MerchantAccountID: "m",
+			Action: "forward", Outcome: "success", RequestID: fmt.Sprintf("request-%03d-%s", i, strings.Repeat("x", 80))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	// Every record of every segment but the active one, once the preparer
+	// has sealed them.
+	var sealed []uint64
+	for _, seg := range segs[:len(segs)-1] {
+		b, err := os.ReadFile(seg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			n, seq, _, err := nextFrame(b)
+			if err != nil || n == 0 {
+				break
+			}
+			sealed = append(sealed, seq)
+			b = b[n:]
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, seq := range sealed {
+		for {
+			syncs.mu.Lock()
+			done := syncs.durable[seq] != ""
+			syncs.mu.Unlock()
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("record %d of a sealed segment was never synced", seq)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -138,7 +138,7 @@ func (s *Spool) sealRetired() {
 	s.toSeal = nil
 	s.mu.Unlock()
 	for _, j := range jobs {
-		if err := j.seal(); err != nil {
+		if err := j.seal(s.opts.syncFile); err != nil {
 			// Its zero tail stays on disk, which load reads as the end of
 			// its frames.
 			s.opts.Log.Warn("audit spool: a full segment could not be sealed", "err", err)
