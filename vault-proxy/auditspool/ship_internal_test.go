@@ -15,39 +15,62 @@ import (
 	vaultproxy "github.com/payorch/vault-proxy"
 )
 
-// orderSink checks, at every shipment, that each record of the batch was
-// in the range of a segment file made durable, and that the file's name
-// was durable in the spool directory: the checkpoint
-// never gets ahead of the spool on disk, so a power loss cannot leave a
-// spool that refuses to start as a stale copy.
-type orderSink struct {
+// memSink stores batches in memory, in order, or refuses them while down.
+type memSink struct {
 	mu         sync.Mutex
 	checkpoint uint64
-	durable    map[uint64]string // sequence number -> the file it was in at a sync of its range
-	named      map[string]bool   // files present at a sync of the directory
-	bad        error
+	down       bool
+	inspect    func(Batch) // when set, sees each batch (mu held) before it is stored
 }
 
-func (o *orderSink) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.checkpoint, nil
+func (m *memSink) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checkpoint, nil
 }
 
-func (o *orderSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if b.Prev != o.checkpoint {
+func (m *memSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down {
+		return errors.New("the database is down")
+	}
+	if b.Prev != m.checkpoint {
 		return ErrCheckpointMoved
 	}
+	if m.inspect != nil {
+		m.inspect(b)
+	}
+	m.checkpoint = b.Last
+	return nil
+}
+
+// orderSink checks, at every shipment, that each record of the batch was
+// in the range of a segment file made durable, and that the file's name
+// was durable in the spool directory: the checkpoint never gets ahead of
+// the spool on disk, so a power loss cannot leave a spool that refuses to
+// start as a stale copy.
+type orderSink struct {
+	memSink
+	durable map[uint64]string // sequence number -> the file it was in at a sync of its range
+	named   map[string]bool   // files present at a sync of the directory
+	bad     error
+}
+
+func newOrderSink() *orderSink {
+	o := &orderSink{durable: map[uint64]string{}, named: map[string]bool{}}
+	o.inspect = o.check
+	return o
+}
+
+// check runs with mu held, before the checkpoint moves.
+func (o *orderSink) check(b Batch) {
 	for seq := b.Prev + 1; seq <= b.Last; seq++ {
 		if f := o.durable[seq]; (f == "" || !o.named[f]) && o.bad == nil {
 			o.bad = fmt.Errorf("record %d shipped (batch %d-%d) before its frame (synced: %t) and its file's name (synced: %t) were durable",
 				seq, b.Prev+1, b.Last, f != "", o.named[f])
 		}
 	}
-	o.checkpoint = b.Last
-	return nil
 }
 
 // synced notes the frames wholly inside [lo, hi) of f, which the sync
@@ -93,7 +116,7 @@ func (o *orderSink) syncedDir(dir string) error {
 }
 
 func TestFramesAreDurableBeforeTheirCheckpointMoves(t *testing.T) {
-	sink := &orderSink{durable: map[uint64]string{}, named: map[string]bool{}}
+	sink := newOrderSink()
 	// Small segments and batches: batches span segments.
 	s, err := Open(t.TempDir(), sink, Options{SegmentSize: 4096, BatchSize: 7, Linger: -1, syncFile: sink.synced, syncDir: sink.syncedDir})
 	if err != nil {
@@ -125,32 +148,6 @@ func TestFramesAreDurableBeforeTheirCheckpointMoves(t *testing.T) {
 	if sink.bad != nil {
 		t.Fatal(sink.bad)
 	}
-}
-
-// memSink stores batches in memory, in order, or refuses them while down.
-type memSink struct {
-	mu         sync.Mutex
-	checkpoint uint64
-	down       bool
-}
-
-func (m *memSink) AuditCheckpoint(context.Context, uuid.UUID) (uint64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.checkpoint, nil
-}
-
-func (m *memSink) ShipAudit(_ context.Context, _ uuid.UUID, b Batch) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.down {
-		return errors.New("the database is down")
-	}
-	if b.Prev != m.checkpoint {
-		return ErrCheckpointMoved
-	}
-	m.checkpoint = b.Last
-	return nil
 }
 
 // A batch that fails to read part-way (the next segment cannot be opened
@@ -210,7 +207,7 @@ func TestShipperRecoversFromAFailedRead(t *testing.T) {
 // missing between the two and refuse to start). Here nothing ships (the
 // database is down), and every record of the sealed segments is synced.
 func TestSealedSegmentsAreDurableBeforeShipping(t *testing.T) {
-	syncs := &orderSink{durable: map[uint64]string{}, named: map[string]bool{}}
+	syncs := newOrderSink()
 	dir := t.TempDir()
 	s, err := Open(dir, &memSink{down: true}, Options{SegmentSize: 2048, BatchSize: 5, RetryMin: time.Second, DrainTimeout: 50 * time.Millisecond, syncFile: syncs.synced})
 	if err != nil {
