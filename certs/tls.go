@@ -134,6 +134,10 @@ func (k *KeyPair) Format(f fmt.State, _ rune)   { _, _ = f.Write([]byte(k.String
 func (k *KeyPair) LogValue() slog.Value         { return slog.StringValue(k.String()) }
 func (k *KeyPair) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// LoadCerts reads the PEM certificates of caFile (at least one), for a
+// caller that builds more than one pool from them.
+func LoadCerts(caFile string) ([]*x509.Certificate, error) { return readCertsFile(caFile) }
+
 // LoadCertPool reads a PEM file of one or more CA certificates into a new
 // pool (system roots are not included).
 func LoadCertPool(caFile string) (*x509.CertPool, error) {

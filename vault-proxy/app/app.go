@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -126,17 +125,21 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The extra CAs, read once: a pool of their own for the forward client
+	// (which tries the system roots first), and added to the system roots
+	// for the detokenize destinations.
 	var extraCAs *x509.CertPool
-	var extraPEM []byte
+	var extraCerts []*x509.Certificate
 	if m.Config.ExtraCAFile != "" {
-		if extraCAs, err = certs.LoadCertPool(m.Config.ExtraCAFile); err != nil {
+		if extraCerts, err = certs.LoadCerts(m.Config.ExtraCAFile); err != nil {
 			return err
 		}
-		if extraPEM, err = os.ReadFile(m.Config.ExtraCAFile); err != nil {
-			return err
+		extraCAs = x509.NewCertPool()
+		for _, c := range extraCerts {
+			extraCAs.AddCert(c)
 		}
 	}
-	dests, err := destinations.Parse(m.Config.Destinations, extraPEM)
+	dests, err := destinations.Parse(m.Config.Destinations, extraCerts)
 	if err != nil {
 		return err
 	}

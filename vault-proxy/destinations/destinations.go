@@ -23,9 +23,9 @@ type Set struct {
 }
 
 // Parse reads "name=https://base,name2=http://base2" (VAULT_PROXY_DESTINATIONS).
-// extraCAs, when set, holds PEM certificates trusted on top of the system
-// roots (a sandbox simulator or test target with its own CA).
-func Parse(spec string, extraCAs []byte) (*Set, error) {
+// extraCAs, when set, are trusted on top of the system roots (a sandbox
+// simulator or test target with its own CA).
+func Parse(spec string, extraCAs []*x509.Certificate) (*Set, error) {
 	s := &Set{bases: map[string]*url.URL{}}
 	for _, part := range strings.Split(spec, ",") {
 		part = strings.TrimSpace(part)
@@ -45,8 +45,8 @@ func Parse(spec string, extraCAs []byte) (*Set, error) {
 		if err != nil {
 			roots = x509.NewCertPool()
 		}
-		if !roots.AppendCertsFromPEM(extraCAs) {
-			return nil, errors.New("destinations: the extra CA file holds no PEM certificate")
+		for _, c := range extraCAs {
+			roots.AddCert(c)
 		}
 		tlsCfg.RootCAs = roots
 	}
