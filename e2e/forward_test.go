@@ -234,6 +234,23 @@ type auditRow struct {
 	Detail          map[string]any
 }
 
+// auditCount counts the vault's stored audit events matching where, with
+// $1.. bound to args. Records still in the spool are not counted: flush
+// first (s.FlushAudit) while vault-proxy runs.
+func auditCount(t *testing.T, s *stack.Stack, where string, args ...any) int {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE `+where, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // forwardAudit reads the vault's audit log straight from its database
 // (GET /audit-events is tested in vault_test.go), newest first, and returns
 // it with its raw text for searching.

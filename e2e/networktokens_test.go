@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging"
@@ -338,15 +336,8 @@ func TestNetworkTokenLifecycleEndpoints(t *testing.T) {
 	// ... having deleted the live one at its token service first, audited
 	// (the first was deleted by hand above).
 	s.FlushAudit(t)
-	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var deletions int
-	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'network-token'
-		AND purpose = 'delete' AND outcome = 'success' AND $1 = ANY(tokens)`, id).Scan(&deletions); err != nil || deletions != 2 {
-		t.Fatalf("%d network token deletions audited (%v), want 2", deletions, err)
+	if n := auditCount(t, s, `action = 'network-token' AND purpose = 'delete' AND outcome = 'success' AND $1 = ANY(tokens)`, id); n != 2 {
+		t.Fatalf("%d network token deletions audited, want 2", n)
 	}
 	assertNoCardDataLogged(t, s, "5555555555554444")
 }
