@@ -514,7 +514,7 @@ func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
 
 // Card or bank data sent through vault-proxy to any route it passes on to
 // core-api (a payment method whose method is not exactly card, gift-card or
-// bank, a PUT, a buyer) is refused by vault-proxy itself: core-api never
+// bank, a PUT, a buyer, a query) is refused by vault-proxy itself: core-api never
 // receives it (DESIGN.md section 1), and its logs show no such request.
 func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	s := stack.Start(t)
@@ -533,6 +533,7 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 		{"PUT with an account number", "PUT", "/payment-methods/" + id, map[string]any{"account_number": "31926819"}, []string{"/account_number"}, "value_error.card_data"},
 		{"a buyer with a Number", "POST", "/buyers", map[string]any{"display_name": "x", "Number": pan}, []string{"/Number"}, "value_error.card_data"},
 		{"an IBAN to another route", "POST", "/merchant-accounts", map[string]any{"id": "iban-test", "display_name": "x", "iban": "DE89370400440532013000"}, []string{"/iban"}, "value_error.card_data"},
+		{"a card number in the query", "GET", "/buyers?external_identifier=" + pan, nil, []string{"external_identifier"}, "value_error.card_data"},
 		// Bodies that do not parse cannot be searched: refused whole.
 		{"a trailing comma", "POST", "/payment-methods", `{"method":"Card","number":"` + pan + `",}`, []string{""}, "value_error.jsondecode"},
 		{"a byte-order mark", "POST", "/buyers", "\ufeff" + `{"display_name":"x","number":"` + pan + `"}`, []string{""}, "value_error.jsondecode"},

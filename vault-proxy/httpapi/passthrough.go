@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/zone"
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
@@ -67,20 +68,44 @@ func StripHopByHop(h interface {
 	}
 }
 
-// Pass sends ctx's request to core-api unchanged (same method, path, query,
-// headers, body) and writes core-api's answer to ctx. A body carrying card
-// or bank data (zone.SensitiveFields at its top level) is refused here, and
-// cleared: core-api never receives a card number, whatever route or method
-// a client sent it with (DESIGN.md section 1).
+// coreHeaders are the request headers core-api reads (with Content-Type on
+// a passed-on body); no other header crosses into the non-PCI zone, so a
+// card number a client puts in some header of its own stays here.
+var coreHeaders = []string{"Authorization", MerchantHeader, "Idempotency-Key", "Accept"}
+
+// Pass sends ctx's request to core-api (same method, path, query and body,
+// the headers core-api reads) and writes core-api's answer to ctx. Card or
+// bank data in the body (zone.SensitiveFields at its top level), or a card
+// number in the path or query, is refused here and the body cleared:
+// core-api never receives a card number, whatever route or method a client
+// sent it with (DESIGN.md section 1).
 func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
 	if err := refuseSensitive(ctx.Path(), ctx.Request.Body()); err != nil {
 		clear(ctx.Request.Body())
 		return err
 	}
+	if err := refuseCardInURI(ctx.Request.URI()); err != nil {
+		clear(ctx.Request.Body())
+		return err
+	}
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
-	ctx.Request.CopyTo(req)
+	req.Header.SetMethodBytes(ctx.Method())
+	req.SetRequestURIBytes(ctx.Request.Header.RequestURI())
+	copyHeaders(&req.Header, &ctx.Request.Header, coreHeaders)
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 {
+		req.Header.SetContentTypeBytes(ct)
+	}
+	req.SetBody(ctx.Request.Body())
 	return c.send(ctx, req)
+}
+
+func copyHeaders(dst, src *fasthttp.RequestHeader, names []string) {
+	for _, h := range names {
+		if v := src.Peek(h); len(v) > 0 {
+			dst.SetBytesV(h, v)
+		}
+	}
 }
 
 // Send sends a request built by the caller (method, URI path, headers and
@@ -117,11 +142,7 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 	req.SetRequestURI(path)
 	req.URI().SetScheme(c.scheme)
 	req.SetHost(c.client.Addr)
-	for _, h := range []string{"Authorization", MerchantHeader, "Idempotency-Key", "Accept"} {
-		if v := ctx.Request.Header.Peek(h); len(v) > 0 {
-			req.Header.SetBytesV(h, v)
-		}
-	}
+	copyHeaders(&req.Header, &ctx.Request.Header, coreHeaders)
 	req.Header.Set("X-Request-Id", RequestID(ctx))
 	req.Header.SetContentType("application/json")
 	req.SetBody(body)
@@ -167,4 +188,66 @@ func refuseSensitive(path, body []byte) error {
 		return apierror.BadRequest("card data cannot be sent to this route", details...)
 	}
 	return nil
+}
+
+// refuseCardInURI is a 400 when the path or a query parameter holds a card
+// number (panscan's definition), percent-encoded or not: core-api would
+// hold it in memory, and a merchant's search for it would make it a stored
+// search term's neighbour, before any handler of its own could refuse it.
+// The detail names the parameter, never the value; a parameter name that is
+// itself a card number is not repeated either.
+func refuseCardInURI(u *fasthttp.URI) error {
+	const msg = "card numbers are accepted only in the body of POST /payment-methods, never in a URL"
+	if panscan.Contains(unescapeLoose(u.PathOriginal(), false)) {
+		return apierror.BadRequest("card data cannot be sent in a URL", apierror.Detail{Location: apierror.LocationPath, Pointer: "", Message: msg, Type: "value_error.card_data"})
+	}
+	var details []apierror.Detail
+	for _, pair := range bytes.Split(u.QueryString(), []byte("&")) {
+		k, v, _ := bytes.Cut(pair, []byte("="))
+		key := unescapeLoose(k, true)
+		if !panscan.Contains(key) && !panscan.Contains(unescapeLoose(v, true)) {
+			continue
+		}
+		if panscan.Contains(key) {
+			key = ""
+		}
+		details = append(details, apierror.Detail{Location: apierror.LocationQuery, Pointer: key, Message: msg, Type: "value_error.card_data"})
+	}
+	if len(details) > 0 {
+		return apierror.BadRequest("card data cannot be sent in a URL", details...)
+	}
+	return nil
+}
+
+// unescapeLoose percent-decodes b as core-api's net/http would read it,
+// keeping a malformed escape as it is rather than giving up: a number
+// behind one bad escape must still be found.
+func unescapeLoose(b []byte, plusIsSpace bool) string {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '%' && i+2 < len(b) && isHex(b[i+1]) && isHex(b[i+2]):
+			out = append(out, unhex(b[i+1])<<4|unhex(b[i+2]))
+			i += 2
+		case c == '+' && plusIsSpace:
+			out = append(out, ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
