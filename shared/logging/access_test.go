@@ -97,6 +97,8 @@ func TestWriteAccessDeclinesWhatNeedsRedactingOrEscaping(t *testing.T) {
 		{"invalid UTF-8", context.Background(), same, withPath("/\xff")},
 		{"a duration with a card number's digits", context.Background(), same,
 			AccessLine{Time: accessTime, Method: "GET", Path: "/", Status: 200, Duration: 4111111111111111}},
+		{"a duration with a 12-digit card number's digits", context.Background(), same,
+			AccessLine{Time: accessTime, Method: "GET", Path: "/", Status: 200, Duration: 600000000007}},
 		{"a year past 9999", context.Background(), same, AccessLine{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), Method: "GET", Path: "/"}},
 		{"a secret-looking With key", context.Background(), func(l *slog.Logger) *slog.Logger { return l.With("api_key", "abc") }, plainLine},
 		{"a card number in a With value", context.Background(), func(l *slog.Logger) *slog.Logger { return l.With("note", pan) }, plainLine},

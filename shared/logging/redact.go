@@ -171,11 +171,17 @@ func (km *keyMemo) redactValue(v slog.Value, all bool, depth int) slog.Value {
 		}
 		return numberValue(v, strconv.FormatUint(v.Uint64(), 10))
 	case slog.KindFloat64:
-		f := math.Abs(v.Float64())
-		if f < 1e12 || f >= 1e21 || math.IsNaN(f) {
-			return v // too few digits, or formatted with an exponent
+		// A fraction or a mantissa can spell a card number as well as an
+		// integer part can ("0.4111111111111111"), so the float is judged
+		// by the digits a JSON or text handler would write.
+		f := v.Float64()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return v
 		}
-		return numberValue(v, strconv.FormatFloat(f, 'f', -1, 64))
+		if panscan.Contains(strconv.FormatFloat(f, jsonFloatFormat(f), -1, 64)) || panscan.Contains(strconv.FormatFloat(f, 'g', -1, 64)) {
+			return slog.StringValue(PANReplacement)
+		}
+		return v
 	case slog.KindAny:
 		return slog.StringValue(panscan.Redact(formatAny(v.Any())))
 	default: // bool, time
@@ -183,10 +189,19 @@ func (km *keyMemo) redactValue(v slog.Value, all bool, depth int) slog.Value {
 	}
 }
 
-// minPANValue is the smallest number with a card number's 13 digits;
-// smaller ones (statuses, sizes, most durations) need no formatting to be
-// cleared.
-const minPANValue = 1_000_000_000_000
+// minPANValue is the smallest number with a card number's 12 digits
+// (panscan's shortest); smaller ones (statuses, sizes, most durations) need
+// no formatting to be cleared.
+const minPANValue = 100_000_000_000
+
+// jsonFloatFormat is the format encoding/json (and so slog's JSON handler)
+// writes f in.
+func jsonFloatFormat(f float64) byte {
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return 'e'
+	}
+	return 'f'
+}
 
 func tooShortForPAN(n int64) bool { return n > -minPANValue && n < minPANValue }
 
@@ -221,23 +236,92 @@ func formatAny(x any) string {
 	case json.RawMessage:
 		return string(t)
 	}
-	// Any other byte slice or array would print as decimal byte values
+	// Any other byte or rune slice or array would print as decimal values
 	// ("[52 49 49 ...]"), which hides digits from the scanner without hiding
-	// them from a reader.
-	if rv := reflect.ValueOf(x); isByteSequence(rv) {
-		if rv.Kind() == reflect.Array {
-			b := make([]byte, rv.Len())
-			reflect.Copy(reflect.ValueOf(b), rv)
-			return string(b)
-		}
-		return string(rv.Bytes())
+	// them from a reader: it is written as the text it holds.
+	rv := reflect.ValueOf(x)
+	if isByteSequence(rv) {
+		return sequenceText(rv)
+	}
+	// Nested deeper (a struct's Body, a map's values, a slice of them), the
+	// sequence cannot be written as text in fmt's layout: the value is not
+	// written at all.
+	budget := maxScanValues
+	if holdsByteSequence(rv, 0, &budget) {
+		return fmt.Sprintf("[%T holding bytes, not logged]", x)
 	}
 	return fmt.Sprintf("%+v", x)
 }
 
 func isByteSequence(rv reflect.Value) bool {
 	k := rv.Kind()
-	return (k == reflect.Slice || k == reflect.Array) && rv.Type().Elem().Kind() == reflect.Uint8
+	if k != reflect.Slice && k != reflect.Array {
+		return false
+	}
+	e := rv.Type().Elem().Kind()
+	return e == reflect.Uint8 || e == reflect.Int32
+}
+
+func sequenceText(rv reflect.Value) string {
+	if rv.Type().Elem().Kind() == reflect.Int32 {
+		r := make([]rune, rv.Len())
+		reflect.Copy(reflect.ValueOf(r), rv)
+		return string(r)
+	}
+	b := make([]byte, rv.Len())
+	reflect.Copy(reflect.ValueOf(b), rv)
+	return string(b)
+}
+
+// maxScanValues bounds holdsByteSequence's walk; a value too large to walk
+// is not written.
+const maxScanValues = 10_000
+
+// holdsByteSequence reports whether fmt's %+v of rv would write a non-empty
+// byte or rune sequence as numbers. It walks as fmt prints: an error or a
+// Stringer below the top is written by its method, and a pointer below the
+// top as an address.
+func holdsByteSequence(rv reflect.Value, depth int, budget *int) bool {
+	if *budget--; *budget < 0 || depth > maxDepth {
+		return true
+	}
+	if !rv.IsValid() {
+		return false
+	}
+	if depth > 0 && rv.CanInterface() {
+		switch rv.Interface().(type) {
+		case error, fmt.Stringer:
+			return false
+		}
+	}
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		if isByteSequence(rv) {
+			return rv.Len() > 0
+		}
+		for i := 0; i < rv.Len(); i++ {
+			if holdsByteSequence(rv.Index(i), depth+1, budget) {
+				return true
+			}
+		}
+	case reflect.Pointer:
+		return depth == 0 && !rv.IsNil() && holdsByteSequence(rv.Elem(), depth+1, budget)
+	case reflect.Interface:
+		return !rv.IsNil() && holdsByteSequence(rv.Elem(), depth+1, budget)
+	case reflect.Struct:
+		for i := 0; i < rv.NumField(); i++ {
+			if holdsByteSequence(rv.Field(i), depth+1, budget) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := rv.MapRange(); it.Next(); {
+			if holdsByteSequence(it.Key(), depth+1, budget) || holdsByteSequence(it.Value(), depth+1, budget) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keyMemo remembers the verdict on attribute keys. A service logs with a

@@ -21,6 +21,7 @@ var testPANs = []string{
 	"4111-1111-1111-1111",
 	"6011111111111117",
 	"3530111333300000",
+	"600000000007", // 12 digits, the shortest (some Maestro)
 }
 
 type stringer struct{ s string }
@@ -78,6 +79,12 @@ func TestRedactingHandlerMasksPANs(t *testing.T) {
 		{"bytes", func(l *slog.Logger, pan string) { l.Info("m", "body", []byte(`{"n":"`+pan+`"}`)) }},
 		{"named bytes", func(l *slog.Logger, pan string) { l.Info("m", "body", byteName(pan)) }},
 		{"raw json", func(l *slog.Logger, pan string) { l.Info("m", "body", json.RawMessage(`"`+pan+`"`)) }},
+		{"runes", func(l *slog.Logger, pan string) { l.Info("m", "body", []rune(pan)) }},
+		{"byte array", func(l *slog.Logger, pan string) {
+			var a [19]byte
+			copy(a[:], pan)
+			l.Info("m", "body", a)
+		}},
 		{"stringer", func(l *slog.Logger, pan string) { l.Info("m", "card", stringer{pan}) }},
 		{"log valuer", func(l *slog.Logger, pan string) { l.Info("m", "card", valuer{pan}) }},
 		{"attr key", func(l *slog.Logger, pan string) { l.Info("m", pan, true) }},
@@ -112,6 +119,12 @@ func TestRedactingHandlerMasksNumbers(t *testing.T) {
 		{"float64", slog.Float64("n", 4242424242424242)},
 		{"any int", slog.Any("n", 6011111111111117)},
 		{"duration", slog.Duration("n", time.Duration(3530111333300000))},
+		{"12-digit int64", slog.Int64("n", 600000000007)},
+		{"12-digit uint64", slog.Uint64("n", 600000000007)},
+		{"12-digit duration", slog.Duration("n", time.Duration(600000000007))},
+		{"12-digit float64", slog.Float64("n", 600000000007)},
+		{"a fraction's digits", slog.Float64("n", 0.4111111111111111)},
+		{"a negative fraction's digits", slog.Float64("n", -0.4111111111111111)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +135,60 @@ func TestRedactingHandlerMasksNumbers(t *testing.T) {
 			}
 			if got["n"] != PANReplacement {
 				t.Errorf("n = %v, want %s (line %s)", got["n"], PANReplacement, line)
+			}
+		})
+	}
+}
+
+// A byte or rune sequence nested in a value would be written by fmt as
+// decimal numbers ("[52 49 49 49 ...]"), which the scanner cannot read but
+// a person can: such a value is not written at all.
+func TestRedactingHandlerHidesNestedByteSequences(t *testing.T) {
+	const pan = "4111111111111111"
+	b := []byte(pan)
+	type request struct {
+		Method string
+		Body   []byte
+	}
+	type hidden struct{ body json.RawMessage }
+	for _, tc := range []struct {
+		name string
+		v    any
+	}{
+		{"struct field", request{"POST", b}},
+		{"unexported raw json field", hidden{json.RawMessage(pan)}},
+		{"map of bytes", map[string][]byte{"body": b}},
+		{"bytes in a slice of any", []any{"x", b}},
+		{"pointer to bytes", &b},
+		{"runes in a struct", struct{ R []rune }{[]rune(pan)}},
+		{"bytes as a map key's array", map[[16]byte]int{[16]byte([]byte(pan)): 1}},
+		{"pointer to struct", &request{"POST", b}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := logOne(t, func(l *slog.Logger) { l.Info("m", "v", tc.v) })
+			if strings.Contains(line, "52 49 49 49") || strings.Contains(line, "1111") {
+				t.Fatalf("the bytes were written: %s", line)
+			}
+			if !strings.Contains(line, "holding bytes, not logged") {
+				t.Fatalf("no placeholder: %s", line)
+			}
+		})
+	}
+	// What fmt writes through a method, an empty sequence and a value
+	// without any are written as before.
+	for _, tc := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"a Stringer field", struct{ S stringer }{stringer{"x"}}, "{S:card x}"},
+		{"an empty byte slice", request{"GET", nil}, "{Method:GET Body:[]}"},
+		{"numbers", struct{ N []int }{[]int{1, 2}}, "{N:[1 2]}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := logOne(t, func(l *slog.Logger) { l.Info("m", "v", tc.v) })
+			if !strings.Contains(line, `"v":"`+tc.want+`"`) {
+				t.Fatalf("want %s in %s", tc.want, line)
 			}
 		})
 	}
