@@ -20,16 +20,22 @@ const Header = "X-Request-Id"
 // MaxLen is the longest incoming id that is honoured.
 const MaxLen = 128
 
-// Generate returns a new random id: a version 4 UUID from crypto/rand.
+// Generate returns a new random id: a version 4 UUID from crypto/rand that
+// is Valid (about one in a thousand UUIDs has digits that read as a card
+// number, and would be replaced by the next hop).
 func Generate() string {
-	var b [16]byte
-	// crypto/rand.Read never fails on supported platforms (Go 1.24+); it
-	// crashes the program rather than return predictable bytes.
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-	var out [36]byte
-	return string(uuidtext.Append(out[:0], b))
+	for {
+		var b [16]byte
+		// crypto/rand.Read never fails on supported platforms (Go 1.24+); it
+		// crashes the program rather than return predictable bytes.
+		_, _ = rand.Read(b[:])
+		b[6] = b[6]&0x0f | 0x40 // version 4
+		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+		var out [36]byte
+		if id := string(uuidtext.Append(out[:0], b)); !holdsCardNumber(id) {
+			return id
+		}
+	}
 }
 
 // Valid reports whether an incoming id may be honoured: 1 to MaxLen bytes of
@@ -46,7 +52,30 @@ func Valid(id string) bool {
 			return false
 		}
 	}
-	return !panscan.Contains(id)
+	return !holdsCardNumber(id)
+}
+
+// holdsCardNumber is panscan's check without its exceptions for free text:
+// an id is chosen by the client, so digits inside a hex string or a UUID
+// ("a4111111111111111a", "41111111-1111-1111-...") are digits, and '.' and
+// '_' separate groups as '-' does ("4111_1111_1111_1111"). Letters become
+// a non-hex letter and separators a space, which panscan reads that way.
+func holdsCardNumber(id string) bool {
+	digits := 0
+	var buf [MaxLen]byte
+	b := buf[:0]
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case '0' <= c && c <= '9':
+			digits++
+			b = append(b, c)
+		case c == '.' || c == '_' || c == '-':
+			b = append(b, ' ')
+		default:
+			b = append(b, 'x')
+		}
+	}
+	return digits >= 12 && panscan.Contains(string(b))
 }
 
 // Resolve returns incoming if it is Valid, else a newly generated id.
