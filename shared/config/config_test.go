@@ -63,6 +63,8 @@ func TestProblems(t *testing.T) {
 			`X: must be an integer from 1 to 10 (the default "11" is invalid)`},
 		{"bare number duration", map[string]string{"X": "30"}, func(l *Loader) { l.Duration("X", 0, time.Minute) },
 			`X: must be a duration such as 30s or 5m, from 0s to 1m0s (got "30")`},
+		{"bare zero duration", map[string]string{"X": "0"}, func(l *Loader) { l.Duration("X", 0, time.Minute) },
+			`X: must be a duration such as 30s or 5m, from 0s to 1m0s (got "0")`},
 		{"negative duration", map[string]string{"X": "-1s"}, func(l *Loader) { l.Duration("X", 0, time.Minute) },
 			`X: must be a duration such as 30s or 5m, from 0s to 1m0s (got "-1s")`},
 		{"bool spelling", map[string]string{"X": "True"}, func(l *Loader) { l.Bool("X") },

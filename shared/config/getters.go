@@ -135,7 +135,7 @@ func (l *Loader) Duration(name string, min, max time.Duration, opts ...Option) t
 		return 0
 	}
 	d, err := time.ParseDuration(v.text)
-	if err != nil || d < min || d > max {
+	if err != nil || d < min || d > max || strings.Trim(v.text, "0123456789") == "" {
 		l.bad(v, fmt.Sprintf("must be a duration such as 30s or 5m, from %s to %s", min, max))
 		return 0
 	}

@@ -28,6 +28,9 @@ func Run(ctx context.Context, log *slog.Logger, r Runner) error {
 		return err
 	}
 	<-ctx.Done()
+	// A second signal during the drain stops the process at once: an
+	// operator who presses Ctrl-C again means it.
+	stop()
 	log.Info("shutting down")
 	if err := r.Close(); err != nil {
 		return err
