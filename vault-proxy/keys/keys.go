@@ -74,93 +74,199 @@ type RotateOptions struct {
 	Progress io.Writer
 }
 
-// maxRetireRounds bounds how often Retire lowers the bound again for data
-// keys that appeared after it was raised.
+// maxRetireRounds bounds how often Retire rewraps data keys that appeared
+// after it raised the bound.
 const maxRetireRounds = 3
 
 // Rotate adds a transit key version, rewraps every data key wrapped by an
-// older one (batch by batch, each batch committed on its own so an
-// interrupted run resumes where it stopped), and optionally retires the old
-// versions. It returns how many data keys it rewrapped.
+// older one (batch by batch, each batch committed on its own), and
+// optionally retires the old versions. It returns how many data keys it
+// rewrapped. While data keys are still wrapped below the latest version it
+// adds none: an earlier run stopped part-way, and this one resumes it.
 func Rotate(ctx context.Context, tr Transit, st Store, opts RotateOptions) (int, error) {
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = 100
-	}
-	if opts.Progress == nil {
-		opts.Progress = io.Discard
-	}
-	if err := tr.Rotate(ctx, transit.CardKey); err != nil {
-		return 0, err
-	}
-	info, err := tr.Key(ctx, transit.CardKey)
+	r := &rotation{tr: tr, st: st, opts: opts.withDefaults()}
+	info, err := r.rotateOrResume(ctx)
 	if err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(opts.Progress, "rotated %s to version %d\n", transit.CardKey, info.LatestVersion)
-	done, err := rewrapAll(ctx, tr, st, info.LatestVersion, opts, 0)
-	if err != nil || !opts.Retire {
-		return done, err
+	r.version = info.LatestVersion
+	if err := r.rewrapAll(ctx, info.MinDecryptionVersion); err != nil || !opts.Retire {
+		return r.done, err
 	}
-	if opts.Settle <= 0 {
-		opts.Settle = 2 * time.Second
+	return r.done, r.retire(ctx, info.MinDecryptionVersion)
+}
+
+func (o RotateOptions) withDefaults() RotateOptions {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 100
 	}
-	// Raise the bound, wait for stores already under way, look again. A
-	// data key of a retired version stored meanwhile could never be
-	// unwrapped again, and its cards never opened: the bound goes back
-	// down (Vault rewraps only what it can still decrypt), the key is
-	// rewrapped, and the bound goes up again.
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// rotation is one run of Rotate.
+type rotation struct {
+	tr      Transit
+	st      Store
+	opts    RotateOptions
+	version int // the key version every data key is rewrapped to
+	done    int // data keys rewrapped so far
+}
+
+// rotateOrResume adds a key version unless data keys are still wrapped below
+// the latest one. Those are left by a run that stopped part-way (or stored
+// after a retire's last look): rotating again would only restart the rewrap
+// from the beginning, and never finish if runs keep stopping.
+func (r *rotation) rotateOrResume(ctx context.Context) (transit.KeyInfo, error) {
+	info, err := r.tr.Key(ctx, transit.CardKey)
+	if err != nil {
+		return info, err
+	}
+	pending, _, err := r.st.DataKeysToRewrap(ctx, info.LatestVersion, 1)
+	if err != nil {
+		return info, err
+	}
+	if len(pending) > 0 {
+		fmt.Fprintf(r.opts.Progress, "data keys are still wrapped below version %d: resuming that rotation (run again afterwards to add a version)\n", info.LatestVersion)
+		return info, nil
+	}
+	if err := r.tr.Rotate(ctx, transit.CardKey); err != nil {
+		return info, err
+	}
+	if info, err = r.tr.Key(ctx, transit.CardKey); err != nil {
+		return info, err
+	}
+	fmt.Fprintf(r.opts.Progress, "rotated %s to version %d\n", transit.CardKey, info.LatestVersion)
+	return info, nil
+}
+
+// retire raises the bound to the new version, waits for stores already under
+// way, and looks again. A data key of a retired version stored meanwhile
+// could never be unwrapped again, nor its cards opened: it is rewrapped
+// (rewrapAll lowers the bound for it) and the bound raised again. prev is
+// the bound before the run, restored if retiring gives up.
+func (r *rotation) retire(ctx context.Context, prev int) error {
 	for round := 1; ; round++ {
-		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.LatestVersion); err != nil {
-			return done, err
+		if err := r.setBound(ctx, r.version); err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return done, ctx.Err()
-		case <-time.After(opts.Settle):
+			return ctx.Err()
+		case <-time.After(r.opts.Settle):
 		}
-		late, _, err := st.DataKeysToRewrap(ctx, info.LatestVersion, 1)
+		_, late, err := r.st.DataKeysToRewrap(ctx, r.version, r.opts.BatchSize)
 		if err != nil {
-			return done, err
+			return err
 		}
 		if len(late) == 0 {
-			break
-		}
-		// Lower the bound again first: a key it covers could never be
-		// unwrapped, nor its cards opened.
-		if err := tr.SetMinDecryptionVersion(ctx, transit.CardKey, info.MinDecryptionVersion); err != nil {
-			return done, err
+			fmt.Fprintf(r.opts.Progress, "retired versions below %d\n", r.version)
+			return nil
 		}
 		if round == maxRetireRounds {
-			return done, fmt.Errorf("keys: data keys of the old versions were still being stored after %d rounds; versions below %d are not retired (run rotate -retire again)", round, info.LatestVersion)
+			return r.giveUp(ctx, prev, late, round)
 		}
-		fmt.Fprintf(opts.Progress, "a data key of a retired version was stored meanwhile; rewrapping it\n")
-		if done, err = rewrapAll(ctx, tr, st, info.LatestVersion, opts, done); err != nil {
-			return done, err
+		fmt.Fprintf(r.opts.Progress, "a data key of a retired version was stored meanwhile; rewrapping it\n")
+		if err := r.rewrapAll(ctx, r.version); err != nil {
+			return err
 		}
 	}
-	fmt.Fprintf(opts.Progress, "retired versions below %d\n", info.LatestVersion)
-	return done, nil
 }
 
-// rewrapAll rewraps every data key below version, batch by batch, and
-// returns the running count from done.
-func rewrapAll(ctx context.Context, tr Transit, st Store, version int, opts RotateOptions, done int) (int, error) {
+// giveUp lowers the bound back to prev, or further if a late key needs it,
+// so that no late key is left unreadable. Late keys beyond this batch that
+// are older still are rewrapped by the next run (rewrapAll).
+func (r *rotation) giveUp(ctx context.Context, prev int, late []string, round int) error {
+	oldest, err := oldestVersion(late)
+	if err != nil {
+		return err
+	}
+	if err := r.setBound(ctx, min(prev, oldest)); err != nil {
+		return err
+	}
+	return fmt.Errorf("keys: data keys of the old versions were still being stored after %d rounds; versions below %d are not retired (run rotate -retire again)", round, r.version)
+}
+
+// rewrapAll rewraps every data key below r.version, batch by batch; bound is
+// min_decryption_version in force. Vault rewraps only what it can still
+// decrypt, so a batch holding keys below the bound (a retire stopped before
+// its last look, or a key stored after it) first lowers the bound to their
+// version; while the versions exist (never trimmed) Vault allows it. Once
+// all are rewrapped the bound goes back up. After a failure it stays
+// lowered: nothing is unreadable, and the next run finishes the rewrap.
+func (r *rotation) rewrapAll(ctx context.Context, bound int) error {
+	inForce := bound
 	for {
-		ids, wrapped, err := st.DataKeysToRewrap(ctx, version, opts.BatchSize)
+		ids, wrapped, err := r.st.DataKeysToRewrap(ctx, r.version, r.opts.BatchSize)
 		if err != nil {
-			return done, err
+			return r.stopped(err, bound, inForce)
 		}
 		if len(ids) == 0 {
-			return done, nil
+			break
 		}
-		out, err := tr.Rewrap(ctx, transit.CardKey, wrapped)
+		if inForce, err = r.lowerFor(ctx, wrapped, inForce); err != nil {
+			return r.stopped(err, bound, inForce)
+		}
+		out, err := r.tr.Rewrap(ctx, transit.CardKey, wrapped)
 		if err != nil {
-			return done, err
+			return r.stopped(err, bound, inForce)
 		}
-		if err := st.ReplaceWrapped(ctx, ids, out); err != nil {
-			return done, err
+		if err := r.st.ReplaceWrapped(ctx, ids, out); err != nil {
+			return r.stopped(err, bound, inForce)
 		}
-		done += len(ids)
-		fmt.Fprintf(opts.Progress, "rewrapped %d data keys\n", done)
+		r.done += len(ids)
+		fmt.Fprintf(r.opts.Progress, "rewrapped %d data keys\n", r.done)
 	}
+	if inForce == bound {
+		return nil
+	}
+	fmt.Fprintf(r.opts.Progress, "min decryption version back to %d\n", bound)
+	return r.setBound(ctx, bound)
+}
+
+// lowerFor lowers the bound in force to the oldest version in wrapped if it
+// is below, and returns the bound now in force.
+func (r *rotation) lowerFor(ctx context.Context, wrapped []string, inForce int) (int, error) {
+	oldest, err := oldestVersion(wrapped)
+	if err != nil || oldest >= inForce {
+		return inForce, err
+	}
+	fmt.Fprintf(r.opts.Progress, "data keys wrapped by version %d, below min decryption version %d: lowering it to rewrap them\n", oldest, inForce)
+	if err := r.setBound(ctx, oldest); err != nil {
+		return inForce, fmt.Errorf("keys: cannot lower min_decryption_version to %d to rewrap its data keys (was the version trimmed?): %w", oldest, err)
+	}
+	return oldest, nil
+}
+
+// stopped tells the operator, when rewrapAll stops with the bound lowered,
+// where it was left: the next run does not know the bound it found.
+func (r *rotation) stopped(err error, bound, inForce int) error {
+	if inForce == bound {
+		return err
+	}
+	return fmt.Errorf("%w (min decryption version left at %d, was %d: run rotate -retire to raise it again)", err, inForce, bound)
+}
+
+func (r *rotation) setBound(ctx context.Context, v int) error {
+	return r.tr.SetMinDecryptionVersion(ctx, transit.CardKey, v)
+}
+
+// oldestVersion is the lowest transit version among wrapped.
+func oldestVersion(wrapped []string) (int, error) {
+	oldest := 0
+	for _, w := range wrapped {
+		v, err := postgres.TransitVersion(w)
+		if err != nil {
+			return 0, err
+		}
+		if oldest == 0 || v < oldest {
+			oldest = v
+		}
+	}
+	return oldest, nil
 }

@@ -3,6 +3,7 @@ package keys_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -173,5 +174,154 @@ func TestRetireGivesUpWithTheBoundLowered(t *testing.T) {
 	}
 	if _, err := env.Service.Decrypt(ctx, transit.CardKey, wrappedV1); err != nil {
 		t.Fatalf("a late data key no longer unwraps: %v", err)
+	}
+}
+
+// storeKeys stores n data keys wrapped by the card key's latest version, as
+// a vault-proxy does, and returns their ids.
+func storeKeys(ctx context.Context, t *testing.T, env *transittest.Env, db *postgres.DB, n int) []uuid.UUID {
+	t.Helper()
+	var ids []uuid.UUID
+	for range n {
+		wrapped, err := env.Service.WrappedDataKey(ctx, transit.CardKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := uuid.New()
+		if err := db.SaveDataKey(ctx, id, wrapped); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// assertUnwrapAt checks that every data key in ids is wrapped by version and
+// that the serving process can still unwrap it.
+func assertUnwrapAt(ctx context.Context, t *testing.T, env *transittest.Env, db *postgres.DB, ids []uuid.UUID, version int) {
+	t.Helper()
+	for _, id := range ids {
+		wrapped, err := db.LoadDataKey(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := postgres.TransitVersion(wrapped); v != version {
+			t.Errorf("data key %s wrapped by v%d, want v%d", id, v, version)
+		}
+		if _, err := env.Service.Decrypt(ctx, transit.CardKey, wrapped); err != nil {
+			t.Errorf("data key %s no longer unwraps: %v", id, err)
+		}
+	}
+}
+
+// assertKey checks the card key's latest and minimum decryption versions.
+func assertKey(ctx context.Context, t *testing.T, env *transittest.Env, latest, minDecryption int) {
+	t.Helper()
+	info, err := env.KeyAdmin.Key(ctx, transit.CardKey)
+	if err != nil || info.LatestVersion != latest || info.MinDecryptionVersion != minDecryption {
+		t.Fatalf("key %+v, %v; want latest %d, min decryption %d", info, err, latest, minDecryption)
+	}
+}
+
+// stuckKeys stores perVersion[i] data keys under version i+1, rotating in
+// between, then raises min_decryption_version to the latest version straight
+// through the transit API, as a retire that stopped before its last look (or
+// a key stored after it) leaves them: below the bound, not rewrapped.
+func stuckKeys(ctx context.Context, t *testing.T, env *transittest.Env, db *postgres.DB, perVersion []int) []uuid.UUID {
+	t.Helper()
+	var ids []uuid.UUID
+	for _, n := range perVersion {
+		ids = append(ids, storeKeys(ctx, t, env, db, n)...)
+		if err := env.KeyAdmin.Rotate(ctx, transit.CardKey); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := env.KeyAdmin.SetMinDecryptionVersion(ctx, transit.CardKey, len(perVersion)+1); err != nil {
+		t.Fatal(err)
+	}
+	wrapped, _ := db.LoadDataKey(ctx, ids[0])
+	if _, err := env.Service.Decrypt(ctx, transit.CardKey, wrapped); err == nil {
+		t.Fatal("fixture: the data key below the bound still unwraps")
+	}
+	return ids
+}
+
+// stoppingTransit is a key admin whose rewrap calls fail once ok of them
+// have succeeded: a rotation stopped part-way.
+type stoppingTransit struct {
+	keys.Transit
+	ok int
+}
+
+func (s *stoppingTransit) Rewrap(ctx context.Context, key string, ciphertexts []string) ([]string, error) {
+	if s.ok == 0 {
+		return nil, errors.New("stopped")
+	}
+	s.ok--
+	return s.Transit.Rewrap(ctx, key, ciphertexts)
+}
+
+// Data keys below min_decryption_version no longer block a rotation: it
+// lowers the bound to their version, rewraps them and puts the bound back,
+// without adding a version (the rotation that left them is resumed).
+func TestRotateRewrapsDataKeysBelowTheBound(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		perVersion []int // data keys stored under v1, v2, ... before the bound rose
+		opts       keys.RotateOptions
+	}{
+		{"one key below the bound", []int{1}, keys.RotateOptions{}},
+		{"keys of two old versions, one per batch", []int{2, 1}, keys.RotateOptions{BatchSize: 1}},
+		{"with retire", []int{1}, keys.RotateOptions{Retire: true, Settle: time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, db, env, _ := lateKeyFixture(t)
+			ids := stuckKeys(ctx, t, env, db, tc.perVersion)
+			latest := len(tc.perVersion) + 1
+			var progress bytes.Buffer
+			tc.opts.Progress = &progress
+			if _, err := keys.Rotate(ctx, env.KeyAdmin, db, tc.opts); err != nil {
+				t.Fatalf("rotate: %v\n%s", err, progress.String())
+			}
+			assertKey(ctx, t, env, latest, latest)
+			assertUnwrapAt(ctx, t, env, db, ids, latest)
+		})
+	}
+}
+
+// A rotation that stops while the bound is lowered for keys below it leaves
+// them readable, and the next run finishes and retires again.
+func TestRotateStoppedWhileBoundLoweredIsRepaired(t *testing.T) {
+	ctx, db, env, _ := lateKeyFixture(t)
+	ids := stuckKeys(ctx, t, env, db, []int{1})
+	opts := keys.RotateOptions{Retire: true, Settle: time.Millisecond}
+	if _, err := keys.Rotate(ctx, &stoppingTransit{Transit: env.KeyAdmin}, db, opts); err == nil {
+		t.Fatal("rotate did not stop")
+	}
+	assertUnwrapAt(ctx, t, env, db, ids, 1)
+	if _, err := keys.Rotate(ctx, env.KeyAdmin, db, opts); err != nil {
+		t.Fatalf("rotate again: %v", err)
+	}
+	assertKey(ctx, t, env, 2, 2)
+	assertUnwrapAt(ctx, t, env, db, ids, 2)
+}
+
+// A rerun after a rotation stopped part-way resumes it: no new version, only
+// the data keys left are rewrapped. Once everything is rewrapped, a run
+// rotates again.
+func TestRotateResumesAStoppedRun(t *testing.T) {
+	ctx, db, env, _ := lateKeyFixture(t)
+	ids := storeKeys(ctx, t, env, db, 3)
+	opts := keys.RotateOptions{BatchSize: 1}
+	if n, err := keys.Rotate(ctx, &stoppingTransit{Transit: env.KeyAdmin, ok: 1}, db, opts); err == nil || n != 1 {
+		t.Fatalf("first run: %d rewrapped, %v", n, err)
+	}
+	for i, want := range []struct{ rewrapped, latest int }{{2, 2}, {3, 3}} {
+		n, err := keys.Rotate(ctx, env.KeyAdmin, db, opts)
+		if err != nil || n != want.rewrapped {
+			t.Fatalf("run %d: %d rewrapped, %v; want %d", i+2, n, err, want.rewrapped)
+		}
+		assertKey(ctx, t, env, want.latest, 1)
+		assertUnwrapAt(ctx, t, env, db, ids, want.latest)
 	}
 }
