@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make check-fresh-postgres: proves postgres.sh's last case, a machine with
-# no PostgreSQL at all, where apt-get installs it and a private trust-auth
-# cluster is started. This machine has PostgreSQL, so the check builds one
+# no PostgreSQL server, where apt-get installs it and a private trust-auth
+# cluster is started: once with nothing installed, once with only the
+# client (psql without initdb). The clone sits under /root (mode 0700),
+# which the postgres user cannot walk into. This machine has PostgreSQL, so the check builds one
 # that does not: a minimal Debian bookworm root (debootstrap) run in its own
 # network namespace. The machine's server on 127.0.0.1:5432 is out of its
 # reach there, and the one way out is deb.debian.org:80, relayed by socat.
@@ -55,16 +57,17 @@ socat "TCP-LISTEN:80,bind=$hostip,fork,reuseaddr" TCP:deb.debian.org:80 &
 relay=$!
 echo "$hostip deb.debian.org" >>"$work/root/etc/hosts"
 
-mkdir -p "$work/root/repo/deploy/local"
-cp "$root/deploy/local/postgres.sh" "$work/root/repo/deploy/local/"
+mkdir -p "$work/root/root/repo/deploy/local"
+chmod 0700 "$work/root/root"
+cp "$root/deploy/local/postgres.sh" "$work/root/root/repo/deploy/local/"
 cat >"$work/root/check.sh" <<'EOF'
 #!/bin/bash
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-if command -v psql >/dev/null || [ -d /usr/lib/postgresql ]; then
-  echo "check-fresh-postgres: the root already has PostgreSQL" >&2; exit 1
+if [ -e /usr/lib/postgresql/*/bin/initdb ]; then
+  echo "check-fresh-postgres: the root already has a PostgreSQL server" >&2; exit 1
 fi
-url=$(bash /repo/deploy/local/postgres.sh) || { echo "check-fresh-postgres: postgres.sh failed" >&2; exit 1; }
+url=$(bash /root/repo/deploy/local/postgres.sh) || { echo "check-fresh-postgres: postgres.sh failed" >&2; exit 1; }
 case "$url" in
   postgres://*) ;;
   *) echo "check-fresh-postgres: postgres.sh printed no URL: $url" >&2; exit 1 ;;
@@ -74,16 +77,32 @@ echo "$url"
 EOF
 chmod +x "$work/root/check.sh"
 
-log "running postgres.sh inside it (apt-get install, then a cluster)"
-out=$(ip netns exec "$ns" unshare --mount --pid --fork bash -c '
-  set -e
-  r=$1
-  mount --make-rprivate /
-  mount -t proc proc "$r/proc"
-  mount --bind /dev "$r/dev"
-  mount -t tmpfs tmpfs "$r/dev/shm"
-  mount -t tmpfs tmpfs "$r/run"
-  chroot "$r" /check.sh
-' _ "$work/root" 2>"$work/check.log") || { tail -30 "$work/check.log" >&2; log "FAILED"; exit 1; }
-grep '^postgres.sh:' "$work/check.log" >&2 || true
-log "passed: $(echo "$out" | tr '\n' ' ')"
+# in_root runs a command in the root, in the namespace whose one way out
+# is the mirror.
+in_root() { # $1 = the root, then the command
+  ip netns exec "$ns" unshare --mount --pid --fork bash -c '
+    set -e
+    r=$1; shift
+    mount --make-rprivate /
+    mount -t proc proc "$r/proc"
+    mount --bind /dev "$r/dev"
+    mount -t tmpfs tmpfs "$r/dev/shm"
+    mount -t tmpfs tmpfs "$r/run"
+    chroot "$r" "$@"
+  ' _ "$@"
+}
+
+# A second root with only the client: copied before the first run installs
+# the server in the first.
+cp -a "$work/root" "$work/client-only"
+for case in root client-only; do
+  if [ "$case" = client-only ]; then
+    log "installing only postgresql-client in the second root"
+    in_root "$work/$case" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-client' \
+      >"$work/$case-client.log" 2>&1 || { tail -20 "$work/$case-client.log" >&2; log "FAILED to install the client"; exit 1; }
+  fi
+  log "$case: running postgres.sh inside it (apt-get install, then a cluster)"
+  out=$(in_root "$work/$case" /check.sh 2>"$work/$case.log") || { tail -30 "$work/$case.log" >&2; log "$case: FAILED"; exit 1; }
+  grep '^postgres.sh:' "$work/$case.log" >&2 || true
+  log "$case: passed: $(echo "$out" | tr '\n' ' ')"
+done

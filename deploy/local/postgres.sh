@@ -3,8 +3,10 @@
 #   1. $DATABASE_URL, if set and it answers;
 #   2. the machine's server on 127.0.0.1:5432 (started with pg_ctlcluster if
 #      a cluster exists but is down);
-#   3. a private trust-auth cluster under .data/pg on port 55432, created with
-#      the machine's binaries (apt-get installs them when missing).
+#   3. a private trust-auth cluster on port 55432, created with the machine's
+#      binaries (apt-get installs them when missing, or when only the client
+#      is there), under .data/pg; as root, under the postgres user's home
+#      instead when the server cannot reach .data (a clone under /root).
 # Diagnostics go to stderr; stdout carries only the URL.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,18 +33,27 @@ if [ -d /etc/postgresql ] && [ -n "$(ls /etc/postgresql 2>/dev/null)" ] && comma
   log "the machine's cluster did not answer with trust auth; using a private cluster"
 fi
 
-bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
-if [ -z "$bindir" ] || ! command -v psql >/dev/null; then
+# The newest server binaries: a version with only the client installed
+# (postgresql-client puts psql there too) has no initdb.
+server_bindir() {
+  local initdb
+  initdb=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n1 || true)
+  [ -n "$initdb" ] && dirname "$initdb"
+}
+bindir=$(server_bindir || true)
+if [ -z "$bindir" ] || ! command -v psql >/dev/null || ! id postgres >/dev/null 2>&1; then
   log "installing PostgreSQL from Debian's packages"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2 && apt-get install -y -qq postgresql postgresql-client >&2
-  bindir=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)
-  # A fresh install may bring a cluster up on 5432 with trust for local postgres.
+  bindir=$(server_bindir)
+  # Debian's own cluster, if the package made one, trusts only local
+  # socket peers by default, so the URL above may still not answer.
   ver=$(basename "$(dirname "$bindir")")
   pg_ctlcluster --skip-systemctl-redirect "$ver" main start >&2 2>&1 || true
   answers "$machine" && { echo "$machine"; exit 0; }
 fi
 
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 data="$root/.data/pg"
 port=55432
 private="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
@@ -51,9 +62,15 @@ mkdir -p "$data"
 # The server runs as the postgres user, which must be able to walk into
 # .data (not list it: every secret inside has its own 0600/0700 mode).
 chmod 0711 "$root/.data"
+if [ "$(id -u)" = 0 ] && ! as_pg test -x "$root/.data"; then
+  # A folder above the clone is closed to it (a clone under /root).
+  home=$(getent passwd postgres | cut -d: -f6)
+  data="$home/payorch-$(printf '%s' "$root" | sha256sum | cut -c1-12)"
+  log "the postgres user cannot reach $root/.data; the private cluster lives in $data"
+  mkdir -p "$data"
+fi
 chown postgres:postgres "$data" 2>/dev/null || true
 chmod 0700 "$data"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 if [ ! -f "$data/PG_VERSION" ]; then
   log "initdb private cluster in $data"
   as_pg "$bindir/initdb" -D "$data" -U postgres -A trust --no-instructions >&2
