@@ -23,11 +23,15 @@ const (
 // Open opens (or creates) the spool in dir and starts shipping to sink.
 // It checks every record already in the directory: a torn record at the
 // very end of the newest segment (a machine crash in mid-write) is cut
-// off and logged; damage anywhere else is an error, because those records
-// would be lost silently. Only one process may have a directory open, and
-// the sink must answer: a directory the sink has seen further than it
-// reaches (a stale copy of another instance's spool) is refused, since
-// its new records would be numbered as already stored.
+// off and logged. Records missing anywhere else (a crash before a
+// segment's pages reached the disk, a damaged frame, a lost file) are
+// replaced by loss markers, which the trail then shows (repair.go), so
+// that nothing is lost silently and the spool still starts. Only one
+// process may have a directory open, and the sink must answer: a
+// directory the sink has seen further than it reaches (a stale copy of
+// another instance's spool), or one missing records the sink already
+// holds, is refused, since its new records would be numbered as already
+// stored.
 func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 	opts.defaults()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -46,7 +50,14 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 		_ = unlock(lock)
 		return nil, err
 	}
-	if err := s.loadCheckpoint(); err != nil {
+	err = s.loadCheckpoint()
+	if err == nil {
+		err = s.repair(s.shipped.Load())
+	}
+	if err == nil {
+		err = s.reopen()
+	}
+	if err != nil {
 		_ = s.seal()
 		_ = unlock(lock)
 		return nil, err
@@ -76,8 +87,8 @@ func unlock(f *os.File) error {
 	return f.Close() // closing the descriptor releases the flock
 }
 
-// load reads the id and the segments, checks them, and maps the newest
-// for appending.
+// load reads the id and the segments and checks them, noting the records
+// missing between them (repair marks them once the checkpoint is known).
 func (s *Spool) load() error {
 	id, err := readOrCreateID(s.dir)
 	if err != nil {
@@ -95,11 +106,15 @@ func (s *Spool) load() error {
 	}
 	next := uint64(1)
 	for i, seg := range segs {
-		if seg.first != next && !(i == 0 && seg.first > next) {
-			return fmt.Errorf("auditspool: segment %s starts at record %d, want %d: records are missing", filepath.Base(seg.path), seg.first, next)
+		if i > 0 && seg.first < next {
+			return fmt.Errorf("auditspool: segment %s starts at record %d, but the segment before it holds records up to %d", filepath.Base(seg.path), seg.first, next-1)
 		}
-		last := i == len(segs)-1
-		if err := s.check(seg, last); err != nil {
+		if i > 0 && seg.first > next {
+			// The end of the segment before is missing (or a segment is).
+			prev := segs[i-1]
+			prev.holes = append(prev.holes, hole{next, seg.first - 1})
+		}
+		if err := s.check(seg, i == len(segs)-1); err != nil {
 			return err
 		}
 		next = seg.first
@@ -112,13 +127,13 @@ func (s *Spool) load() error {
 	}
 	s.segments, s.nextSeq = segs, next
 	s.written.Store(next - 1)
-	return s.reopen()
+	return nil
 }
 
 // reopen maps the newest segment to append after its frames. A disk too
 // full to reserve it does not stop the start: the spool refuses records,
 // and Writable reveals nothing, until a probe finds room (shipping the
-// backlog frees some). Called by load, before the spool is shared.
+// backlog frees some). Called by Open, before the spool is shared.
 func (s *Spool) reopen() error {
 	tail := s.segments[len(s.segments)-1]
 	err := s.mapSegment(tail, false, max(s.opts.SegmentSize, tail.size), true)
@@ -130,41 +145,32 @@ func (s *Spool) reopen() error {
 	return nil
 }
 
-// check scans seg's frames, setting seg.size and seg.last, and cuts the
-// file back to them. What follows the frames may be zeros: the reserved
-// space of a segment that was not sealed (vault-proxy or the machine
-// stopped), which is the end of the data. Anything else is a torn frame,
-// cut off in the newest segment and an error in any other.
+// check scans seg's frames, setting seg.size and seg.last and noting the
+// records missing between them, and cuts the file back to its last whole
+// frame. What follows the frames may be zeros: the reserved space of a
+// segment that was not sealed (vault-proxy or the machine stopped), which
+// is the end of the data. Anything else is a torn frame: logged and cut
+// off; in an older segment, the records it held are then missing before
+// the next segment's first, and marked as lost by repair.
 func (s *Spool) check(seg *segment, newest bool) error {
 	b, err := os.ReadFile(seg.path)
 	if err != nil {
 		return fmt.Errorf("auditspool: %w", err)
 	}
-	off := 0
-	want := seg.first
-	for off < len(b) {
-		n, seq, _, err := nextFrame(b[off:])
-		if err == nil && n > 0 && seq != want {
-			err = fmt.Errorf("record %d where %d was expected", seq, want)
-		}
-		if err != nil || n == 0 {
-			break
-		}
-		seg.last, want = seq, seq+1
-		off += n
-	}
-	seg.size = int64(off)
-	if off == len(b) {
+	sc := scanFrames(b, seg.first, nil)
+	seg.size, seg.last = int64(sc.end), sc.last
+	seg.holes = sc.holes
+	if sc.end == len(b) {
 		return nil
 	}
-	if !allZero(b[off:]) {
+	if !allZero(b[sc.end:]) {
+		msg := "audit spool: dropped a torn record at the end of the newest segment (vault-proxy or the machine stopped in mid-write)"
 		if !newest {
-			return fmt.Errorf("auditspool: segment %s is damaged at byte %d; its later records cannot be read (move the file aside to start without them)", filepath.Base(seg.path), off)
+			msg = "audit spool: a segment ends in a damaged record; the records it held are marked as lost"
 		}
-		s.opts.Log.Warn("audit spool: dropped a torn record at the end of the newest segment (vault-proxy or the machine stopped in mid-write)",
-			"segment", filepath.Base(seg.path), "bytes", len(b)-off)
+		s.opts.Log.Warn(msg, "segment", filepath.Base(seg.path), "bytes", len(b)-sc.end)
 	}
-	if err := os.Truncate(seg.path, int64(off)); err != nil {
+	if err := os.Truncate(seg.path, int64(sc.end)); err != nil {
 		return fmt.Errorf("auditspool: cut the end of segment %s: %w", filepath.Base(seg.path), err)
 	}
 	return nil

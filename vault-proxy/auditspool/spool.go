@@ -220,6 +220,7 @@ type segment struct {
 	path  string
 	size  int64  // bytes of complete frames (guarded by Spool.mu)
 	last  uint64 // sequence number of its last frame, 0 when empty
+	holes []hole // records missing from it, found by Open until repair fills them
 }
 
 // ID names the spool in the sink's checkpoints.

@@ -274,29 +274,46 @@ func TestOneProcessPerDirectory(t *testing.T) {
 	}
 }
 
-// A machine crash can leave a record cut short at the end of the newest
-// segment: the next start cuts it off, keeps every whole record, and goes
-// on numbering after the last one. Damage in an older segment would lose
-// records silently, so the spool refuses to open instead.
-func TestTornTailIsCutDamageElsewhereRefuses(t *testing.T) {
+// A torn record at the end of the newest segment is cut off. Records
+// missing anywhere else (a damaged frame, an older segment's unsynced
+// tail, a removed segment) are replaced by loss markers with their
+// sequence numbers: the spool starts, ships everything else once, and a
+// restart adds no second marker. Records missing that the database already
+// holds are refused.
+func TestTornTailIsCutMissingRecordsAreMarkedLost(t *testing.T) {
 	cases := []struct {
-		name    string
-		damage  func(t *testing.T, segs []string)
-		refuse  string
-		shipped int // of the 40 records
+		name   string
+		damage func(t *testing.T, segs []string)
+		lost   int // markers expected; -1: at least one
 	}{
 		{"half a frame at the end", func(t *testing.T, segs []string) {
 			appendBytes(t, segs[len(segs)-1], []byte{0, 0, 1, 0, 0xde, 0xad, 0xbe, 0xef, 0, 0, 0})
-		}, "", 40},
+		}, 0},
 		{"a whole frame with a bad checksum at the end", func(t *testing.T, segs []string) {
-			flipLastByte(t, segs[len(segs)-1])
-		}, "", 39},
+			flipLastByte(t, segs[len(segs)-1]) // cut as torn: its number is used again
+		}, 0},
 		{"zeros at the end (extended but never written)", func(t *testing.T, segs []string) {
 			appendBytes(t, segs[len(segs)-1], make([]byte, 64))
-		}, "", 40},
-		{"a flipped byte in an older segment", func(t *testing.T, segs []string) {
+		}, 0},
+		{"an older segment's last record damaged", func(t *testing.T, segs []string) {
 			flipLastByte(t, segs[0])
-		}, "is damaged", 0},
+		}, 1},
+		{"an older segment's first record damaged", func(t *testing.T, segs []string) {
+			flipByte(t, segs[1], 20)
+		}, 1},
+		{"an older segment's unsynced tail (zeros after a crash)", func(t *testing.T, segs []string) {
+			zeroTail(t, segs[1])
+		}, -1},
+		{"a middle segment removed", func(t *testing.T, segs []string) {
+			if err := os.Remove(segs[2]); err != nil {
+				t.Fatal(err)
+			}
+		}, -1},
+		{"the oldest segment removed", func(t *testing.T, segs []string) {
+			if err := os.Remove(segs[0]); err != nil {
+				t.Fatal(err)
+			}
+		}, -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,32 +329,127 @@ func TestTornTailIsCutDamageElsewhereRefuses(t *testing.T) {
 			}
 			_ = s.Close()
 			segs := segments(t, dir)
-			if len(segs) < 2 {
+			if len(segs) < 4 {
 				t.Fatalf("want several segments, got %d", len(segs))
 			}
 			tc.damage(t, segs)
 
-			s2, err := auditspool.Open(dir, db, auditspool.Options{})
-			if tc.refuse != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.refuse) || !strings.Contains(err.Error(), filepath.Base(segs[0])) {
-					t.Fatalf("open = %v, want a refusal naming %s", err, filepath.Base(segs[0]))
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Opened once by a sink that stores nothing (nothing was
+			// shipped yet), then again: the repair is done once.
+			s1 := open(t, dir, refusing{}, auditspool.Options{DrainTimeout: time.Millisecond})
+			_ = s1.Close()
+			sink.down.Store(false)
+			s2 := open(t, dir, sink, auditspool.Options{})
 			defer s2.Close()
 			if err := s2.Record(context.Background(), event("after", 0)); err != nil {
 				t.Fatal(err)
 			}
 			flush(t, s2)
-			var want []string
-			for i := range tc.shipped {
-				want = append(want, fmt.Sprintf("torn-%02d", i))
+
+			got := stored(t, db)
+			markers := lostSequences(t, db)
+			if (tc.lost >= 0 && len(markers) != tc.lost) || (tc.lost < 0 && len(markers) == 0) {
+				t.Fatalf("%d loss markers %v, want %d", len(markers), markers, tc.lost)
 			}
-			wantExactlyOnce(t, db, append(want, "after"))
+			if got["after"] != 1 || got[""] != len(markers) {
+				t.Fatalf("stored %v with %d markers", got, len(markers))
+			}
+			// Each of the 40 is stored once or marked lost, never both; a
+			// torn tail is the exception, cut before any number was used.
+			for i := range 40 {
+				rid, seq := fmt.Sprintf("torn-%02d", i), uint64(i+1)
+				if got[rid]+markers[seq] > 1 {
+					t.Fatalf("record %d stored %d times and marked %d times", seq, got[rid], markers[seq])
+				}
+				if got[rid]+markers[seq] == 0 && !(i == 39 && strings.Contains(tc.name, "bad checksum at the end")) {
+					t.Fatalf("record %d neither stored nor marked lost", seq)
+				}
+			}
 		})
+	}
+}
+
+// A directory missing records the database already holds is not the one
+// they were shipped from: refused, naming the records.
+func TestMissingShippedRecordsRefuse(t *testing.T) {
+	db := openDB(t)
+	sink := &outage{DB: db}
+	dir, before := t.TempDir(), t.TempDir()
+	s := open(t, dir, sink, auditspool.Options{SegmentSize: 1 << 10})
+	sink.down.Store(true)
+	for i := range 20 {
+		if err := s.Record(context.Background(), event(fmt.Sprintf("gone-%02d", i), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyDir(t, dir, before) // a copy taken before shipping
+	sink.down.Store(false)
+	flush(t, s)
+	_ = s.Close()
+
+	segs := segments(t, before)
+	if err := os.Remove(segs[1]); err != nil {
+		t.Fatal(err)
+	}
+	_, err := auditspool.Open(before, db, auditspool.Options{})
+	if err == nil || !strings.Contains(err.Error(), "already holds records of this spool up to 20") {
+		t.Fatalf("open = %v, want a refusal", err)
+	}
+	if n := len(lostSequences(t, db)); n != 0 {
+		t.Fatalf("%d loss markers stored", n)
+	}
+}
+
+// lostSequences returns how often each sequence number has a loss marker.
+func lostSequences(t *testing.T, db *postgres.DB) map[uint64]int {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), `SELECT detail->>'sequence' FROM audit_events WHERE action = $1 AND merchant_account_id = $2`,
+		auditspool.LostAction, auditspool.LostMerchant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[uint64]int{}
+	for rows.Next() {
+		var seq string
+		if err := rows.Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.ParseUint(seq, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func flipByte(t *testing.T, path string, at int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) <= at {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	b[at] ^= 0xff
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// zeroTail zeroes the second half of a segment, as its pages look when
+// they never reached the disk.
+func zeroTail(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[len(b)/2:])
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
