@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make run`: PostgreSQL, the dev Vault, certificates, both services, on this
-# machine. Ctrl-C stops everything this script started.
+# machine. Ctrl-C stops the dev Vault and both services; a PostgreSQL
+# cluster that deploy/local/postgres.sh started keeps running (README.md,
+# "Dependencies a run needs", says how to stop it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -29,7 +31,9 @@ wait_http() { # url [curl args]
 
 # 1. PostgreSQL, the two databases and their roles.
 DATABASE_URL=$(deploy/local/postgres.sh)
-eval "$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL" | sed 's/^/export /')"
+# Assigned first: a failure inside eval's $(...) would go unnoticed.
+db_env=$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL") || exit
+eval "$(sed 's/^/export /' <<<"$db_env")"
 
 # 2. The dev Vault (unless VAULT_ADDR/VAULT_TOKEN name a real one), then the
 #    transit keys, policies and the policy-bound tokens vault-proxy uses.
@@ -92,5 +96,5 @@ cat <<MSG
     curl -s --cacert $c/ca.pem https://127.0.0.1:8443/payment-methods -H "Authorization: Bearer \$TOKEN" \\
       -H 'Content-Type: application/json' -d '{"method":"card","number":"4111111111111111","expiration_date":"12/30"}'
 MSG
-echo; echo "Ctrl-C stops everything."
+echo; echo "Ctrl-C stops the services and the dev Vault (PostgreSQL keeps running; see README.md)."
 wait -n "${pids[@]}"
