@@ -321,7 +321,9 @@ func TestPaymentMethodBadRequests(t *testing.T) {
 		{"PUT unknown field", "PUT", "/payment-methods/" + cardID, map[string]any{"label": "0000"}, want{400, "bad_request", "/label"}},
 		{"PUT unknown id", "PUT", "/payment-methods/" + uuid.NewString(), map[string]any{}, want{404, "not_found", ""}},
 		{"GET unknown id", "GET", "/payment-methods/" + uuid.NewString(), nil, want{404, "not_found", ""}},
-		{"GET malformed id", "GET", "/payment-methods/abc", nil, want{404, "not_found", ""}},
+		{"GET malformed id", "GET", "/payment-methods/abc", nil, want{400, "bad_request", "id"}},
+		{"PUT malformed id", "PUT", "/payment-methods/abc", map[string]any{}, want{400, "bad_request", "id"}},
+		{"DELETE malformed id", "DELETE", "/payment-methods/abc", nil, want{400, "bad_request", "id"}},
 		{"DELETE unknown id", "DELETE", "/payment-methods/" + uuid.NewString(), nil, want{404, "not_found", ""}},
 		{"list buyer_id", "GET", "/payment-methods?buyer_id=x", nil, want{400, "bad_request", "buyer_id"}},
 		{"list method", "GET", "/payment-methods?method=cash", nil, want{400, "bad_request", "method"}},
@@ -345,6 +347,12 @@ func TestPaymentMethodBadRequests(t *testing.T) {
 	}
 	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != before {
 		t.Fatalf("payment_methods rows %d -> %d", before, n)
+	}
+	// Through vault-proxy's pass-through, the same answer.
+	if code, raw := publicCore(s, tok, "").do(t, "GET", "/payment-methods/abc", nil); code != 400 {
+		t.Fatalf("GET /payment-methods/abc through vault-proxy = %d %s", code, raw)
+	} else if e := apiError(t, raw); len(e.Details) == 0 || e.Details[0].Location != "path" || e.Details[0].Pointer != "id" {
+		t.Fatalf("through vault-proxy: details %+v, want one at path id", e.Details)
 	}
 
 	// Scopes: reading needs payment-methods.read (write implies it); writing needs write.

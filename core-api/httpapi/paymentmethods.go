@@ -73,6 +73,9 @@ type paymentMethods struct {
 //     bank account has no expiry (400).
 //   - DELETE is retry-safe: mandate revocation is idempotent, a vault
 //     not-found counts as shredded.
+//   - An {id} that is not a UUID is 400 with a detail at location path
+//     (docs/api-conventions.md); a UUID the merchant account does not
+//     have is 404.
 func paymentMethodRoutes(rt *Router, d Deps) {
 	h := &paymentMethods{Deps: d, Connectors: connector.NewRegistry(), Now: time.Now}
 	if d.Environment == config.Sandbox || d.Environment == config.Development {
@@ -271,7 +274,11 @@ func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pm, err := h.DB.PaymentMethod(r.Context(), c.MerchantAccountID, r.PathValue("id"))
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
+	pm, err := h.DB.PaymentMethod(r.Context(), c.MerchantAccountID, id)
 	if err != nil {
 		return pmError(err)
 	}
@@ -325,14 +332,20 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The body first: card data in it is refused (and its buffer cleared)
+	// whatever else is wrong with the request.
 	var u coreapi.PaymentMethodUpdate
 	if err := readPaymentMethodBody(r, &u); err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "id")
+	if err != nil {
 		return err
 	}
 	if err := u.Validate(h.Now()); err != nil {
 		return pmError(err)
 	}
-	ctx, m, id := r.Context(), c.MerchantAccountID, r.PathValue("id")
+	ctx, m := r.Context(), c.MerchantAccountID
 	pm, err := h.DB.UpdatePaymentMethod(ctx, m, id, u, func(before *coreapi.PaymentMethod) error {
 		if !u.ExpirationDate.Set {
 			return nil
@@ -369,8 +382,12 @@ func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	id, err := pathUUID(r, "id")
+	if err != nil {
+		return err
+	}
 	ctx, m := r.Context(), c.MerchantAccountID
-	pm, err := h.DB.PaymentMethod(ctx, m, r.PathValue("id"))
+	pm, err := h.DB.PaymentMethod(ctx, m, id)
 	if err != nil {
 		return pmError(err)
 	}
