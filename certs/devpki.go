@@ -112,7 +112,8 @@ func devFileNames() []string {
 // readable by others) and nothing expires within RenewBefore of now, it
 // changes nothing. Otherwise it regenerates all of them, CA included, so the
 // set on disk is always consistent; services pick up the new files when
-// restarted (or reloaded, see KeyPair.Reload). The directory is created with
+// restarted (KeyPair.Reload can swap a leaf in place, but a regenerated set
+// has a new CA, and the services read their CA pools once, at start). The directory is created with
 // mode 0700 (and tightened to 0700 if it is looser), keys are written 0600,
 // certificates 0644, each by an atomic write (temporary file and rename).
 func WriteDevPKI(dir string, now time.Time) error {
