@@ -43,6 +43,14 @@ type KeyStore interface {
 	LoadDataKey(ctx context.Context, id uuid.UUID) (wrapped string, err error)
 }
 
+// KeyDeleter is a KeyStore that can also remove a data key. When the store
+// has it, a new data key that was stored but could not be unwrapped is
+// removed again, so that a Vault decrypt outage does not leave a row behind
+// for every seal attempted during it.
+type KeyDeleter interface {
+	DeleteDataKey(ctx context.Context, id uuid.UUID) error
+}
+
 // Config bounds how long and how often a data key stays in memory.
 type Config struct {
 	TransitKey string        // e.g. transit.CardKey
@@ -52,7 +60,12 @@ type Config struct {
 	// RecordCacheSize bounds the opened record keys kept for hot records;
 	// default 10,000; negative disables the cache.
 	RecordCacheSize int
-	Now             func() time.Time // default time.Now
+	// RefreshTimeout bounds one shared fetch or unwrap of a data key. It
+	// runs apart from the context of the caller that started it, so that
+	// one caller giving up fails neither the others waiting for the key
+	// nor the call itself; default 30s.
+	RefreshTimeout time.Duration
+	Now            func() time.Time // default time.Now
 }
 
 // Sealed is an encrypted record as it is stored.
@@ -72,12 +85,16 @@ type Sealer struct {
 	store KeyStore
 	cfg   Config
 
-	mu      sync.Mutex
-	current *dataKey                // sealing key
-	cache   map[uuid.UUID]*dataKey  // opening keys, including current
-	order   []uuid.UUID             // insertion order for eviction
-	loading map[uuid.UUID]*loadCall // one unwrap per key at a time
-	records *recordCache
+	// mu guards the fields below and is never held across a Vault or
+	// database call: a caller waits for those through a flight, on its own
+	// context.
+	mu         sync.Mutex
+	current    *dataKey               // sealing key
+	cache      map[uuid.UUID]*dataKey // opening keys, including current
+	order      []uuid.UUID            // insertion order for eviction
+	loading    map[uuid.UUID]*flight  // one unwrap per key at a time
+	refreshing *flight                // one new sealing key at a time
+	records    *recordCache
 }
 
 type dataKey struct {
@@ -88,10 +105,22 @@ type dataKey struct {
 	uses    int
 }
 
-type loadCall struct {
+// flight is one data key fetch or unwrap under way, shared by every caller
+// that needs its key; each waits for it on its own context.
+type flight struct {
 	done chan struct{}
 	key  *dataKey
 	err  error
+}
+
+// wait returns the flight's outcome, or ctx's error if ctx ends first.
+func (f *flight) wait(ctx context.Context) (*dataKey, error) {
+	select {
+	case <-f.done:
+		return f.key, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // New returns a Sealer; it calls Vault lazily, on the first seal or open.
@@ -111,7 +140,10 @@ func New(src KeySource, store KeyStore, cfg Config) *Sealer {
 	if cfg.RecordCacheSize == 0 {
 		cfg.RecordCacheSize = 10_000
 	}
-	return &Sealer{src: src, store: store, cfg: cfg, cache: map[uuid.UUID]*dataKey{}, loading: map[uuid.UUID]*loadCall{},
+	if cfg.RefreshTimeout <= 0 {
+		cfg.RefreshTimeout = 30 * time.Second
+	}
+	return &Sealer{src: src, store: store, cfg: cfg, cache: map[uuid.UUID]*dataKey{}, loading: map[uuid.UUID]*flight{},
 		records: newRecordCache(cfg.RecordCacheSize, cfg.MaxAge, cfg.MaxUses)}
 }
 
@@ -140,8 +172,9 @@ func (s *Sealer) Seal(ctx context.Context, plaintext, aad []byte) (Sealed, error
 // Open decrypts a record sealed for the row that aad identifies. The caller
 // owns the returned slice and should clear it after use.
 func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, error) {
-	if rk := s.records.get(rec.WrappedKey, s.cfg.Now()); rk != nil {
-		pt, err := open(rk, rec.Ciphertext, aad)
+	cached, since := s.records.get(rec.WrappedKey, s.cfg.Now())
+	if cached != nil {
+		pt, err := open(cached, rec.Ciphertext, aad)
 		if err != nil {
 			return nil, ErrOpen
 		}
@@ -165,26 +198,49 @@ func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, erro
 		clear(recordKey)
 		return nil, ErrOpen
 	}
-	s.records.put(rec.WrappedKey, recordKey, rk, s.cfg.Now())
+	s.records.put(rec.WrappedKey, recordKey, rk, s.cfg.Now(), since)
 	return pt, nil
 }
 
 // Forget drops a record's cached key; call it when the record is deleted.
+// An Open of the record already under way does not cache the key again.
 func (s *Sealer) Forget(rec Sealed) { s.records.forget(rec.WrappedKey) }
 
 // sealingKey returns the current data key, fetching a new one from Vault
 // when the current one has reached its age or use bound.
 func (s *Sealer) sealingKey(ctx context.Context) (*dataKey, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.cfg.Now()
-	if s.current != nil && s.current.uses < s.cfg.MaxUses && now.Before(s.current.expires) {
-		s.current.uses++
-		return s.current, nil
+	for {
+		s.mu.Lock()
+		if dk := s.current; dk != nil && s.usableLocked(dk) {
+			dk.uses++
+			s.mu.Unlock()
+			return dk, nil
+		}
+		// A new key is needed about once an hour: concurrent sealers wait
+		// for one fetch rather than each fetch their own.
+		f := s.refreshing
+		if f == nil {
+			f = &flight{done: make(chan struct{})}
+			s.refreshing = f
+			s.launch(ctx, f, s.newSealingKey, func() {
+				s.refreshing = nil
+				if f.err == nil {
+					s.current = f.key
+					s.insertLocked(f.key)
+				}
+			})
+		}
+		s.mu.Unlock()
+		if _, err := f.wait(ctx); err != nil {
+			return nil, err
+		}
+		// Take a use of the new key under the lock, as every sealer does, so
+		// that the use bound holds however many were waiting.
 	}
-	// Holding the lock across the Vault calls is deliberate: a new key is
-	// needed about once an hour, and concurrent sealers should wait for it
-	// rather than each fetch their own.
+}
+
+// newSealingKey fetches a data key from Vault, stores it and unwraps it.
+func (s *Sealer) newSealingKey(ctx context.Context) (*dataKey, error) {
 	wrapped, err := s.src.WrappedDataKey(ctx, s.cfg.TransitKey)
 	if err != nil {
 		return nil, fmt.Errorf("envelope: new data key: %w", err)
@@ -200,57 +256,84 @@ func (s *Sealer) sealingKey(ctx context.Context) (*dataKey, error) {
 	}
 	raw, err := s.src.Decrypt(ctx, s.cfg.TransitKey, wrapped)
 	if err != nil {
-		return nil, fmt.Errorf("envelope: unwrap new data key: %w", err)
+		return nil, errors.Join(fmt.Errorf("envelope: unwrap new data key: %w", err), s.discard(ctx, id))
 	}
-	dk, err := s.newDataKey(id, raw, now)
+	dk, err := s.newDataKey(id, raw, s.cfg.Now())
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, s.discard(ctx, id))
 	}
-	dk.uses = 1
-	s.current = dk
-	s.insertLocked(dk)
 	return dk, nil
+}
+
+// discard removes a stored data key that could not be unwrapped. That is
+// safe: no record refers to it, since only this refresh knows its id until
+// it becomes the sealing key, which it now never will (and the database's
+// foreign keys refuse to remove a key a record refers to). It gets a
+// deadline of its own, because the refresh may have failed by running out
+// of its own.
+func (s *Sealer) discard(ctx context.Context, id uuid.UUID) error {
+	d, ok := s.store.(KeyDeleter)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.RefreshTimeout)
+	defer cancel()
+	if err := d.DeleteDataKey(ctx, id); err != nil {
+		return fmt.Errorf("envelope: remove the data key that did not unwrap: %w", err)
+	}
+	return nil
 }
 
 // openingKey returns the unwrapped data key id from the cache, or unwraps it
 // through Vault once, however many callers ask at the same time.
 func (s *Sealer) openingKey(ctx context.Context, id uuid.UUID) (*dataKey, error) {
 	s.mu.Lock()
-	now := s.cfg.Now()
 	if dk, ok := s.cache[id]; ok {
-		if dk.uses < s.cfg.MaxUses && now.Before(dk.expires) {
+		if s.usableLocked(dk) {
 			dk.uses++
 			s.mu.Unlock()
 			return dk, nil
 		}
 		s.evictLocked(id)
 	}
-	if call, ok := s.loading[id]; ok {
-		s.mu.Unlock()
-		select {
-		case <-call.done:
-			return call.key, call.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	call := &loadCall{done: make(chan struct{})}
-	s.loading[id] = call
-	s.mu.Unlock()
-
-	call.key, call.err = s.unwrap(ctx, id, now)
-
-	s.mu.Lock()
-	delete(s.loading, id)
-	if call.err == nil {
-		s.insertLocked(call.key)
+	f, ok := s.loading[id]
+	if !ok {
+		f = &flight{done: make(chan struct{})}
+		s.loading[id] = f
+		s.launch(ctx, f, func(ctx context.Context) (*dataKey, error) { return s.unwrap(ctx, id) }, func() {
+			delete(s.loading, id)
+			if f.err == nil {
+				s.insertLocked(f.key)
+			}
+		})
 	}
 	s.mu.Unlock()
-	close(call.done)
-	return call.key, call.err
+	return f.wait(ctx)
 }
 
-func (s *Sealer) unwrap(ctx context.Context, id uuid.UUID, now time.Time) (*dataKey, error) {
+// launch runs fetch for f in its own goroutine, under ctx's values but not
+// its cancellation and bounded by RefreshTimeout: the caller that started
+// the flight is only one of those waiting for it, and its deadline or
+// cancellation must not become the others' error. install runs under s.mu
+// with f's outcome before the waiters see it.
+func (s *Sealer) launch(ctx context.Context, f *flight, fetch func(context.Context) (*dataKey, error), install func()) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.RefreshTimeout)
+		defer cancel()
+		f.key, f.err = fetch(ctx)
+		s.mu.Lock()
+		install()
+		s.mu.Unlock()
+		close(f.done)
+	}()
+}
+
+// usableLocked reports whether dk is within its age and use bounds.
+func (s *Sealer) usableLocked(dk *dataKey) bool {
+	return dk.uses < s.cfg.MaxUses && s.cfg.Now().Before(dk.expires)
+}
+
+func (s *Sealer) unwrap(ctx context.Context, id uuid.UUID) (*dataKey, error) {
 	wrapped, err := s.store.LoadDataKey(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("envelope: load data key: %w", err)
@@ -259,7 +342,7 @@ func (s *Sealer) unwrap(ctx context.Context, id uuid.UUID, now time.Time) (*data
 	if err != nil {
 		return nil, fmt.Errorf("envelope: unwrap data key: %w", err)
 	}
-	return s.newDataKey(id, raw, now)
+	return s.newDataKey(id, raw, s.cfg.Now())
 }
 
 func (s *Sealer) newDataKey(id uuid.UUID, raw []byte, now time.Time) (*dataKey, error) {
@@ -320,6 +403,9 @@ func (s *Sealer) Cached() int {
 	defer s.mu.Unlock()
 	return len(s.cache)
 }
+
+// CachedRecords reports how many opened record keys are in memory.
+func (s *Sealer) CachedRecords() int { return s.records.len() }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {
 	b, err := aes.NewCipher(key)

@@ -40,22 +40,67 @@ func (m *memStore) LoadDataKey(_ context.Context, id uuid.UUID) (string, error) 
 	return w, nil
 }
 
+func (m *memStore) DeleteDataKey(_ context.Context, id uuid.UUID) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.keys, id)
+	return nil
+}
+
 func (m *memStore) len() int { m.mu.Lock(); defer m.mu.Unlock(); return len(m.keys) }
 
-// countingSource counts Vault calls so tests can prove the hot path makes none.
+// countingSource counts Vault calls so tests can prove the hot path makes
+// none, and its gates can hold them as a hung Vault would.
 type countingSource struct {
 	KeySource
-	datakeys, decrypts atomic.Int64
+	datakeys, decrypts       atomic.Int64
+	datakeyGate, decryptGate gate
 }
 
 func (c *countingSource) WrappedDataKey(ctx context.Context, key string) (string, error) {
 	c.datakeys.Add(1)
+	if err := c.datakeyGate.pass(ctx); err != nil {
+		return "", err
+	}
 	return c.KeySource.WrappedDataKey(ctx, key)
 }
 
 func (c *countingSource) Decrypt(ctx context.Context, key, ct string) ([]byte, error) {
 	c.decrypts.Add(1)
+	if err := c.decryptGate.pass(ctx); err != nil {
+		return nil, err
+	}
 	return c.KeySource.Decrypt(ctx, key, ct)
+}
+
+// gate, once armed, holds every call until released or until the call's
+// context ends, and reports each call it holds on held.
+type gate struct {
+	armed   atomic.Bool
+	held    chan struct{}
+	open    chan struct{}
+	release func()
+}
+
+// arm starts holding calls; the test's end releases them.
+func (g *gate) arm(t *testing.T) {
+	g.held, g.open = make(chan struct{}, 64), make(chan struct{})
+	g.release = sync.OnceFunc(func() { close(g.open) })
+	t.Cleanup(g.release)
+	g.armed.Store(true)
+}
+
+func (g *gate) pass(ctx context.Context) error {
+	if !g.armed.Load() {
+		return nil
+	}
+	g.held <- struct{}{}
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 type clock struct{ t time.Time }
@@ -302,9 +347,151 @@ func TestRecordCache(t *testing.T) {
 	}
 	el := newRecordCache(1, time.Hour, 10)
 	raw := []byte{1, 2, 3}
-	el.put([]byte("w1"), raw, nil, time.Now())
-	el.put([]byte("w2"), []byte{4}, nil, time.Now())
+	el.put([]byte("w1"), raw, nil, time.Now(), 0)
+	el.put([]byte("w2"), []byte{4}, nil, time.Now(), 0)
 	if !bytes.Equal(raw, []byte{0, 0, 0}) {
 		t.Fatal("evicted record key was not zeroed")
+	}
+}
+
+// An open of a record whose data key is in memory does not wait for a new
+// sealing key, and a sealer waiting for one gives up at its own deadline.
+func TestKeyRefreshDoesNotHoldUpOthers(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s, src, _, _ := setup(t, Config{MaxAge: time.Minute, Now: c.now, RecordCacheSize: -1})
+	rec, err := s.Seal(context.Background(), []byte("x"), aad("m", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.add(2 * time.Minute) // the sealing key is past its age bound...
+	if _, err := s.Open(context.Background(), rec, aad("m", "t")); err != nil {
+		t.Fatal(err) // ...and its data key is unwrapped again, for opening
+	}
+	src.datakeyGate.arm(t)
+	sealed := make(chan error, 1)
+	go func() {
+		_, err := s.Seal(context.Background(), []byte("y"), aad("m", "t"))
+		sealed <- err
+	}()
+	<-src.datakeyGate.held // Vault hangs on the new sealing key
+
+	cases := []struct {
+		name string
+		call func(context.Context) error
+		want error
+	}{
+		{"open under a cached data key", func(ctx context.Context) error {
+			_, err := s.Open(ctx, rec, aad("m", "t"))
+			return err
+		}, nil},
+		{"seal waiting for the new key", func(ctx context.Context) error {
+			_, err := s.Seal(ctx, []byte("z"), aad("m", "t"))
+			return err
+		}, context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- tc.call(ctx) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("err = %v, want %v", err, tc.want)
+				}
+			case <-time.After(2 * time.Second):
+				src.datakeyGate.release()
+				<-done
+				t.Fatal("waited for the sealing key's refresh past its own deadline")
+			}
+		})
+	}
+	src.datakeyGate.release()
+	if err := <-sealed; err != nil {
+		t.Fatalf("the seal that started the refresh: %v", err)
+	}
+}
+
+// A caller that gives up on a shared unwrap does not pass its context's
+// error to the others waiting for the same data key.
+func TestUnwrapOutlivesTheCallerThatStartedIt(t *testing.T) {
+	s, src, _, _ := setup(t, Config{})
+	rec, err := s.Seal(context.Background(), []byte("x"), aad("m", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Purge()
+	before := src.decrypts.Load()
+	src.decryptGate.arm(t)
+	first, cancel := context.WithCancel(context.Background())
+	firstErr, waiterErr := make(chan error, 1), make(chan error, 1)
+	open := func(ctx context.Context, out chan<- error) {
+		_, err := s.Open(ctx, rec, aad("m", "t"))
+		out <- err
+	}
+	go open(first, firstErr)
+	<-src.decryptGate.held // the first caller's unwrap is under way
+	go open(context.Background(), waiterErr)
+	// Time for the waiter to join that unwrap rather than start its own: it
+	// is what made the first caller's error the waiter's.
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller that gave up: %v", err)
+	}
+	src.decryptGate.release()
+	if err := <-waiterErr; err != nil {
+		t.Fatalf("the waiter got %v", err)
+	}
+	if n := src.decrypts.Load() - before; n != 1 {
+		t.Fatalf("%d unwraps, want the one shared", n)
+	}
+}
+
+// A record forgotten (deleted) while its open is under way: the open may
+// finish, but the record's key is not cached again.
+func TestForgetDuringAnOpenIsNotUndone(t *testing.T) {
+	s, src, _, _ := setup(t, Config{})
+	rec, err := s.Seal(context.Background(), []byte("x"), aad("m", "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Purge() // the next open unwraps the data key through Vault
+	src.decryptGate.arm(t)
+	opened := make(chan error, 1)
+	go func() {
+		_, err := s.Open(context.Background(), rec, aad("m", "t"))
+		opened <- err
+	}()
+	<-src.decryptGate.held
+	s.Forget(rec)
+	src.decryptGate.release()
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedRecords(); n != 0 {
+		t.Fatalf("the forgotten record's key is cached again (%d entries)", n)
+	}
+}
+
+// A new data key that Vault does not unwrap is not left in the store.
+func TestDataKeyThatDoesNotUnwrapIsNotKept(t *testing.T) {
+	s, src, store, _ := setup(t, Config{RefreshTimeout: 100 * time.Millisecond})
+	src.decryptGate.arm(t) // Vault's decrypt hangs past the refresh's bound
+	for i := 0; i < 3; i++ {
+		if _, err := s.Seal(context.Background(), []byte("x"), aad("m", "t")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("seal %d during the outage: %v", i, err)
+		}
+	}
+	if store.len() != 0 {
+		t.Fatalf("%d data keys left stored by failed seals", store.len())
+	}
+	src.decryptGate.release()
+	if _, err := s.Seal(context.Background(), []byte("x"), aad("m", "t")); err != nil {
+		t.Fatal(err)
+	}
+	if store.len() != 1 {
+		t.Fatalf("%d data keys stored after the outage, want 1", store.len())
 	}
 }

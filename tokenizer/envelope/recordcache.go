@@ -21,6 +21,11 @@ type recordCache struct {
 	maxUses int
 	ll      *list.List
 	items   map[string]*list.Element
+	// drops counts forgets and purges. An open that missed notes it and
+	// caches the key it then unwrapped only if it has not moved: a record
+	// forgotten while its open was under way has been deleted, and its key
+	// must not come back (the idea of vaulting's row cache).
+	drops uint64
 }
 
 type recordEntry struct {
@@ -35,34 +40,42 @@ func newRecordCache(size int, maxAge time.Duration, maxUses int) *recordCache {
 	return &recordCache{size: size, maxAge: maxAge, maxUses: maxUses, ll: list.New(), items: map[string]*list.Element{}}
 }
 
-func (c *recordCache) get(wrapped []byte, now time.Time) cipher.AEAD {
+// get returns the record's cached AEAD or, on a miss, nil and the drop
+// count that the put after the miss must be given.
+func (c *recordCache) get(wrapped []byte, now time.Time) (cipher.AEAD, uint64) {
 	if c.size <= 0 {
-		return nil
+		return nil, 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.items[string(wrapped)]
 	if !ok {
-		return nil
+		return nil, c.drops
 	}
 	e := el.Value.(*recordEntry)
 	if e.uses >= c.maxUses || !now.Before(e.expires) {
 		c.removeLocked(el)
-		return nil
+		return nil, c.drops
 	}
 	e.uses++
 	c.ll.MoveToFront(el)
-	return e.aead
+	return e.aead, 0
 }
 
-// put takes ownership of raw and zeroes it on eviction.
-func (c *recordCache) put(wrapped, raw []byte, aead cipher.AEAD, now time.Time) {
+// put takes ownership of raw and zeroes it on eviction. since is what get
+// returned on the miss: if a forget or purge came after it, the key is
+// zeroed instead of cached.
+func (c *recordCache) put(wrapped, raw []byte, aead cipher.AEAD, now time.Time, since uint64) {
 	if c.size <= 0 {
 		clear(raw)
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.drops != since {
+		clear(raw)
+		return
+	}
 	if el, ok := c.items[string(wrapped)]; ok {
 		c.removeLocked(el)
 	}
@@ -76,6 +89,7 @@ func (c *recordCache) put(wrapped, raw []byte, aead cipher.AEAD, now time.Time) 
 func (c *recordCache) forget(wrapped []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops++
 	if el, ok := c.items[string(wrapped)]; ok {
 		c.removeLocked(el)
 	}
@@ -84,6 +98,7 @@ func (c *recordCache) forget(wrapped []byte) {
 func (c *recordCache) purge() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.drops++
 	for c.ll.Len() > 0 {
 		c.removeLocked(c.ll.Back())
 	}

@@ -22,6 +22,14 @@ func (db *DB) SaveDataKey(ctx context.Context, id uuid.UUID, wrapped string) err
 	return err
 }
 
+// DeleteDataKey removes a data key no record uses (envelope.KeyDeleter):
+// one stored that then could not be unwrapped. The foreign keys of the
+// record tables refuse the delete of a key in use.
+func (db *DB) DeleteDataKey(ctx context.Context, id uuid.UUID) error {
+	_, err := db.Pool.Exec(ctx, `DELETE FROM data_keys WHERE id = $1`, id)
+	return err
+}
+
 // LoadDataKey returns a wrapped data key (envelope.KeyStore).
 func (db *DB) LoadDataKey(ctx context.Context, id uuid.UUID) (string, error) {
 	var w string

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,9 +41,10 @@ type Service struct {
 	// rowsMu and changes keep a row read before a change or deletion out of
 	// the cache once the change is made: cards caches what it read only if
 	// no change happened while it read (changes is bumped, under rowsMu,
-	// after the database is changed and before the row is dropped).
+	// after the database is changed and before the row is dropped). Reveal
+	// uses changes the same way for the record keys it caches.
 	rowsMu  sync.Mutex
-	changes uint64
+	changes atomic.Uint64
 }
 
 type rowKey struct {
@@ -93,7 +95,7 @@ func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultp
 	defer clear(req.SecurityCode)
 	now := s.now()
 	rec := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: c.MerchantAccountID, Kind: req.Kind}
-	var payload []byte
+	var payload, code []byte
 	switch req.Kind {
 	case vaultproxy.KindCard:
 		in := card.CardInput{Number: req.Number, ExpirationDate: req.ExpirationDate, SecurityCode: req.SecurityCode}
@@ -107,9 +109,7 @@ func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultp
 		rec.ExpirationDate = parsed.Expiry.String()
 		rec.Fingerprint = s.fingerprint(c.MerchantAccountID, parsed.Number.Reveal())
 		payload = encodePayload(parsed.Number.Reveal(), nil)
-		if !parsed.SecurityCode.IsZero() {
-			s.codes.Put(rec.Token, parsed.SecurityCode.Reveal(), now)
-		}
+		code = parsed.SecurityCode.Reveal()
 	case vaultproxy.KindGiftCard:
 		g, errs := parseGiftCard(req.Number, req.SecurityCode, req.ExpirationDate, now)
 		if len(errs) > 0 {
@@ -123,6 +123,11 @@ func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultp
 	}
 	if err := s.seal(ctx, c, rec, payload); err != nil {
 		return nil, err
+	}
+	// Held only once the card is stored: a vaulting that failed returns no
+	// token, and a code held under it would wait out its TTL for nothing.
+	if len(code) > 0 {
+		s.codes.Put(rec.Token, code, now)
 	}
 	return rec, nil
 }
@@ -138,7 +143,6 @@ func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCar
 	rec.Sealed = sealed
 	ev := vaultproxy.AuditEvent{Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: "vault", Outcome: "success", RequestID: c.RequestID}
 	if err := s.store.InsertCardAudited(ctx, rec, ev); err != nil {
-		s.codes.Delete(rec.Token)
 		s.audit(ctx, c, "vault", []uuid.UUID{rec.Token}, "", "failure: store")
 		return err
 	}
@@ -191,11 +195,13 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 	if err := s.audits.Writable(); err != nil {
 		return nil, fmt.Errorf("%w: %w", vaultproxy.ErrAuditUnavailable, err)
 	}
+	since := s.changes.Load()
 	cards, err := s.cards(ctx, c.MerchantAccountID, tokens)
 	if err != nil {
 		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
 		return nil, err
 	}
+	defer s.forgetIfChanged(since, cards)
 	out := make([]*Revealed, len(cards))
 	revealed := make([]Revealed, len(cards)) // one allocation for all
 	var aad []byte                           // one buffer for every card's
@@ -260,9 +266,24 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 	return nil
 }
 
+// forgetIfChanged drops the record keys a reveal may have cached if a card
+// changed or was deleted since it began. A Delete between the reveal's row
+// read and its open has already forgotten the record key, and the open,
+// which began after that, cached it again.
+func (s *Service) forgetIfChanged(since uint64, cards []*vaultproxy.VaultedCard) {
+	if s.changes.Load() == since {
+		return
+	}
+	for _, vc := range cards {
+		s.sealer.Forget(vc.Sealed)
+	}
+}
+
 // Delete crypto-shreds a card: the row and its record key are removed, and
-// any security code held for it is zeroed. Once it returns, no reveal on
-// this instance opens the card, even one that read the row meanwhile.
+// any security code held for it is zeroed. Once it returns, a reveal that
+// starts on this instance does not find the card. One that read the row
+// before may still open it, but leaves neither the row nor the record key
+// cached (cards, forgetIfChanged).
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	cards, lookErr := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
 	err := s.store.DeleteCard(ctx, c.MerchantAccountID, token)
@@ -284,7 +305,7 @@ func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 // that started before the change from caching the old row (see cards).
 func (s *Service) dropRow(merchant string, token uuid.UUID) {
 	s.rowsMu.Lock()
-	s.changes++
+	s.changes.Add(1)
 	s.rows.Remove(rowKey{merchant, token})
 	s.rowsMu.Unlock()
 }
@@ -305,9 +326,7 @@ func (s *Service) cards(ctx context.Context, merchant string, tokens []uuid.UUID
 	if len(missing) == 0 {
 		return out, nil
 	}
-	s.rowsMu.Lock()
-	before := s.changes
-	s.rowsMu.Unlock()
+	before := s.changes.Load()
 	got, err := s.store.Cards(ctx, merchant, missing)
 	if err != nil {
 		return nil, err
@@ -318,7 +337,7 @@ func (s *Service) cards(ctx context.Context, merchant string, tokens []uuid.UUID
 	// A change made while the rows were read may postdate them: they serve
 	// this call, which began before it, but are not cached.
 	s.rowsMu.Lock()
-	if s.changes == before {
+	if s.changes.Load() == before {
 		for _, c := range got {
 			s.rows.Add(rowKey{merchant, c.Token}, c)
 		}

@@ -31,7 +31,8 @@ type fixture struct {
 	now    time.Time
 	codes  *vaulting.SecurityCodes
 	audits *auditspool.Spool
-	key    []byte // the fingerprint key
+	key    []byte          // the fingerprint key
+	src    *transit.Client // the real Vault's transit, with vault-proxy's policy
 }
 
 // setup gives a test or benchmark a vault service on fresh databases and a
@@ -45,7 +46,7 @@ func setup(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute), key: key}
+	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute), key: key, src: env.Service}
 	f.sealer = envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
 	f.audits = auditspooltest.Open(t, db)
 	f.svc = vaulting.New(db, f.audits, f.sealer, key, f.codes, func() time.Time { return f.now })
@@ -318,6 +319,44 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	}
 }
 
+// failingInsert is the real store, except that no card can be stored.
+type failingInsert struct{ vaultproxy.CardStore }
+
+func (failingInsert) InsertCardAudited(context.Context, *vaultproxy.VaultedCard, vaultproxy.AuditEvent) error {
+	return errors.New("insert refused")
+}
+
+// A vaulting that fails returns no token, so it holds no security code.
+func TestSecurityCodeIsNotHeldWhenVaultingFails(t *testing.T) {
+	f := setup(t)
+	cases := []struct {
+		name string
+		svc  func() *vaulting.Service
+	}{
+		{"Vault refuses the seal", func() *vaulting.Service {
+			// The runtime policy grants no other key: a real Vault error.
+			sealer := envelope.New(f.src, f.db, envelope.Config{TransitKey: "not-the-card-key"})
+			return vaulting.New(f.db, f.audits, sealer, f.key, f.codes, func() time.Time { return f.now })
+		}},
+		{"the database refuses the card", func() *vaulting.Service {
+			return vaulting.New(failingInsert{f.db}, f.audits, f.sealer, f.key, f.codes, func() time.Time { return f.now })
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.svc().Vault(context.Background(), caller("m1"), vaulting.CardRequest{
+				Kind: vaultproxy.KindCard, Number: []byte("378282246310005"), ExpirationDate: "12/30", SecurityCode: []byte("7319"),
+			})
+			if err == nil {
+				t.Fatal("vaulting succeeded")
+			}
+			if n := f.codes.Len(f.now); n != 0 {
+				t.Fatalf("%d security codes held after a failed vaulting", n)
+			}
+		})
+	}
+}
+
 // pausingStore is the real store, except that once armed its next Cards
 // call, having read the rows, says so on read and waits for proceed: a
 // reveal that read a row just before the row changed.
@@ -337,9 +376,10 @@ func (p *pausingStore) Cards(ctx context.Context, m string, tokens []uuid.UUID) 
 }
 
 // A reveal that read a card's row before the card was deleted or its
-// expiry changed may finish with what it read, but does not cache it: once
-// Delete or UpdateExpiry has returned, this instance reveals the card as it
-// now is (SECURITY.md: a deleted card stops working here at once).
+// expiry changed may finish with what it read, but caches neither the row
+// nor its record key: once Delete or UpdateExpiry has returned, this
+// instance reveals the card as it now is (SECURITY.md: a deleted card stops
+// working here at once, and its record key is dropped).
 func TestRevealRacingAChangeDoesNotCacheTheOldRow(t *testing.T) {
 	for _, change := range []string{"delete", "expiry"} {
 		t.Run(change, func(t *testing.T) {
@@ -372,6 +412,9 @@ func TestRevealRacingAChangeDoesNotCacheTheOldRow(t *testing.T) {
 			close(store.proceed)
 			if err := <-done; err != nil {
 				t.Fatalf("the reveal that began first: %v", err)
+			}
+			if n := f.sealer.CachedRecords(); change == "delete" && n != 0 {
+				t.Fatalf("the deleted card's record key is cached (%d entries)", n)
 			}
 
 			cards, err := svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
