@@ -142,6 +142,9 @@ func vaultError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return apierror.GatewayTimeout("vault-proxy did not answer in time")
 	}
+	if se := (*vaultclient.StatusError)(nil); errors.As(err, &se) {
+		return &upstreamError{apierror.BadGateway("vault-proxy could not complete the request"), err}
+	}
 	return &upstreamError{apierror.BadGateway("vault-proxy could not be reached"), err}
 }
 

@@ -65,14 +65,26 @@ func (c *Client) do(ctx context.Context, method, path, merchant, actor string, i
 		if e, perr := apierror.Parse(raw); perr == nil {
 			return e
 		}
-		return fmt.Errorf("vaultclient: %s %s: status %d", method, path, resp.StatusCode)
+		return &StatusError{Method: method, Path: path, Status: resp.StatusCode}
 	case resp.StatusCode >= 300:
-		return fmt.Errorf("vaultclient: %s %s: status %d", method, path, resp.StatusCode)
+		return &StatusError{Method: method, Path: path, Status: resp.StatusCode}
 	}
 	if out != nil && len(raw) > 0 {
 		return json.Unmarshal(raw, out)
 	}
 	return nil
+}
+
+// StatusError is an answer of vault-proxy that is neither a success nor an
+// error envelope to pass on (a 5xx: its card vault, Vault or a token
+// service failed): vault-proxy was reached.
+type StatusError struct {
+	Method, Path string
+	Status       int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("vaultclient: %s %s: status %d", e.Method, e.Path, e.Status)
 }
 
 func cardPath(token string) string {
