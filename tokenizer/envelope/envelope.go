@@ -170,9 +170,29 @@ func (s *Sealer) Seal(ctx context.Context, plaintext, aad []byte) (Sealed, error
 }
 
 // Open decrypts a record sealed for the row that aad identifies. The caller
-// owns the returned slice and should clear it after use.
+// owns the returned slice and should clear it after use. A caller that read
+// the row from the database uses OpenSince instead.
 func (s *Sealer) Open(ctx context.Context, rec Sealed, aad []byte) ([]byte, error) {
+	return s.open(ctx, rec, aad, nil)
+}
+
+// Drops counts the record keys forgotten so far (Forget, Purge). A caller
+// takes it before it reads a record's row and gives it to OpenSince.
+func (s *Sealer) Drops() uint64 { return s.records.dropCount() }
+
+// OpenSince is Open for a row read after Drops returned since. If a record
+// key was forgotten since, the row may be of a record deleted meanwhile,
+// whose Forget came before this open: the key opened is then not cached,
+// where Open would bring it back for up to MaxAge.
+func (s *Sealer) OpenSince(ctx context.Context, rec Sealed, aad []byte, since uint64) ([]byte, error) {
+	return s.open(ctx, rec, aad, &since)
+}
+
+func (s *Sealer) open(ctx context.Context, rec Sealed, aad []byte, rowSince *uint64) ([]byte, error) {
 	cached, since := s.records.get(rec.WrappedKey, s.cfg.Now())
+	if rowSince != nil {
+		since = *rowSince
+	}
 	if cached != nil {
 		pt, err := open(cached, rec.Ciphertext, aad)
 		if err != nil {

@@ -475,6 +475,37 @@ func TestForgetDuringAnOpenIsNotUndone(t *testing.T) {
 	}
 }
 
+// A row read before its record was deleted, and opened after the delete's
+// Forget, is opened but its key not cached: OpenSince with the drop count
+// taken before the read. With no forget between, it is cached as by Open.
+func TestOpenSinceARowReadBeforeAForget(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forget bool
+		cached int
+	}{{"forgotten between read and open", true, 0}, {"nothing forgotten", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, _, _ := setup(t, Config{})
+			rec, err := s.Seal(context.Background(), []byte("x"), aad("m", "t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Purge()
+			since := s.Drops() // then the row is read
+			if tc.forget {
+				s.Forget(rec) // the record is deleted
+			}
+			pt, err := s.OpenSince(context.Background(), rec, aad("m", "t"), since)
+			if err != nil || string(pt) != "x" {
+				t.Fatalf("open = %q, %v", pt, err)
+			}
+			if n := s.CachedRecords(); n != tc.cached {
+				t.Fatalf("%d record keys cached, want %d", n, tc.cached)
+			}
+		})
+	}
+}
+
 // A new data key that Vault does not unwrap is not left in the store.
 func TestDataKeyThatDoesNotUnwrapIsNotKept(t *testing.T) {
 	s, src, store, _ := setup(t, Config{RefreshTimeout: 100 * time.Millisecond})

@@ -86,6 +86,12 @@ func (c *recordCache) put(wrapped, raw []byte, aead cipher.AEAD, now time.Time, 
 	}
 }
 
+func (c *recordCache) dropCount() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drops
+}
+
 func (c *recordCache) forget(wrapped []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

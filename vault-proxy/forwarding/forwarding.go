@@ -420,18 +420,20 @@ func (s *Service) DeleteAuthMethod(ctx context.Context, merchantAccountID string
 }
 
 // Open opens the merchant's methods named by ids, in that order. An id that
-// is not the merchant's is ErrNotFound.
+// is not the merchant's is ErrNotFound. An Open that read a method before
+// it was deleted may still return it, but leaves its record key uncached.
 func (s *Service) Open(ctx context.Context, merchantAccountID string, ids []uuid.UUID) ([]*Opened, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
+	since := s.Sealer.Drops() // before the rows: see envelope.Sealer.OpenSince
 	methods, hosts, err := s.Store.AuthMethodsByID(ctx, merchantAccountID, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Opened, len(methods))
 	for i, m := range methods {
-		plain, err := s.Sealer.Open(ctx, m.Sealed, AAD(merchantAccountID, m.ID))
+		plain, err := s.Sealer.OpenSince(ctx, m.Sealed, AAD(merchantAccountID, m.ID), since)
 		if err != nil {
 			return nil, err
 		}

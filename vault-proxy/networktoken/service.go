@@ -101,10 +101,11 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 	if r.Card.Kind != vaultproxy.KindCard {
 		return nil, nil, false, ErrNotCard
 	}
+	since := s.Sealer.Drops() // before the token is read: see open
 	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
 	switch {
 	case errors.Is(err, vaultproxy.ErrNotFound):
-		return s.provision(ctx, c, r)
+		return s.provision(ctx, c, r, since)
 	case err != nil:
 		return nil, nil, false, err
 	case t.Status == StatusSuspended:
@@ -115,18 +116,23 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 		if err := s.remove(ctx, c, t); err != nil {
 			return nil, nil, false, err
 		}
-		return s.provision(ctx, c, r)
+		return s.provision(ctx, c, r, since)
 	}
-	v, err := s.open(ctx, t)
+	v, err := s.open(ctx, t, since)
 	return t, v, false, err
 }
 
-func (s *Service) open(ctx context.Context, t *NetworkToken) ([]byte, error) {
-	return s.Sealer.Open(ctx, t.Sealed, AAD(t.MerchantAccountID, t.PaymentMethodID, t.ID))
+// open opens t's value. since is the sealer's Drops as read before t was:
+// a token deleted since has had its record key forgotten, which the open
+// must not bring back (envelope.Sealer.OpenSince).
+func (s *Service) open(ctx context.Context, t *NetworkToken, since uint64) ([]byte, error) {
+	return s.Sealer.OpenSince(ctx, t.Sealed, AAD(t.MerchantAccountID, t.PaymentMethodID, t.ID), since)
 }
 
-// provision asks the scheme's provider for a token and stores it.
-func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (*NetworkToken, []byte, bool, error) {
+// provision asks the scheme's provider for a token and stores it. since is
+// the sealer's Drops as read before the card's current token was looked up
+// (open).
+func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, since uint64) (*NetworkToken, []byte, bool, error) {
 	scheme := card.Scheme(r.Card.Scheme)
 	fail := func(provider string, err error) (*NetworkToken, []byte, bool, error) {
 		var pe *ProvisioningError
@@ -180,7 +186,7 @@ func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.
 		if t.Status != StatusActive {
 			return t, nil, false, ErrSuspended
 		}
-		v, err := s.open(ctx, t)
+		v, err := s.open(ctx, t, since)
 		return t, v, false, err
 	}
 	s.audit(ctx, c, r.Card.Token, "provision", "success", map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider})

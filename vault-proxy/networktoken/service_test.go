@@ -520,3 +520,77 @@ func TestCryptogramBelongsToTheTokenSent(t *testing.T) {
 		t.Fatalf("a cryptogram for another card's token: %v", err)
 	}
 }
+
+// pausingStore is the real store, except that once armed its next
+// CurrentNetworkToken call, having read the row, says so on read and waits
+// for proceed: a use that read the token just before it was deleted.
+type pausingStore struct {
+	networktoken.Store
+	armed         atomic.Bool
+	read, proceed chan struct{}
+}
+
+func (p *pausingStore) CurrentNetworkToken(ctx context.Context, m string, pm uuid.UUID) (*networktoken.NetworkToken, error) {
+	t, err := p.Store.CurrentNetworkToken(ctx, m, pm)
+	if p.armed.CompareAndSwap(true, false) {
+		p.read <- struct{}{}
+		<-p.proceed
+	}
+	return t, err
+}
+
+// A use that read the token before it was deleted may finish with what it
+// read, but does not leave the deleted token's record key cached
+// (SECURITY.md: record keys are dropped when the record is deleted).
+func TestUseRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
+	cases := []struct {
+		name string
+		del  func(ctx context.Context, svc *networktoken.Service, pm, id uuid.UUID) error
+	}{
+		{"Delete", func(ctx context.Context, svc *networktoken.Service, pm, id uuid.UUID) error {
+			return svc.Delete(ctx, caller("m1"), pm, id)
+		}},
+		{"DeleteAll", func(ctx context.Context, svc *networktoken.Service, pm, _ uuid.UUID) error {
+			return svc.DeleteAll(ctx, caller("m1"), pm)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			ctx := context.Background()
+			store := &pausingStore{Store: f.db, read: make(chan struct{}), proceed: make(chan struct{})}
+			svc := &networktoken.Service{Store: store, Audits: f.audits, Sealer: f.svc.Sealer, Providers: f.svc.Providers, Vault: f.cards, Now: f.clock}
+			pm := f.vault(t, "m1", "4111111111111111")
+			r := f.reveal(t, "m1", pm)
+			dpan, _, id, err := svc.Token(ctx, caller("m1"), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// From here on the only record key cached is one the racing use
+			// caches.
+			svc.Sealer.Purge()
+
+			store.armed.Store(true)
+			type used struct {
+				value []byte
+				err   error
+			}
+			done := make(chan used, 1)
+			go func() {
+				v, _, _, err := svc.Token(ctx, caller("m1"), r)
+				done <- used{v, err}
+			}()
+			<-store.read // the token is read; now the delete
+			if err := tc.del(ctx, svc, pm, id); err != nil {
+				t.Fatal(err)
+			}
+			close(store.proceed)
+			if u := <-done; u.err != nil || string(u.value) != string(dpan) {
+				t.Fatalf("the use that began first: %v", u.err)
+			}
+			if n := svc.Sealer.CachedRecords(); n != 0 {
+				t.Fatalf("the deleted token's record key is cached (%d entries)", n)
+			}
+		})
+	}
+}

@@ -41,8 +41,7 @@ type Service struct {
 	// rowsMu and changes keep a row read before a change or deletion out of
 	// the cache once the change is made: cards caches what it read only if
 	// no change happened while it read (changes is bumped, under rowsMu,
-	// after the database is changed and before the row is dropped). Reveal
-	// uses changes the same way for the record keys it caches.
+	// after the database is changed and before the row is dropped).
 	rowsMu  sync.Mutex
 	changes atomic.Uint64
 }
@@ -195,19 +194,20 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 	if err := s.audits.Writable(); err != nil {
 		return nil, fmt.Errorf("%w: %w", vaultproxy.ErrAuditUnavailable, err)
 	}
-	since := s.changes.Load()
+	// Taken before the rows are read: a card deleted after the read has
+	// had its record key forgotten, and the open must not cache it again.
+	since := s.sealer.Drops()
 	cards, err := s.cards(ctx, c.MerchantAccountID, tokens)
 	if err != nil {
 		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
 		return nil, err
 	}
-	defer s.forgetIfChanged(since, cards)
 	out := make([]*Revealed, len(cards))
 	revealed := make([]Revealed, len(cards)) // one allocation for all
 	var aad []byte                           // one buffer for every card's
 	for i, vc := range cards {
 		aad = appendAAD(aad[:0], c.MerchantAccountID, vc.Token)
-		pt, err := s.sealer.Open(ctx, vc.Sealed, aad)
+		pt, err := s.sealer.OpenSince(ctx, vc.Sealed, aad, since)
 		if err != nil {
 			for _, r := range out[:i] {
 				r.Zero()
@@ -266,24 +266,11 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 	return nil
 }
 
-// forgetIfChanged drops the record keys a reveal may have cached if a card
-// changed or was deleted since it began. A Delete between the reveal's row
-// read and its open has already forgotten the record key, and the open,
-// which began after that, cached it again.
-func (s *Service) forgetIfChanged(since uint64, cards []*vaultproxy.VaultedCard) {
-	if s.changes.Load() == since {
-		return
-	}
-	for _, vc := range cards {
-		s.sealer.Forget(vc.Sealed)
-	}
-}
-
 // Delete crypto-shreds a card: the row and its record key are removed, and
 // any security code held for it is zeroed. Once it returns, a reveal that
 // starts on this instance does not find the card. One that read the row
 // before may still open it, but leaves neither the row nor the record key
-// cached (cards, forgetIfChanged).
+// cached (cards, envelope.Sealer.OpenSince).
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	cards, lookErr := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
 	err := s.store.DeleteCard(ctx, c.MerchantAccountID, token)

@@ -1,0 +1,97 @@
+package forwarding_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/envelope"
+	"github.com/payorch/tokenizer/transit"
+	"github.com/payorch/tokenizer/transit/transittest"
+	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
+)
+
+// pausingStore is the real store, except that once armed its next
+// AuthMethodsByID call, having read the rows, says so on read and waits for
+// proceed: a forward that read a method just before it was deleted.
+type pausingStore struct {
+	forwarding.Store
+	armed         atomic.Bool
+	read, proceed chan struct{}
+}
+
+func (p *pausingStore) AuthMethodsByID(ctx context.Context, m string, ids []uuid.UUID) ([]*forwarding.AuthMethod, [][]string, error) {
+	methods, hosts, err := p.Store.AuthMethodsByID(ctx, m, ids)
+	if p.armed.CompareAndSwap(true, false) {
+		p.read <- struct{}{}
+		<-p.proceed
+	}
+	return methods, hosts, err
+}
+
+// An Open that read a method before it was deleted may finish with what it
+// read, but does not leave the deleted method's record key cached
+// (SECURITY.md: record keys are dropped when the record is deleted), and
+// once the delete has returned no Open finds the method.
+func TestOpenRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
+	cases := []struct {
+		name string
+		del  func(ctx context.Context, svc *forwarding.Service, configID, id uuid.UUID) error
+	}{
+		{"DeleteAuthMethod", func(ctx context.Context, svc *forwarding.Service, configID, id uuid.UUID) error {
+			return svc.DeleteAuthMethod(ctx, "m1", configID, id)
+		}},
+		{"DeleteConfig", func(ctx context.Context, svc *forwarding.Service, configID, _ uuid.UUID) error {
+			return svc.DeleteConfig(ctx, "m1", configID)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, _ := postgrestest.Open(t)
+			env := transittest.New(t)
+			store := &pausingStore{Store: db, read: make(chan struct{}), proceed: make(chan struct{})}
+			svc := &forwarding.Service{Store: store, Sealer: envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})}
+			name, hosts := "processor", []string{"api.processor.example"}
+			cfg, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &hosts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := svc.AddAuthMethod(ctx, "m1", cfg.ID, forwarding.AuthInput{Kind: forwarding.KindSignature, DisplayName: "signing key",
+				Fields: []forwarding.Field{{Key: "algorithm", Value: "hmac-sha256"}, {Key: "key", Value: " s3cret\n"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := []uuid.UUID{m.ID}
+
+			store.armed.Store(true)
+			type opened struct {
+				methods []*forwarding.Opened
+				err     error
+			}
+			done := make(chan opened, 1)
+			go func() {
+				methods, err := svc.Open(ctx, "m1", ids)
+				done <- opened{methods, err}
+			}()
+			<-store.read // the method is read; now the delete
+			if err := tc.del(ctx, svc, cfg.ID, m.ID); err != nil {
+				t.Fatal(err)
+			}
+			close(store.proceed)
+			if o := <-done; o.err != nil || o.methods[0].Fields["key"] != " s3cret\n" {
+				t.Fatalf("the Open that began first: %v", o.err)
+			}
+			if n := svc.Sealer.CachedRecords(); n != 0 {
+				t.Fatalf("the deleted method's record key is cached (%d entries)", n)
+			}
+			if _, err := svc.Open(ctx, "m1", ids); !errors.Is(err, vaultproxy.ErrNotFound) {
+				t.Fatalf("opened after the delete returned: %v", err)
+			}
+		})
+	}
+}
