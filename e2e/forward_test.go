@@ -632,6 +632,16 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 		}
 	})
 
+	t.Run("signature over a URL with no path", func(t *testing.T) {
+		// Sent as "POST /?x=1": the signature covers that, not "?x=1".
+		res := doForward(t, s, tok, body, "x-vault-forward-url", tg.URL+"?x=1", "x-vault-forward-payment-methods", pm,
+			"x-vault-forward-authentications", hmacID)
+		if res.Status != 200 {
+			t.Fatalf("forward: %d %s", res.Status, res.Body)
+		}
+		verifyRFC9421(t, tg.last(t), "sig1", verifyHMAC)
+	})
+
 	t.Run("signature ed25519 with chosen components", func(t *testing.T) {
 		pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 		der, _ := x509.MarshalPKCS8PrivateKey(priv)
@@ -886,6 +896,26 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 				}
 			}
 			logging.AssertNoPANIn(t, "error response", string(res.Body), testPANs...)
+		})
+	}
+	// Header names that are not HTTP tokens, which fasthttp's server lets
+	// through and a lenient target could read as Host or framing (sent
+	// raw: Go's client refuses to write them).
+	for _, line := range []string{
+		"X-Vault-Forward-Header-Host : evil.example",
+		"X-Vault-Forward-Header-Transfer-Encoding : chunked",
+		"X-Vault-Forward-Header-Content-Length : 99",
+		"X-Vault-Forward-Header- Transfer-Encoding: chunked",
+	} {
+		t.Run("not a token: "+line, func(t *testing.T) {
+			body := `{"n":"{{ CARD_NUMBER_1 }}"}`
+			status, raw := rawRequest(t, s, "POST /vault-forward HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+tok+
+				"\r\nContent-Type: application/json\r\nx-vault-forward-url: "+tg.URL+"/pay\r\nx-vault-forward-payment-methods: "+pm+
+				"\r\n"+line+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body)
+			e, err := apierror.Parse(raw)
+			if status != http.StatusBadRequest || err != nil || len(e.Details) != 1 || e.Details[0].Type != "value_error.header.forbidden" {
+				t.Fatalf("%d %s", status, raw)
+			}
 		})
 	}
 	if tg.hits.Load() != 0 || unlisted.hits.Load() != 0 {

@@ -248,6 +248,17 @@ func TestDetokenizedCallReachesTheProcessorWithCardData(t *testing.T) {
 		{"absolute URL as path", "default", func(r *zone.DetokenizeRequest) { r.Path = "https://evil.example/x"; r.Body = number }, 400, "path must be an absolute path"},
 		{"security code outside an authorization", "default", func(r *zone.DetokenizeRequest) { r.Purpose = "refund"; r.PaymentMethod = []string{held} }, 400,
 			"value_error.placeholder.placeholder_not_allowed"},
+		// core-api is not trusted with the request's framing: a header
+		// name or value that would smuggle headers to the processor.
+		{"header name with CR LF", "default", func(r *zone.DetokenizeRequest) {
+			r.Body, r.Headers = number, map[string]string{"X-A\r\nTransfer-Encoding: chunked\r\nHost: evil.example\r\nX-B": "v"}
+		}, 400, "value_error.header"},
+		{"header value with CR LF", "default", func(r *zone.DetokenizeRequest) {
+			r.Body, r.Headers = number, map[string]string{"X-A": "v\r\nHost: evil.example"}
+		}, 400, "value_error.header"},
+		{"header name with a space", "default", func(r *zone.DetokenizeRequest) {
+			r.Body, r.Headers = number, map[string]string{"Host ": "evil.example"}
+		}, 400, "value_error.header"},
 	}
 	for _, tc := range refusals {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Detokenize serves core-api's detokenized processor calls on the internal
@@ -64,14 +65,24 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	var hdr fasthttp.RequestHeader
 	ct := "application/json"
 	for k, v := range in.Headers {
+		// fasthttp writes a header name as given: one holding CR LF would
+		// smuggle headers (a second Host, Transfer-Encoding) to the
+		// processor. core-api is outside the PCI zone, and not trusted
+		// with the request's framing.
+		if !httpguts.ValidHeaderFieldName(k) || !httpguts.ValidHeaderFieldValue(v) {
+			return apierror.BadRequest("headers must have HTTP token names and values without control characters",
+				apierror.Detail{Location: apierror.LocationBody, Pointer: "/headers", Message: "not a valid HTTP header", Type: "value_error.header"})
+		}
 		if strings.EqualFold(k, "content-type") {
 			ct = v
 			continue
 		}
+		if forbiddenForwardHeaders[strings.ToLower(k)] {
+			continue // the connection's and the body's own, written here
+		}
 		hdr.Set(k, v)
 	}
 	StripHopByHop(&hdr)
-	hdr.Del("Host")
 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)

@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Headers of POST /vault-forward (SPEC.md "the service", DESIGN.md 7).
@@ -145,7 +146,10 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 		case len(rest) >= len(forwardHeaderSuffix) && bytes.EqualFold(rest[:len(forwardHeaderSuffix)], forwardHeaderSuffix):
 			name := strings.ToLower(string(k))
 			target := name[len(HeaderForwardHeaderPrefix):]
-			if target == "" || forbiddenForwardHeaders[target] || strings.HasPrefix(target, "x-vault-forward-") {
+			// A name that is not an HTTP token (fasthttp's server lets a
+			// space through) would slip past the forbidden list as
+			// "host " and reach a lenient target as Host.
+			if target == "" || !httpguts.ValidHeaderFieldName(target) || forbiddenForwardHeaders[target] || strings.HasPrefix(target, "x-vault-forward-") {
 				bad(name, "this header cannot be forwarded", "value_error.header.forbidden")
 				continue
 			}
@@ -164,6 +168,11 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 		bad(HeaderForwardURL, "must be an absolute http(s) URL", "value_error.url")
 	} else {
 		u.Fragment, u.RawFragment = "", "" // never sent on the wire
+		if u.Path == "" {
+			// Sent as "/" (RFC 9110 4.2.3), so signed as "/": a signature
+			// over "?x=1" would not verify at the target.
+			u.Path, u.RawPath = "/", ""
+		}
 		canonicalHost(u)
 		in.url, in.rawURL = u, u.String()
 	}
