@@ -131,11 +131,15 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 
 	buf := bufPool.Get()
 	defer func() {
-		// The rendered body held card numbers: clear both our buffer and
-		// fasthttp's copy before they go back to their pools.
+		// The rendered body held card numbers: clear both fasthttp's copy
+		// and our buffer before they go back to their pools. The request's
+		// body may be buf itself (SetBodyRaw), so it is cleared and let go
+		// first: once buf is in the pool, another forward may be rendering
+		// into it.
+		clear(req.Body())
+		req.ResetBody()
 		clear(buf.B[:cap(buf.B)])
 		bufPool.Put(buf)
-		clear(req.Body())
 	}()
 	rv := &resolver{ctx: ctx, e: e, caller: r.Caller, cards: cards}
 	defer rv.zero()
@@ -149,7 +153,15 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	err = send(ctx, req, resp)
 	res.Duration = time.Since(start)
 	if err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail(0))
+		d := detail(0)
+		// A destination refused at connect time (a name that resolved to a
+		// private or metadata address) is audited with the rule that
+		// refused it, as a refusal before the send is (SECURITY.md, Audit).
+		var ruled interface{ RefusalRule() string }
+		if errors.As(err, &ruled) && ruled.RefusalRule() != "" {
+			d["rule"] = ruled.RefusalRule()
+		}
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), d)
 		return res, err
 	}
 	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail(resp.StatusCode()))

@@ -91,6 +91,10 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// RefusalRule is Rule, for callers that see the error through an interface
+// (the forward engine's audit record).
+func (e *Error) RefusalRule() string { return e.Rule }
+
 // Is matches any *Error with the same Code, so the sentinels above work
 // with errors.Is.
 func (e *Error) Is(target error) bool {
