@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/tokenizer/card"
 )
 
@@ -192,6 +193,9 @@ func identifier(b []byte) bool {
 func parseName(name string, opts Options) (Placeholder, error) {
 	p, ok := parseKnownName(name)
 	if !ok {
+		// An unknown name is the caller's text, and errors never repeat a
+		// card number ("{{ 4111111111111111_1 }}").
+		name = panscan.Redact(name)
 		return Placeholder{}, &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
 	}
 	if p.Field == SecurityCode && !opts.AllowSecurityCode {

@@ -104,6 +104,8 @@ func TestParseRejects(t *testing.T) {
 		// Extra braces around a misspelt name do not hide it.
 		{"{{{CARD_NUMBR_1}}}", "unknown_placeholder"},
 		{"{{{{ CARD_NUMBR_1 }}", "unknown_placeholder"},
+		// A card number where a name belongs is not repeated.
+		{"{{ 4111111111111111_1 }}", "unknown_placeholder"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.body, func(t *testing.T) {
@@ -114,6 +116,9 @@ func TestParseRejects(t *testing.T) {
 			}
 			if !strings.Contains(e.Message, e.Placeholder) || e.Placeholder == "" {
 				t.Fatalf("error %q does not name the placeholder", e.Message)
+			}
+			if strings.Contains(e.Message+e.Placeholder, "4111111111111111") {
+				t.Fatalf("error %q repeats a card number", e.Message)
 			}
 		})
 	}
