@@ -542,6 +542,13 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 		{"a buyer with a Number", "POST", "/buyers", map[string]any{"display_name": "x", "Number": pan}, []string{"/Number"}, "value_error.card_data"},
 		{"an IBAN to another route", "POST", "/merchant-accounts", map[string]any{"id": "iban-test", "display_name": "x", "iban": "DE89370400440532013000"}, []string{"/iban"}, "value_error.card_data"},
 		{"a card number in the query", "GET", "/buyers?external_identifier=" + pan, nil, []string{"external_identifier"}, "value_error.card_data"},
+		// In any field's value, at any depth.
+		{"a card number as a name", "POST", "/buyers", map[string]any{"display_name": "4111 1111 1111 1111"}, []string{"/display_name"}, "value_error.card_data"},
+		{"a card number as a tax id", "POST", "/buyers", map[string]any{"display_name": "x", "billing_details": map[string]any{"tax_id": map[string]any{"value": pan}}},
+			[]string{"/billing_details/tax_id/value"}, "value_error.card_data"},
+		{"a card number as a merchant account id", "POST", "/merchant-accounts", map[string]any{"id": pan, "display_name": "x"}, []string{"/id"}, "value_error.card_data"},
+		{"a card number beside a card", "POST", "/payment-methods", map[string]any{"method": "card", "number": "5555555555554444", "expiration_date": expiryIn(2), "external_identifier": pan},
+			[]string{"/external_identifier"}, "value_error.card_data"},
 		// Bodies that do not parse cannot be searched: refused whole.
 		{"a trailing comma", "POST", "/payment-methods", `{"method":"Card","number":"` + pan + `",}`, []string{""}, "value_error.jsondecode"},
 		{"a byte-order mark", "POST", "/buyers", "\ufeff" + `{"display_name":"x","number":"` + pan + `"}`, []string{""}, "value_error.jsondecode"},
@@ -570,6 +577,22 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 		}
 	}
 	assertNoCardDataLogged(t, s, pan)
+
+	// A phone number is digits by nature (zone.DigitFields): one that
+	// passes the Luhn check is still a phone number.
+	if code, raw := s.Do(t, s.PublicClient, "POST", s.PublicURL+"/buyers", s.Token(t, "buyers.write"),
+		map[string]any{"display_name": "Ada", "billing_details": map[string]any{"phone_number": "+600000000007"}}); code != http.StatusCreated {
+		t.Fatalf("a buyer with a Luhn-valid phone number: %d %s", code, raw)
+	}
+	// core-api refuses card numbers in values itself, for a client that
+	// reaches it without vault-proxy.
+	if code, raw := s.Do(t, http.DefaultClient, "POST", s.CoreURL+"/buyers", s.Token(t, "buyers.write"), map[string]any{"display_name": pan}); code != http.StatusBadRequest ||
+		apiError(t, raw).Details[0].Type != "value_error.card_data" {
+		t.Fatalf("core-api took a card number as a name: %d %s", code, raw)
+	}
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != 1 {
+		t.Fatalf("%d cards vaulted, want only the first (a refused creation vaults nothing)", n)
+	}
 
 	// A buyer's account_number is the merchant's customer reference
 	// (SPEC.md), not a bank account: it passes on.

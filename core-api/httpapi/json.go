@@ -8,12 +8,15 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/pgtext"
+	"github.com/payorch/shared/zone"
 )
 
 // MaxBodyBytes bounds a JSON request body.
@@ -77,6 +80,11 @@ func DecodeStrictBytes(body []byte, dst any) error {
 	}
 	if !utf8.Valid(body) {
 		return apierror.BadRequest("request body is not valid UTF-8", bodyDetail("", "not valid UTF-8", "value_error.jsondecode"))
+	}
+	if hasLoneSurrogate(body) {
+		// encoding/json would store U+FFFD in its place without a word.
+		return apierror.BadRequest("request body holds half a UTF-16 surrogate pair",
+			bodyDetail("", "a \\u escape of an unpaired surrogate (U+D800 to U+DFFF) is not a character", "value_error.str.encoding"))
 	}
 	tree, err := parseTree(body)
 	if err != nil {
@@ -163,6 +171,56 @@ func nulDetail(problems *[]apierror.Detail, pointer string) {
 	}
 }
 
+// cardDetail reports a value (or a field name) holding a card number:
+// core-api stores no card number in any field, whatever a client puts
+// where (zone.DigitFields).
+func cardDetail(problems *[]apierror.Detail, pointer, what string) {
+	if len(*problems) < maxDetails {
+		*problems = append(*problems, bodyDetail(pointer, what+"looks like a card number; card data are accepted only by vault-proxy", "value_error.card_data"))
+	}
+}
+
+// hasLoneSurrogate reports whether JSON text b holds a \u escape of half a
+// UTF-16 surrogate pair without its other half. A backslash occurs only
+// inside strings, so reading escapes pairwise from the start suffices.
+func hasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character: "\\" is skipped whole
+		if i >= len(b) || b[i] != 'u' {
+			continue
+		}
+		r, ok := hex4(b, i+1)
+		if !ok {
+			continue // malformed: the parser refuses it
+		}
+		i += 4
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		case r >= 0xD800 && r <= 0xDBFF:
+			if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+				if lo, ok := hex4(b, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+					i += 6
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
+	return rune(n), err == nil
+}
+
 var errTooDeep = errors.New("too deep")
 
 func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.Detail) (any, error) {
@@ -187,6 +245,9 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 				p := ptr + "/" + escapePointer(k)
 				if !pgtext.Storable(k) {
 					nulDetail(problems, p)
+				}
+				if panscan.Contains(k) {
+					cardDetail(problems, ptr, "a field name ") // the pointer would repeat it
 				}
 				v, err := parseValue(dec, p, depth+1, problems)
 				if err != nil {
@@ -223,6 +284,9 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 	case string:
 		if !pgtext.Storable(t) {
 			nulDetail(problems, ptr)
+		}
+		if panscan.Contains(t) && !slices.Contains(zone.DigitFields, ptr[strings.LastIndexByte(ptr, '/')+1:]) {
+			cardDetail(problems, ptr, "")
 		}
 		return t, nil
 	default:

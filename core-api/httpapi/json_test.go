@@ -57,6 +57,15 @@ func TestDecodeStrict(t *testing.T) {
 		{"NUL in strings and keys", "application/json", `{"name":"a\u0000","tags":{"k\u0000":"v","w":"\u0000"},"list":[{"s":"\u0000"}]}`, 400, []det{
 			{"/name", "value_error.str.encoding"}, {"/tags/k\x00", "value_error.str.encoding"}, {"/tags/w", "value_error.str.encoding"}, {"/list/0/s", "value_error.str.encoding"}}},
 		{"escaped backslash before u0000 is text", "application/json", `{"name":"\\u0000"}`, 0, nil},
+		// No card number is stored in any field (zone.DigitFields aside).
+		{"card numbers in values and keys", "application/json", `{"name":"4111 1111 1111 1111","tags":{"a":"ref 5555555555554444","4111111111111111":"v"},"list":[{"s":"600000000007"}]}`, 400, []det{
+			{"/name", "value_error.card_data"}, {"/tags/a", "value_error.card_data"}, {"/tags", "value_error.card_data"}, {"/list/0/s", "value_error.card_data"}}},
+		{"numbers that are not card numbers", "application/json", `{"name":"4111111111111112","tags":{"a":"41111111111"}}`, 0, nil},
+		{"lone high surrogate", "application/json", `{"name":"\ud800"}`, 400, []det{{"", "value_error.str.encoding"}}},
+		{"lone low surrogate", "application/json", `{"name":"a\udc00b"}`, 400, []det{{"", "value_error.str.encoding"}}},
+		{"high surrogate then another escape", "application/json", `{"name":"\ud800\u0041"}`, 400, []det{{"", "value_error.str.encoding"}}},
+		{"surrogate pair", "application/json", `{"name":"\ud83d\ude00"}`, 0, nil},
+		{"escaped backslash before ud800 is text", "application/json", `{"name":"\\ud800"}`, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

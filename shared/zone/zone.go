@@ -26,6 +26,16 @@ const (
 // and core-api refuses them too, should one reach it another way.
 var SensitiveFields = []string{"number", "security_code", "account_number", "iban", "pin"}
 
+// DigitFields are body fields whose values are digits by nature and are
+// not searched for card numbers. Every other string value (and every key)
+// that holds one (logging/panscan's definition: 12-19 digits passing the
+// Luhn check, grouped or not) is refused by vault-proxy and by core-api
+// with 400 value_error.card_data, so that no card number is stored outside
+// the vault, whatever field a client puts it in. A phone number (E.164, up
+// to 15 digits) or a card network's transaction id (Visa's is 15 digits)
+// would be refused one time in ten.
+var DigitFields = []string{"phone_number", "scheme_transaction_id"}
+
 // CardMetadata is what core-api may know about a vaulted card. core-api
 // builds its payment method record from this, fetched from vault-proxy,
 // rather than trusting display data a client sends it.

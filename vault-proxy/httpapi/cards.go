@@ -65,6 +65,10 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
+	// The other fields go on to core-api: none may hold a card number.
+	if err := refuseCardNumbers(gjson.ParseBytes(body), "number", "security_code", "pin"); err != nil {
+		return err
+	}
 	req := vaulting.CardRequest{
 		Kind:           vaultproxy.Kind(method.Str),
 		Number:         []byte(doc["number"].Str),
@@ -136,6 +140,9 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	}
 	doc, err := strictObject(body, bankFields)
 	if err != nil {
+		return err
+	}
+	if err := refuseCardNumbers(gjson.ParseBytes(body), "account_number", "iban"); err != nil {
 		return err
 	}
 	in := bank.Input{

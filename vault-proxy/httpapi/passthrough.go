@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,7 +171,7 @@ func refuseSensitive(path, body []byte) error {
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return nil
+		return refuseCardNumbers(root)
 	}
 	paymentMethods := bytes.HasPrefix(path, []byte("/payment-methods"))
 	var details []apierror.Detail
@@ -187,7 +189,57 @@ func refuseSensitive(path, body []byte) error {
 	if len(details) > 0 {
 		return apierror.BadRequest("card data cannot be sent to this route", details...)
 	}
+	return refuseCardNumbers(root)
+}
+
+// refuseCardNumbers is a 400 naming each string value, at any depth, that
+// holds a card number (zone.DigitFields, and the keys in except, are not
+// searched), and each object with a key that does. The value is never
+// repeated: the pointer leads to it.
+func refuseCardNumbers(root gjson.Result, except ...string) error {
+	details := cardNumbers(nil, root, "", 0, except)
+	if len(details) > 0 {
+		return apierror.BadRequest("card numbers are accepted only by POST /payment-methods, in number", details...)
+	}
 	return nil
+}
+
+// maxScanDepth is deeper than any body core-api accepts: a body nested
+// further is refused there before anything in it is stored.
+const maxScanDepth = 64
+
+func cardNumbers(details []apierror.Detail, v gjson.Result, ptr string, depth int, except []string) []apierror.Detail {
+	const msg = "looks like a card number; card numbers are accepted only by POST /payment-methods"
+	switch {
+	case v.Type == gjson.String:
+		if panscan.Contains(v.Str) {
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: ptr, Message: msg, Type: "value_error.card_data"})
+		}
+	case depth < maxScanDepth && (v.IsObject() || v.IsArray()):
+		i := 0
+		v.ForEach(func(k, x gjson.Result) bool {
+			p := ptr + "/" + strconv.Itoa(i)
+			if v.IsObject() {
+				if panscan.Contains(k.Str) {
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: ptr, Message: "a field name " + msg, Type: "value_error.card_data"})
+					return true
+				}
+				if slices.Contains(zone.DigitFields, k.Str) || (depth == 0 && slices.Contains(except, k.Str)) {
+					return true
+				}
+				p = ptr + "/" + escapePointer(k.Str)
+			}
+			i++
+			details = cardNumbers(details, x, p, depth+1, except)
+			return true
+		})
+	}
+	return details
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // refuseCardInURI is a 400 when the path or a query parameter holds a card
