@@ -52,7 +52,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			_ = m.Close()
 		}
 	}()
-	if m.DB, err = postgres.Open(ctx, m.Config.DatabaseURL); err != nil {
+	dsn, err := WithStatementTimeout(m.Config.DatabaseURL, m.Config.requestTimeout())
+	if err != nil {
+		return err
+	}
+	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
 		return err
 	}
 	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)
@@ -82,6 +86,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 
 	rt := httpapi.NewRouter(m.Log)
+	rt.SetRequestTimeout(m.Config.requestTimeout())
 	rt.Health(
 		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
 		httpapi.Check{Name: "vault-proxy", Check: m.vaultProxyReady},
@@ -140,7 +145,7 @@ func (m *Main) vaultProxyReady(ctx context.Context) error {
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 
 // drainTimeout bounds a graceful shutdown: longer than the longest
-// request, a detokenized call waiting up to 70 s on vault-proxy.
+// request (its deadline, CORE_API_REQUEST_TIMEOUT, is at most 55 s).
 const drainTimeout = 75 * time.Second
 
 // Close drains in-flight requests and closes the database.

@@ -2,8 +2,11 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 
+	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/secret"
@@ -29,6 +32,19 @@ type Config struct {
 	// CursorKey signs list cursors (at least 32 bytes). Empty: a random key
 	// per start, so cursors do not survive a restart or cross instances.
 	CursorKey secret.String
+
+	// RequestTimeout ends every request's work, and is each database
+	// statement's statement_timeout (zero: httpapi.DefaultRequestTimeout).
+	// It stays below vault-proxy's 60 s wait for core-api (httpapi/deadline.go).
+	RequestTimeout time.Duration
+}
+
+// requestTimeout is RequestTimeout or its default.
+func (c Config) requestTimeout() time.Duration {
+	if c.RequestTimeout == 0 {
+		return httpapi.DefaultRequestTimeout
+	}
+	return c.RequestTimeout
 }
 
 // EnvPrefixes name core-api's own variables: one with a name the loader
@@ -50,6 +66,8 @@ func LoadConfig(l *config.Loader) Config {
 		AuthKeysFile:     l.String("AUTH_PUBLIC_KEYS_FILE"),
 		AuthIssuer:       l.String("AUTH_ISSUER", config.Default("payorch")),
 		CursorKey:        l.Secret("CORE_API_CURSOR_KEY", config.Optional()), // or CORE_API_CURSOR_KEY_FILE
+		RequestTimeout: l.Duration("CORE_API_REQUEST_TIMEOUT", time.Second, httpapi.MaxRequestTimeout,
+			config.Default(httpapi.DefaultRequestTimeout.String())),
 	}
 }
 
@@ -78,6 +96,9 @@ func (c Config) Validate() error {
 	// cursor fails on any other instance or after a restart.
 	if c.Environment == config.Production && c.CursorKey.IsZero() {
 		errs = append(errs, errors.New("CORE_API_CURSOR_KEY (or CORE_API_CURSOR_KEY_FILE) is required in production"))
+	}
+	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
+		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))
 	}
 	return errors.Join(errs...)
 }

@@ -64,6 +64,8 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"plain HTTP to vault-proxy", map[string]string{"VAULT_PROXY_INTERNAL_URL": "http://vault-proxy:9443"}, "VAULT_PROXY_INTERNAL_URL"},
 		{"no client certificate", map[string]string{"CORE_API_CLIENT_CERT_FILE": "<unset>"}, "CORE_API_CLIENT_CERT_FILE"},
 		{"a misspelt variable", map[string]string{"CORE_API_CURSOR_KEY_FLE": "/k"}, "CORE_API_CURSOR_KEY_FLE"},
+		{"a request timeout vault-proxy would not wait for", map[string]string{"CORE_API_REQUEST_TIMEOUT": "60s"}, "CORE_API_REQUEST_TIMEOUT"},
+		{"a request timeout without a unit", map[string]string{"CORE_API_REQUEST_TIMEOUT": "50"}, "CORE_API_REQUEST_TIMEOUT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := load(tc.over)

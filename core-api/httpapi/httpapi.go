@@ -24,8 +24,9 @@ type Check = health.Check
 
 // Router is a ServeMux whose every route shares the middleware.
 type Router struct {
-	mux *http.ServeMux
-	log *slog.Logger
+	mux     *http.ServeMux
+	log     *slog.Logger
+	timeout time.Duration // each request's deadline; see deadline.go
 }
 
 // NewRouter returns an empty router. Unknown routes answer 404 in the error
@@ -94,10 +95,14 @@ func (p *probeWriter) Header() http.Header         { return p.header }
 func (p *probeWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (p *probeWriter) WriteHeader(code int)        { p.status = code }
 
+// wrap runs h under the request deadline (deadline.go) and renders its
+// error.
 func (rt *Router) wrap(h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, cancel := rt.withDeadline(r)
+		defer cancel()
 		if err := call(w, r, h); err != nil {
-			rt.writeError(w, r, err)
+			rt.writeError(w, r, timedOut(r.Context(), err))
 		}
 	})
 }
