@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/e2e/stack"
 )
 
@@ -151,5 +156,83 @@ func TestMerchantIsolation(t *testing.T) {
 	l := ra.ok(t, 200, "GET", "/merchant-accounts", nil)
 	if items := l["items"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != "alpha" {
 		t.Fatalf("restricted token lists %v", items)
+	}
+}
+
+// What vault-proxy holds for an account counts as much as core-api's own
+// rows: an account with a vault-forward config (sealed credentials
+// included) is not deleted, or a later account with the same id would
+// inherit the config.
+func TestMerchantAccountDeleteAsksTheVault(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "acme")
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs",
+		token: s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read"), merchant: "acme"}
+
+	c := configs.ok(t, 201, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
+	code, raw := admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
+	if code != 409 {
+		t.Fatalf("DELETE with a vault-forward config = %d %s, want 409", code, raw)
+	}
+	if e := apiError(t, raw); e.Code != "resource_in_use" || !strings.Contains(e.Message, "vault-forward-configs: 1") {
+		t.Fatalf("DELETE with a vault-forward config: %s, want resource_in_use naming it", raw)
+	}
+	admin.ok(t, 200, "GET", "/merchant-accounts/acme", nil) // still there
+
+	configs.ok(t, 204, "DELETE", "/"+c["id"].(string), nil)
+	admin.ok(t, 204, "DELETE", "/merchant-accounts/acme", nil)
+	createMerchantAccount(t, s, "acme")
+	if l := configs.ok(t, 200, "GET", "", nil); len(l["items"].([]any)) != 0 {
+		t.Fatalf("the new account acme lists the old one's configs: %v", l["items"])
+	}
+}
+
+// A deleted bank payment method leaves its revoked mandate behind as the
+// record of the revocation; that record does not keep the account alive,
+// and it survives the account, out of reach of a later account with the
+// same id. A live mandate (with its payment method) still keeps it.
+func TestMerchantAccountDeleteKeepsRevokedMandates(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "bank1")
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+	tok := s.Token(t, append(pmScopes, "payment-methods.read")...)
+	pub, core := publicCore(s, tok, "bank1"), newCore(s, tok, "bank1")
+	achWithMandate := map[string]any{"method": "bank", "scheme": "ach", "account_number": "000123456789", "routing_number": "011000015",
+		"account_type": "checking", "account_holder_name": "Jane Doe", "mandate": map[string]any{"recurring": true}}
+	mandateOf := func(t *testing.T, pm map[string]any) string {
+		t.Helper()
+		m, _ := pm["mandate"].(map[string]any)
+		if m == nil || m["status"] != "active" {
+			t.Fatalf("no active mandate: %v", pm)
+		}
+		return m["id"].(string)
+	}
+
+	pm := pub.ok(t, 201, "POST", "/payment-methods", achWithMandate)
+	mandateID := mandateOf(t, pm)
+	core.ok(t, 204, "DELETE", "/payment-methods/"+pm["id"].(string), nil)
+	admin.ok(t, 204, "DELETE", "/merchant-accounts/bank1", nil)
+
+	conn, err := pgx.Connect(context.Background(), s.DBs.CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var status, pmID string
+	if err := conn.QueryRow(context.Background(), `SELECT status, payment_method_id::text FROM mandates_of_deleted_accounts
+		WHERE merchant_account_id = 'bank1' AND id = $1`, mandateID).Scan(&status, &pmID); err != nil || status != "revoked" || pmID != pm["id"] {
+		t.Fatalf("the revoked mandate's record after the account's deletion: %q %q %v", status, pmID, err)
+	}
+	createMerchantAccount(t, s, "bank1")
+	if _, err := s.CoreAPI.DB.Mandate(context.Background(), "bank1", mandateID); !errors.Is(err, coreapi.ErrNotFound) {
+		t.Fatalf("the new account bank1 reaches the old one's mandate: %v", err)
+	}
+
+	mandateOf(t, pub.ok(t, 201, "POST", "/payment-methods", achWithMandate))
+	code, raw := admin.do(t, "DELETE", "/merchant-accounts/bank1", nil)
+	if e := apiError(t, raw); code != 409 || e.Code != "resource_in_use" ||
+		!strings.Contains(e.Message, "payment-methods: 1") || !strings.Contains(e.Message, "mandates: 1") {
+		t.Fatalf("DELETE with a live mandate = %d %s, want 409 resource_in_use naming the payment method and its mandate", code, raw)
 	}
 }

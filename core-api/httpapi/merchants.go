@@ -1,11 +1,15 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 )
@@ -165,16 +169,76 @@ func (h merchantHandlers) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 // delete refuses (409 resource_in_use) while the account has buyers or any
-// other record: deleting a tenant is never a cascade.
+// other record, in core-api or in vault-proxy: deleting a tenant is never
+// a cascade, and what the vault holds under the account's id (forwarding
+// credentials, cards, network tokens) would otherwise pass to a later
+// account with the same id. vault-proxy is asked first, so an account it
+// cannot answer for is not deleted; something it stores after that answer
+// is not seen (vault-proxy does not look up accounts on its own routes).
 func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.target(r, ScopeMerchantAccountsWrite)
 	if err != nil {
 		return err
 	}
-	if err := h.d.DB.DeleteMerchantAccount(r.Context(), id); err != nil {
+	ctx := r.Context()
+	core, err := h.d.DB.MerchantAccountUsage(ctx, id)
+	if err != nil {
+		return domainError(err, "merchant account")
+	}
+	vault, err := h.d.Vault.MerchantAccountUsage(ctx, id)
+	if errors.Is(err, vaultclient.ErrNotFound) {
+		// A vault-proxy without the route cannot say; fail closed.
+		return &upstreamError{apierror.BadGateway("vault-proxy could not say what it holds for this account; nothing was deleted"), err}
+	}
+	if err != nil {
+		return vaultError(err)
+	}
+	var inVault []postgres.Usage
+	for _, u := range vault.Records {
+		if u.Count > 0 {
+			inVault = append(inVault, postgres.Usage(u))
+		}
+	}
+	if len(core) > 0 || len(inVault) > 0 {
+		return accountInUse(id, core, inVault)
+	}
+	if err := h.d.DB.DeleteMerchantAccount(ctx, id); err != nil {
+		if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
+			return accountInUse(id, iu.Remaining, nil) // stored since the first count
+		}
 		return domainError(err, "merchant account")
 	}
 	h.d.Auth.Forget(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// accountInUse is the 409 resource_in_use naming what keeps account id:
+// "merchant account acme is still in use (core-api: buyers: 2;
+// vault-proxy: vault-forward-configs: 1); ...".
+func accountInUse(id string, core, vault []postgres.Usage) error {
+	var b strings.Builder
+	b.WriteString("merchant account " + id + " is still in use")
+	sep := " ("
+	for _, part := range []struct {
+		zone string
+		in   []postgres.Usage
+	}{{"core-api", core}, {"vault-proxy", vault}} {
+		if len(part.in) == 0 {
+			continue
+		}
+		b.WriteString(sep + part.zone + ": ")
+		sep = "; "
+		for i, u := range part.in {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(u.Resource + ": " + strconv.FormatInt(u.Count, 10))
+		}
+	}
+	if sep != " (" {
+		b.WriteString(")")
+	}
+	b.WriteString("; delete those first: deleting a merchant account is never a cascade")
+	return apierror.New(http.StatusConflict, CodeResourceInUse, b.String())
 }

@@ -52,22 +52,110 @@ func (db *DB) UpdateMerchantAccount(ctx context.Context, id string, u coreapi.Me
 		`UPDATE merchant_accounts SET display_name = $2, updated_at = now() WHERE id = $1 RETURNING `+merchantColumns, id, u.DisplayName.Value))
 }
 
+// Names of the core records that keep a merchant account in use, as
+// MerchantAccountUsage and InUseError report them.
+const (
+	UsageBuyers         = "buyers"
+	UsagePaymentMethods = "payment-methods"
+	UsageMandates       = "mandates" // pending or active: a revoked or failed one is history
+)
+
+// Usage is how many records of one kind still refer to a merchant account.
+type Usage struct {
+	Resource string
+	Count    int64
+}
+
+// InUseError is coreapi.ErrInUse naming what still refers to the account.
+// Remaining is empty when only the database's foreign keys knew (a kind of
+// record MerchantAccountUsage does not count).
+type InUseError struct {
+	Remaining []Usage
+}
+
+func (e *InUseError) Error() string { return "merchant account: " + coreapi.ErrInUse.Error() }
+
+func (e *InUseError) Unwrap() error { return coreapi.ErrInUse }
+
+// queryRower is a pool or a transaction.
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// merchantUsage counts the records that keep account id in use, in one
+// statement (one snapshot); only kinds with a count above zero are
+// returned. A missing account wraps coreapi.ErrNotFound.
+func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error) {
+	var exists bool
+	var buyers, methods, mandates int64
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_accounts WHERE id = $1),
+		(SELECT count(*) FROM buyers WHERE merchant_account_id = $1),
+		(SELECT count(*) FROM payment_methods WHERE merchant_account_id = $1),
+		(SELECT count(*) FROM mandates WHERE merchant_account_id = $1 AND status IN ('pending', 'active'))`, id).
+		Scan(&exists, &buyers, &methods, &mandates)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
+	}
+	var in []Usage
+	for _, u := range []Usage{{UsageBuyers, buyers}, {UsagePaymentMethods, methods}, {UsageMandates, mandates}} {
+		if u.Count > 0 {
+			in = append(in, u)
+		}
+	}
+	return in, nil
+}
+
+// MerchantAccountUsage returns what still refers to account id in the core
+// database (nothing: an empty list), or an error wrapping
+// coreapi.ErrNotFound.
+func (db *DB) MerchantAccountUsage(ctx context.Context, id string) ([]Usage, error) {
+	return merchantUsage(ctx, db.Pool, id)
+}
+
 // DeleteMerchantAccount removes an account that nothing refers to any
-// more; an account with buyers (or any other row referring to it) is
-// coreapi.ErrInUse.
+// more; one with buyers, payment methods or live mandates (or any other
+// row referring to it) is an *InUseError. Its revoked and failed mandates
+// are history, not use: they move to mandates_of_deleted_accounts in the
+// same transaction, so the record of their revocation survives the
+// account and a later account with the same id does not inherit it.
 func (db *DB) DeleteMerchantAccount(ctx context.Context, id string) error {
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM merchant_accounts WHERE id = $1`, id)
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		// Every insert referring to the account takes a key-share lock on
+		// its row (the foreign key), so after this none can appear
+		// between the count and the delete.
+		tag, err := tx.Exec(ctx, `SELECT 1 FROM merchant_accounts WHERE id = $1 FOR UPDATE`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
+		}
+		in, err := merchantUsage(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if len(in) > 0 {
+			return &InUseError{Remaining: in}
+		}
+		if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM mandates WHERE merchant_account_id = $1 RETURNING *)
+			INSERT INTO mandates_of_deleted_accounts (id, merchant_account_id, account_created_at, payment_method_id,
+				connector, scheme, status, created_at, updated_at, revoked_at)
+			SELECT g.id, g.merchant_account_id, a.created_at, g.payment_method_id,
+				g.connector, g.scheme, g.status, g.created_at, g.updated_at, g.revoked_at
+			FROM gone g JOIN merchant_accounts a ON a.id = g.merchant_account_id`, id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM merchant_accounts WHERE id = $1`, id)
+		return err
+	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return fmt.Errorf("merchant account: %w", coreapi.ErrInUse)
+		return &InUseError{}
 	}
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
-	}
-	return nil
+	return err
 }
 
 // ListMerchantAccounts returns up to page.FetchLimit() accounts in the

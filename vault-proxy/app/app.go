@@ -190,6 +190,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	internal.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
 	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
 	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, detok.Handle)
+	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, (&httpapi.MerchantAccounts{Store: m.DB}).Usage)
 	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
 	admin.Health(checks...)
 
