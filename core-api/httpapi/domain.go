@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"errors"
-	"regexp"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/apierror"
 )
 
@@ -30,6 +30,8 @@ func domainError(err error, resource string) error {
 		return apierror.BadRequest("invalid request body", details...)
 	case errors.As(err, &de):
 		return apierror.DuplicateRecord(de.Error(), de.ExistingID)
+	case errors.Is(err, postgres.ErrMerchantAccountNotFound):
+		return apierror.NotFound("merchant account not found")
 	case errors.Is(err, coreapi.ErrNotFound):
 		return apierror.NotFound(resource + " not found")
 	case errors.Is(err, coreapi.ErrInUse):
@@ -40,15 +42,16 @@ func domainError(err error, resource string) error {
 	return err
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// pathUUID returns path parameter name if it is a UUID, else a 400 with a
-// detail on it.
+// pathUUID returns path parameter name if it is a UUID as the API writes
+// them (lower case, coreapi.IsUUID), else a 400 with a detail on it. Upper
+// case is refused, not folded, as in bodies and queries and the OpenAPI
+// patterns (docs/api-conventions.md): an id has one spelling, the one the
+// API returns, so the same id is never two different strings.
 func pathUUID(r interface{ PathValue(string) string }, name string) (string, error) {
 	v := r.PathValue(name)
-	if !uuidRE.MatchString(v) {
+	if !coreapi.IsUUID(v) {
 		return "", apierror.BadRequest("invalid "+name, apierror.Detail{
-			Location: apierror.LocationPath, Pointer: name, Message: "must be a UUID", Type: "type_error.uuid",
+			Location: apierror.LocationPath, Pointer: name, Message: "must be a UUID in lower case", Type: "type_error.uuid",
 		})
 	}
 	return v, nil

@@ -11,6 +11,7 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/config"
@@ -68,9 +69,12 @@ type paymentMethods struct {
 //     non-sensitive details vault-proxy passes on. mandate.recurring sets up
 //     a mandate through the mock-bank connector (sandbox and development
 //     only; production refuses with 422 until processor connections exist).
-//   - PUT updates the vault's expiry first (only when it changes), then the
-//     core row, so a forward right after the answer uses the new expiry. A
-//     bank account has no expiry (400).
+//   - PUT with an expiration_date updates the vault's expiry first, then
+//     the core row, so a forward right after the answer uses the new
+//     expiry; updates of one card take turns, and one that fails sets the
+//     vault back to core's expiry (postgres.UpdatePaymentMethod). A bank
+//     account has no expiry (400). A PUT without one never calls the
+//     vault; `{}` changes nothing.
 //   - DELETE is retry-safe: mandate revocation is idempotent, a vault
 //     not-found counts as shredded.
 //   - An {id} that is not a UUID is 400 with a detail at location path
@@ -348,31 +352,32 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 	if err := u.Validate(h.Now()); err != nil {
 		return pmError(err)
 	}
-	ctx, m := r.Context(), c.MerchantAccountID
-	pm, err := h.DB.UpdatePaymentMethod(ctx, m, id, u, func(before *coreapi.PaymentMethod) error {
-		if !u.ExpirationDate.Set {
-			return nil
-		}
-		if before.Method == coreapi.MethodBank {
-			return apierror.BadRequest("invalid request body", bodyDetail("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable"))
-		}
-		// The vault first: expiry placeholders of a forward must use the
-		// new value as soon as this request is answered. Sent even when
-		// core holds the same value already: an earlier update may have
-		// reached the vault and then failed here. (UpdatePaymentMethod
-		// runs this again if another update reached the row meanwhile.)
-		if err := h.Vault.UpdateExpiry(ctx, m, callerActor(c), before.ID, u.ExpirationDate.Value); err != nil {
-			if errors.Is(err, vaultclient.ErrNotFound) {
-				return errPaymentMethodNotFound
-			}
-			return vaultError(err)
-		}
-		return nil
-	})
+	pm, err := h.DB.UpdatePaymentMethod(r.Context(), c.MerchantAccountID, id, u, h.setVaultExpiry(c))
+	if ve := (*postgres.VaultExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
+		// Not found in the vault: shredded by a DELETE, nothing left to differ.
+		h.Log.ErrorContext(r.Context(), "a failed expiry update may have left the vault's expiry unlike core's until the next one",
+			"payment_method", ve.PaymentMethodID, "err", ve.Restore)
+	}
 	if err != nil {
 		return pmError(err)
 	}
 	return WriteJSON(w, http.StatusOK, paymentMethodView(pm))
+}
+
+// setVaultExpiry has vault-proxy record a card's expiry for the caller,
+// its answers mapped to the envelope. The store calls it for the update
+// and, after a failure, to set the vault back to core's expiry.
+func (h *paymentMethods) setVaultExpiry(c Caller) postgres.SetVaultExpiry {
+	return func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error {
+		err := h.Vault.UpdateExpiry(ctx, pm.MerchantAccountID, callerActor(c), pm.ID, expiry)
+		if errors.Is(err, vaultclient.ErrNotFound) {
+			return errPaymentMethodNotFound
+		}
+		if err != nil {
+			return vaultError(err)
+		}
+		return nil
+	}
 }
 
 // delete removes a payment method: the mandate is revoked first (a bank

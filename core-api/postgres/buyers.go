@@ -21,6 +21,26 @@ const (
 	foreignKeyViolation = "23503"
 )
 
+// ErrMerchantAccountNotFound is a record written in a merchant account that
+// no longer exists: it was deleted after the request was authorized (which
+// remembers existing accounts for a while, httpapi.Auth).
+var ErrMerchantAccountNotFound = errors.New("merchant account not found")
+
+// merchantAccountFKs are the foreign keys from a record to its merchant
+// account.
+var merchantAccountFKs = map[string]bool{
+	"buyers_merchant_account_id_fkey":          true,
+	"payment_methods_merchant_account_id_fkey": true,
+	"mandates_merchant_account_id_fkey":        true,
+}
+
+// merchantAccountGone reports whether err is a write that named a merchant
+// account that does not exist.
+func merchantAccountGone(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == foreignKeyViolation && merchantAccountFKs[pe.ConstraintName]
+}
+
 const buyerColumns = `id::text, merchant_account_id, display_name, external_identifier, account_number, billing_details, created_at, updated_at`
 
 func scanBuyer(row pgx.Row) (*coreapi.Buyer, error) {
@@ -177,13 +197,15 @@ func likeEscape(s string) string {
 
 // buyerWriteError maps a failed insert or update: a taken
 // external_identifier becomes a DuplicateError naming the existing buyer; a
-// merchant account deleted meanwhile is not found.
+// merchant account deleted meanwhile is ErrMerchantAccountNotFound.
 func (db *DB) buyerWriteError(ctx context.Context, m string, ext *string, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return err
 	}
 	switch {
+	case merchantAccountGone(err):
+		return ErrMerchantAccountNotFound
 	case pe.Code == uniqueViolation && pe.ConstraintName == "buyers_external_identifier_key" && ext != nil:
 		dup := &coreapi.DuplicateError{Resource: "buyer", Field: "external_identifier"}
 		// The holder may have been deleted since; then the conflict is
@@ -192,8 +214,6 @@ func (db *DB) buyerWriteError(ctx context.Context, m string, ext *string, err er
 			return qerr
 		}
 		return dup
-	case pe.Code == foreignKeyViolation && pe.ConstraintName == "buyers_merchant_account_id_fkey":
-		return fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,11 @@ const pmColumns = `pm.id::text, pm.merchant_account_id, pm.method, pm.status, pm
 	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at,
 	m.id, m.connector, m.status, m.created_at, m.updated_at, m.revoked_at`
 
-const pmFrom = ` FROM payment_methods pm
+const pmFrom = ` FROM payment_methods pm` + pmJoins
+
+// pmJoins adds what pmColumns reads besides the row itself to a relation
+// named pm (the table, or an UPDATE's RETURNING *).
+const pmJoins = `
 	LEFT JOIN buyers b ON b.id = pm.buyer_id
 	LEFT JOIN LATERAL (SELECT * FROM mandates m WHERE m.merchant_account_id = pm.merchant_account_id
 		AND m.payment_method_id = pm.id ORDER BY m.created_at DESC, m.id DESC LIMIT 1) m ON true`
@@ -81,7 +86,9 @@ func collectPaymentMethods(rows pgx.Rows, err error) ([]coreapi.PaymentMethod, e
 
 // CreatePaymentMethod stores pm and, when not nil, its mandate, in one
 // transaction. A second payment method with the same id is a
-// *coreapi.DuplicateError.
+// *coreapi.DuplicateError; a buyer deleted meanwhile is
+// coreapi.ErrBuyerNotFound, a merchant account deleted meanwhile
+// ErrMerchantAccountNotFound.
 // pm's timestamps are set from the database.
 func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) error {
 	var bank []byte
@@ -100,21 +107,32 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 			pm.ID, pm.MerchantAccountID, pm.Method, pm.Status, pm.Scheme, pm.Label,
 			pm.BIN, pm.CardType, pm.ExpirationDate, pm.Fingerprint, pm.Country, pm.Currency, bank, pm.BuyerID, pm.ExternalIdentifier,
 		).Scan(&pm.CreatedAt, &pm.UpdatedAt)
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "payment_methods_pkey" {
-			return &coreapi.DuplicateError{Resource: "payment method", Field: "id", ExistingID: pm.ID}
+		if err == nil && mandate != nil {
+			err = tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
+				VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
+				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
+			).Scan(&mandate.CreatedAt, &mandate.UpdatedAt)
 		}
-		if errors.As(err, &pgErr) && pgErr.Code == foreignKeyViolation && pgErr.ConstraintName == "payment_methods_buyer_id_fkey" {
-			return coreapi.ErrBuyerNotFound // deleted since the handler looked it up
-		}
-		if err != nil || mandate == nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
-			mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
-		).Scan(&mandate.CreatedAt, &mandate.UpdatedAt)
+		return paymentMethodWriteError(pm.ID, err)
 	})
+}
+
+// paymentMethodWriteError maps a failed insert of a payment method or its
+// mandate. The buyer and the merchant account were looked up before, but
+// may have been deleted since.
+func paymentMethodWriteError(id string, err error) error {
+	var pe *pgconn.PgError
+	switch {
+	case !errors.As(err, &pe):
+		return err
+	case merchantAccountGone(err):
+		return ErrMerchantAccountNotFound
+	case pe.Code == uniqueViolation && pe.ConstraintName == "payment_methods_pkey":
+		return &coreapi.DuplicateError{Resource: "payment method", Field: "id", ExistingID: id}
+	case pe.Code == foreignKeyViolation && pe.ConstraintName == "payment_methods_buyer_id_fkey":
+		return coreapi.ErrBuyerNotFound
+	}
+	return err
 }
 
 // PaymentMethod returns one payment method of the merchant account.
@@ -183,51 +201,227 @@ func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) (
 		ORDER BY `+order+` LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID))
 }
 
+// SetVaultExpiry writes a card's expiry to vault-proxy, which keeps its own
+// copy for the expiry placeholders of forwards. UpdatePaymentMethod calls
+// it only while it holds the card's row lock, with a context that ends
+// vaultWriteTimeout later and not when the client goes away.
+type SetVaultExpiry func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error
+
+// vaultWriteTimeout bounds a vault write and the core write that follows
+// it, and again a write-back. It is longer than vault-proxy's own deadline
+// for an internal request (30 s, vault-proxy/httpapi internalTarget), so a
+// write this side gives up on has been given up on there too, and cannot
+// land after the next one. It ignores the request's deadline
+// (httpapi/deadline.go) on purpose: stopping between the vault's write
+// and the row's would leave the two apart.
+const vaultWriteTimeout = 40 * time.Second
+
 // UpdatePaymentMethod applies a partial update and returns the result.
-// prepare, when not nil, runs first with the row as it was, and its error
-// aborts the update; a change that must reach the vault before this row
-// (the expiry) is made there. The update then applies only if the row is
-// still as prepare saw it (its updated_at); if another update came in
-// between, the row is read again and prepare runs again, so that the last
-// update to reach this row also made the last change in the vault. No lock
-// or connection is held while prepare runs: it calls vault-proxy, which
-// may take seconds, and the pool is small.
+//
+//   - With no field set it only reads: `{}` changes nothing, updated_at
+//     included (docs/api-conventions.md).
+//   - Without an expiration date it is a single UPDATE: those fields live
+//     only here, so the row lock the UPDATE takes is all the ordering
+//     concurrent updates need, and the last to commit wins.
+//   - With one, the vault's copy changes first (so a forward right after
+//     the answer uses it), then the row: see updateExpiry.
 func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
-	prepare func(before *coreapi.PaymentMethod) error) (*coreapi.PaymentMethod, error) {
+	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	for range maxUpdateAttempts {
-		before, err := db.PaymentMethod(ctx, merchant, id)
-		if err != nil {
-			return nil, err
-		}
-		if prepare != nil {
-			if err := prepare(before); err != nil {
-				return nil, err
-			}
-		}
-		tag, err := db.Pool.Exec(ctx, `UPDATE payment_methods SET
+	switch {
+	case !u.ExpirationDate.Set && !u.SchemeTransactionID.Set && !u.SchemeTransactionIDScheme.Set:
+		return db.PaymentMethod(ctx, merchant, id)
+	case !u.ExpirationDate.Set:
+		return updatePaymentMethodRow(ctx, db.Pool, merchant, id, u)
+	}
+	return db.updateExpiry(ctx, merchant, id, u, setVault)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// updatePaymentMethodRow applies u to the row in one statement and returns
+// the row as that statement left it.
+func updatePaymentMethodRow(ctx context.Context, q querier, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error) {
+	return scanPaymentMethod(q.QueryRow(ctx, `WITH pm AS (UPDATE payment_methods SET
 			expiration_date = coalesce($3, expiration_date),
 			scheme_transaction_id = CASE WHEN $4 THEN $5 ELSE scheme_transaction_id END,
 			scheme_transaction_id_scheme = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id_scheme END,
 			updated_at = greatest(now(), updated_at + interval '1 microsecond')
-			WHERE merchant_account_id = $1 AND id = $2 AND updated_at = $8`,
-			merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
-			u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr(), before.UpdatedAt)
-		if err != nil {
-			return nil, err
-		}
-		if tag.RowsAffected() == 1 {
-			return db.PaymentMethod(ctx, merchant, id)
-		}
-		// Changed (or deleted) since it was read: read it again.
-	}
-	return nil, coreapi.ErrConflict
+			WHERE merchant_account_id = $1 AND id = $2 RETURNING *)
+		SELECT `+pmColumns+` FROM pm`+pmJoins,
+		merchant, id, u.ExpirationDate.Ptr(), u.SchemeTransactionID.Set, u.SchemeTransactionID.Ptr(),
+		u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr()))
 }
 
-// maxUpdateAttempts bounds UpdatePaymentMethod's retries under contention.
-const maxUpdateAttempts = 10
+// lockPaymentMethod reads the row in tx and holds its lock until tx ends.
+func lockPaymentMethod(ctx context.Context, tx pgx.Tx, merchant, id string) (*coreapi.PaymentMethod, error) {
+	return scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.id = $2 FOR UPDATE OF pm`, merchant, id))
+}
+
+// updateExpiry changes the expiry in the vault, then in the row, so that
+// once every update of a card has ended the vault holds the expiry the row
+// holds, whatever the interleaving and whichever of them failed:
+//
+//   - Every vault write of a card is made while holding its row lock, and
+//     is over (applied or refused, vaultWriteTimeout) before the lock is
+//     let go, so the vault sees the writes in the order the row does.
+//   - A write that succeeds in the vault commits the same value in the
+//     same transaction; from the vault write on, the request runs to its
+//     end whether or not the client still waits for it.
+//   - Any failure after the vault write started (the vault's, the row's,
+//     the commit's, a timeout) rolls back, then writes back to the vault
+//     what the row holds, under the row lock again (restoreVaultExpiry).
+//     Another update that took the lock in between wrote both copies
+//     itself, and the write-back copies the row as it then is.
+//
+// The lock holds a pooled connection across the vault call, so updates of
+// one card also wait for each other in this process (db.cards) before
+// taking one: a burst on one card uses one connection per instance. The
+// client's context bounds only these waits: a client gone while waiting
+// leaves having written nothing.
+func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
+	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
+	unlock, err := db.cards.lock(ctx, merchant+"/"+id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	before, err := lockPaymentMethod(ctx, tx, merchant, id)
+	if err == nil && before.Method == coreapi.MethodBank {
+		var v coreapi.Problems
+		v.Add("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable")
+		err = v.Err()
+	}
+	if err != nil {
+		rollback(ctx, tx)
+		return nil, err
+	}
+
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
+	defer cancel()
+	after, err := writeExpiry(wctx, tx, before, u, setVault)
+	if err == nil {
+		return after, nil
+	}
+	rollback(ctx, tx) // before the write-back takes a connection of its own
+	if rerr := db.restoreVaultExpiry(ctx, merchant, id, setVault); rerr != nil {
+		return nil, &VaultExpiryError{PaymentMethodID: id, Err: err, Restore: rerr}
+	}
+	return nil, err
+}
+
+// rollback ends tx whatever the state of ctx: neither a client gone nor a
+// deadline passed may leave the row locked until the pool notices.
+func rollback(ctx context.Context, tx pgx.Tx) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = tx.Rollback(ctx) // a failed rollback closes the connection, which ends the transaction
+}
+
+// writeExpiry writes u's expiry to the vault, then u to the locked row,
+// and commits.
+func writeExpiry(ctx context.Context, tx pgx.Tx, before *coreapi.PaymentMethod, u coreapi.PaymentMethodUpdate,
+	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
+	// Sent even when the row holds this value already: it costs one call
+	// and mends a vault that an earlier failure left behind.
+	if err := setVault(ctx, before, u.ExpirationDate.Value); err != nil {
+		return nil, err
+	}
+	after, err := updatePaymentMethodRow(ctx, tx, before.MerchantAccountID, before.ID, u)
+	if err != nil {
+		return nil, err
+	}
+	return after, tx.Commit(ctx)
+}
+
+// restoreVaultExpiry writes the row's committed expiry to the vault, under
+// the row lock like any other vault write, after an update that may have
+// reached the vault failed. It runs whether or not the client still
+// waits, within vaultWriteTimeout. A row deleted meanwhile needs nothing:
+// its vault record is shredded first.
+func (db *DB) restoreVaultExpiry(ctx context.Context, merchant, id string, setVault SetVaultExpiry) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
+	defer cancel()
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		pm, err := lockPaymentMethod(ctx, tx, merchant, id)
+		if errors.Is(err, coreapi.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return setVault(ctx, pm, pm.ExpirationDate)
+	})
+}
+
+// VaultExpiryError is an expiry update that failed after it may have
+// reached the vault, and whose vault copy could not then be set back to
+// the row's: the two may differ until the card's next expiry update, which
+// writes both. It unwraps to the update's own failure, which is what the
+// client is told; Restore is for the operator.
+type VaultExpiryError struct {
+	PaymentMethodID string
+	Err             error // the update's failure
+	Restore         error // why the vault's copy could not be set back
+}
+
+func (e *VaultExpiryError) Error() string {
+	return "payment method " + e.PaymentMethodID + ": " + e.Err.Error() +
+		"; setting the vault's expiry back to core's failed: " + e.Restore.Error()
+}
+
+func (e *VaultExpiryError) Unwrap() error { return e.Err }
+
+// keyedLocks are mutexes by key (a payment method), made on first use and
+// dropped when no one holds or waits for them. The zero value is ready.
+type keyedLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyedLock
+}
+
+type keyedLock struct {
+	held chan struct{} // holds a value while locked
+	refs int           // holders and waiters
+}
+
+// lock waits for key's lock, or for ctx to end.
+func (k *keyedLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[string]*keyedLock{}
+	}
+	l := k.m[key]
+	if l == nil {
+		l = &keyedLock{held: make(chan struct{}, 1)}
+		k.m[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	leave := func() {
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.m, key)
+		}
+		k.mu.Unlock()
+	}
+	select {
+	case l.held <- struct{}{}:
+		return func() { <-l.held; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+}
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the
 // record of their revocation.

@@ -3,10 +3,14 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/testsupport"
@@ -14,8 +18,13 @@ import (
 
 func openPaymentMethodsDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := postgres.Open(context.Background(), dbs.CoreDSN)
+	return openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
+}
+
+// openCoreDB opens a pool on dsn, as one core-api instance does.
+func openCoreDB(t *testing.T, dsn string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,78 +183,242 @@ func TestPaymentMethodForABuyerDeletedMeanwhile(t *testing.T) {
 	}
 }
 
-// An update runs prepare with the row as it was, and prepare's error leaves
-// the row unchanged.
-func TestUpdatePaymentMethodPrepare(t *testing.T) {
+// fakeVault is a postgres.SetVaultExpiry that records the expiries
+// written, in order, and fails as fail says (nil: never).
+type fakeVault struct {
+	mu     sync.Mutex
+	writes []string
+	fail   func(call int) error
+}
+
+func (v *fakeVault) set(_ context.Context, _ *coreapi.PaymentMethod, expiry string) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.writes = append(v.writes, expiry)
+	if v.fail != nil {
+		return v.fail(len(v.writes) - 1)
+	}
+	return nil
+}
+
+func newCard(t *testing.T, db *postgres.DB, expiry string) string {
+	t.Helper()
+	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodCard,
+		Status: coreapi.StatusSucceeded, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry}
+	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
+		t.Fatal(err)
+	}
+	return pm.ID
+}
+
+func newBankAccount(t *testing.T, db *postgres.DB) string {
+	t.Helper()
+	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodBank,
+		Status: coreapi.StatusSucceeded, Scheme: coreapi.BankSchemeBACS, Label: "6819", Country: "GB", Currency: "GBP",
+		Bank: &coreapi.BankDetails{AccountHolderName: "John Smith", SortCode: "601613"}}
+	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
+		t.Fatal(err)
+	}
+	return pm.ID
+}
+
+func expiryUpdate(expiry string) coreapi.PaymentMethodUpdate {
+	return coreapi.PaymentMethodUpdate{ExpirationDate: coreapi.Some(expiry)}
+}
+
+// An update without an expiry never calls the vault: `{}` returns the row
+// as stored (updated_at included), other fields are one write.
+func TestUpdatePaymentMethodWithoutExpiry(t *testing.T) {
 	db := openPaymentMethodsDB(t)
 	ctx := context.Background()
-	id := newGiftCard(t, db, newBuyer(t, db, "prepare-buyer"))
-	refuse := errors.New("the vault said no")
-	u := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("123456789012345")}
-	var seen *coreapi.PaymentMethod
-	if _, err := db.UpdatePaymentMethod(ctx, "default", id, u, func(before *coreapi.PaymentMethod) error {
-		seen = before
-		return refuse
-	}); !errors.Is(err, refuse) {
-		t.Fatalf("update with a refusing prepare: %v", err)
+	id := newCard(t, db, "01/30")
+	stored, err := db.PaymentMethod(ctx, "default", id)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if seen == nil || seen.ID != id || seen.SchemeTransactionID != nil {
-		t.Fatalf("prepare saw %+v", seen)
-	}
-	if pm, err := db.PaymentMethod(ctx, "default", id); err != nil || pm.SchemeTransactionID != nil {
-		t.Fatalf("changed though prepare refused: %+v %v", pm, err)
-	}
-	pm, err := db.UpdatePaymentMethod(ctx, "default", id, u, nil)
-	if err != nil || pm.SchemeTransactionID == nil || *pm.SchemeTransactionID != "123456789012345" {
-		t.Fatalf("update: %+v %v", pm, err)
-	}
-	if _, err := db.UpdatePaymentMethod(ctx, "default", uuid.NewString(), u, nil); !errors.Is(err, coreapi.ErrNotFound) {
-		t.Fatalf("update of a missing one: %v", err)
+	for _, tc := range []struct {
+		name    string
+		u       coreapi.PaymentMethodUpdate
+		changed bool
+	}{
+		{"nothing", coreapi.PaymentMethodUpdate{}, false},
+		{"scheme_transaction_id", coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("123456789012345")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vault := &fakeVault{}
+			pm, err := db.UpdatePaymentMethod(ctx, "default", id, tc.u, vault.set)
+			if err != nil || len(vault.writes) != 0 {
+				t.Fatalf("update: %v, vault writes %q", err, vault.writes)
+			}
+			if pm.UpdatedAt.After(stored.UpdatedAt) != tc.changed || pm.ExpirationDate != "01/30" || pm.CreatedAt != stored.CreatedAt {
+				t.Fatalf("updated %+v, stored %+v", pm, stored)
+			}
+			if _, err := db.UpdatePaymentMethod(ctx, "default", uuid.NewString(), tc.u, vault.set); !errors.Is(err, coreapi.ErrNotFound) {
+				t.Fatalf("update of a missing one: %v", err)
+			}
+		})
 	}
 }
 
-// An update that another one overtakes between prepare and its write reads
-// the row again and runs prepare again (so the last write to the row also
-// made the last change in the vault); one overtaken every time gives up
-// with ErrConflict, having changed nothing.
-func TestUpdatePaymentMethodOvertaken(t *testing.T) {
+// An expiry update writes the vault, then the row. Whatever fails after
+// the vault write started, the row keeps its expiry and the vault is set
+// back to it; a client that goes away once the vault write started does
+// not stop the update; one gone before changes nothing anywhere.
+func TestUpdatePaymentMethodExpiry(t *testing.T) {
 	db := openPaymentMethodsDB(t)
-	ctx := context.Background()
-	id := newGiftCard(t, db, newBuyer(t, db, "overtaken-buyer"))
-	other := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("other")}
-	mine := coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("mine")}
+	refused := errors.New("the vault said no")
+	for _, tc := range []struct {
+		name        string
+		bank        bool
+		expiry      string
+		fail        func(call int) error
+		leave       string // "before" the update, or "during" the vault write
+		wantErr     func(error) bool
+		wantWrites  []string
+		wantInStore string
+	}{
+		{name: "it works", expiry: "02/31",
+			wantErr: func(err error) bool { return err == nil }, wantWrites: []string{"02/31"}, wantInStore: "02/31"},
+		{name: "the vault refuses", expiry: "02/31", fail: func(call int) error {
+			if call == 0 {
+				return refused
+			}
+			return nil
+		}, wantErr: func(err error) bool {
+			var ve *postgres.VaultExpiryError
+			return errors.Is(err, refused) && !errors.As(err, &ve)
+		}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
+		{name: "the row refuses after the vault took it", expiry: "13/31", // the row's CHECK refuses month 13
+			wantErr:    func(err error) bool { var pe *pgconn.PgError; return errors.As(err, &pe) && pe.Code == "23514" },
+			wantWrites: []string{"13/31", "01/30"}, wantInStore: "01/30"},
+		{name: "the vault cannot be set back either", expiry: "02/31", fail: func(int) error { return refused },
+			wantErr: func(err error) bool {
+				var ve *postgres.VaultExpiryError
+				return errors.As(err, &ve) && errors.Is(err, refused) && errors.Is(ve.Restore, refused)
+			}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
+		{name: "the client goes away during the vault write", expiry: "02/31", leave: "during",
+			wantErr: func(err error) bool { return err == nil }, wantWrites: []string{"02/31"}, wantInStore: "02/31"},
+		{name: "the client is gone before", expiry: "02/31", leave: "before",
+			wantErr: func(err error) bool { return errors.Is(err, context.Canceled) }, wantInStore: "01/30"},
+		{name: "a bank account", bank: true, expiry: "02/31",
+			wantErr: func(err error) bool { var ve *coreapi.ValidationError; return errors.As(err, &ve) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			id := newCard(t, db, "01/30")
+			if tc.bank {
+				id = newBankAccount(t, db)
+			}
+			vault := &fakeVault{fail: tc.fail}
+			set := vault.set
+			switch tc.leave {
+			case "before":
+				cancel()
+			case "during":
+				set = func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error {
+					cancel()
+					return vault.set(ctx, pm, expiry)
+				}
+			}
+			_, err := db.UpdatePaymentMethod(ctx, "default", id, expiryUpdate(tc.expiry), set)
+			if !tc.wantErr(err) {
+				t.Fatalf("update: %v", err)
+			}
+			if !slices.Equal(vault.writes, tc.wantWrites) {
+				t.Fatalf("vault writes %q, want %q", vault.writes, tc.wantWrites)
+			}
+			if pm, err := db.PaymentMethod(context.Background(), "default", id); err != nil || pm.ExpirationDate != tc.wantInStore {
+				t.Fatalf("stored %+v %v, want expiry %q", pm, err, tc.wantInStore)
+			}
+		})
+	}
+}
 
-	var seen []string
-	pm, err := db.UpdatePaymentMethod(ctx, "default", id, mine, func(before *coreapi.PaymentMethod) error {
-		v := ""
-		if before.SchemeTransactionID != nil {
-			v = *before.SchemeTransactionID
-		}
-		seen = append(seen, v)
-		if len(seen) == 1 { // another update lands between this read and the write
-			if _, err := db.UpdatePaymentMethod(ctx, "default", id, other, nil); err != nil {
+// Expiry updates of one card take turns from before their vault write to
+// after their commit, in one process and across two (two pools on one
+// database): the second reads the row only once the first committed, so
+// the vault sees the writes in the order the row does.
+func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
+	dbs := testsupport.NewTestDatabases(t)
+	a := openCoreDB(t, dbs.CoreDSN)
+	for _, tc := range []struct {
+		name string
+		b    *postgres.DB
+	}{
+		{"one instance", a},
+		{"two instances", openCoreDB(t, dbs.CoreDSN)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			id := newCard(t, a, "01/30")
+			var firstWriting atomic.Bool
+			inVault, release := make(chan struct{}), make(chan struct{})
+			firstDone := make(chan error, 1)
+			go func() {
+				_, err := a.UpdatePaymentMethod(ctx, "default", id, expiryUpdate("02/31"), func(context.Context, *coreapi.PaymentMethod, string) error {
+					firstWriting.Store(true)
+					close(inVault)
+					<-release
+					firstWriting.Store(false)
+					return nil
+				})
+				firstDone <- err
+			}()
+			<-inVault
+			var overlapped bool
+			var seen string
+			secondDone := make(chan error, 1)
+			go func() {
+				_, err := tc.b.UpdatePaymentMethod(ctx, "default", id, expiryUpdate("03/32"), func(_ context.Context, pm *coreapi.PaymentMethod, _ string) error {
+					overlapped, seen = firstWriting.Load(), pm.ExpirationDate
+					return nil
+				})
+				secondDone <- err
+			}()
+			time.Sleep(100 * time.Millisecond) // time for the second to overtake, were it able to
+			close(release)
+			if err := <-firstDone; err != nil {
 				t.Fatal(err)
 			}
-		}
-		return nil
-	})
-	if err != nil || pm.SchemeTransactionID == nil || *pm.SchemeTransactionID != "mine" {
-		t.Fatalf("overtaken once: %+v %v", pm, err)
+			if err := <-secondDone; err != nil || overlapped || seen != "02/31" {
+				t.Fatalf("second update: %v; wrote the vault during the first: %v; saw expiry %q, want the first's", err, overlapped, seen)
+			}
+			if pm, err := a.PaymentMethod(ctx, "default", id); err != nil || pm.ExpirationDate != "03/32" {
+				t.Fatalf("stored %+v %v", pm, err)
+			}
+		})
 	}
-	if len(seen) != 2 || seen[0] != "" || seen[1] != "other" {
-		t.Fatalf("prepare saw %q, want the row before and after the other update", seen)
-	}
+}
 
-	calls := 0
-	_, err = db.UpdatePaymentMethod(ctx, "default", id, mine, func(*coreapi.PaymentMethod) error {
-		calls++
-		_, err := db.UpdatePaymentMethod(ctx, "default", id, other, nil)
-		return err
-	})
-	if !errors.Is(err, coreapi.ErrConflict) || calls != 10 {
-		t.Fatalf("overtaken every time: %v after %d attempts", err, calls)
+// A record written in a merchant account that does not exist (deleted
+// after the request was authorized) is ErrMerchantAccountNotFound, not a
+// raw foreign key error or another record's not-found; nothing is stored.
+func TestWritesInAMissingMerchantAccount(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	pm := func() *coreapi.PaymentMethod {
+		return &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "gone", Method: coreapi.MethodGiftCard,
+			Status: coreapi.StatusSucceeded, Scheme: "gift-card", Label: "1234", BIN: "600000"}
 	}
-	if pm, err := db.PaymentMethod(ctx, "default", id); err != nil || *pm.SchemeTransactionID != "other" {
-		t.Fatalf("after giving up: %+v %v", pm, err)
+	for name, write := range map[string]func() error{
+		"buyer": func() error {
+			_, err := db.CreateBuyer(ctx, "gone", coreapi.BuyerFields{DisplayName: coreapi.Some("Ada")})
+			return err
+		},
+		"payment method": func() error { return db.CreatePaymentMethod(ctx, pm(), nil) },
+		"payment method with a mandate": func() error {
+			return db.CreatePaymentMethod(ctx, pm(), &coreapi.Mandate{ID: uuid.NewString(), Connector: "mock-bank", Status: coreapi.MandateActive})
+		},
+	} {
+		if err := write(); !errors.Is(err, postgres.ErrMerchantAccountNotFound) {
+			t.Errorf("%s: %v, want ErrMerchantAccountNotFound", name, err)
+		}
+	}
+	for _, table := range []string{"buyers", "payment_methods", "mandates"} {
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE merchant_account_id = 'gone'`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d rows, %v", table, n, err)
+		}
 	}
 }

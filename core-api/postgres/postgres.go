@@ -15,6 +15,7 @@ var migrations embed.FS
 // DB is the core database.
 type DB struct {
 	pgdb.DB
+	cards keyedLocks // expiry updates in this process, by payment method (updateExpiry)
 }
 
 // Open applies pending migrations, then connects.
