@@ -19,9 +19,10 @@ import (
 // lossyLink stands between vault-proxy and core-api and passes everything
 // on, except that, once armed, it loses the next POST /payment-methods:
 // its answer (core-api stores the payment method; vault-proxy hears
-// nothing) or the request itself (core-api never sees it).
+// nothing, or a 504 as core-api's deadline can give after its commit) or
+// the request itself (core-api never sees it).
 type lossyLink struct {
-	lose atomic.Value // "answer", "request" or ""
+	lose atomic.Value // "answer", "504", "request" or ""
 	srv  *httptest.Server
 }
 
@@ -39,7 +40,7 @@ func (l *lossyLink) option(t *testing.T) stack.Option {
 				pass.ServeHTTP(w, r)
 				return
 			}
-			if lose == "answer" {
+			if lose == "answer" || lose == "504" {
 				out := r.Clone(context.Background())
 				out.URL.Scheme, out.URL.Host, out.RequestURI = core.Scheme, core.Host, ""
 				resp, err := http.DefaultTransport.RoundTrip(out)
@@ -49,6 +50,12 @@ func (l *lossyLink) option(t *testing.T) stack.Option {
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+			}
+			if lose == "504" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusGatewayTimeout)
+				_, _ = io.WriteString(w, `{"type":"error","code":"gateway_timeout","status":504,"message":"the request did not complete in time","details":[]}`)
+				return
 			}
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -86,6 +93,19 @@ func TestPaymentMethodWhoseCoreAnswerIsLost(t *testing.T) {
 		t.Fatalf("the vaulted card of a stored payment method: %d", code)
 	}
 
+	// Stored, but answered 504 (a deadline after the commit): a server
+	// error is not a refusal, and the card is not shredded under a
+	// payment method core-api holds.
+	link.lose.Store("504")
+	code, raw = s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card)
+	var late struct{ ID string }
+	if code != http.StatusCreated || json.Unmarshal(raw, &late) != nil || late.ID == "" {
+		t.Fatalf("stored, answered 504: %d %s", code, raw)
+	}
+	if code, _ := internalCard(t, s, "default", late.ID); code != http.StatusOK {
+		t.Fatalf("the vaulted card of a payment method stored before a 504: %d", code)
+	}
+
 	// The request itself lost: sent again, core-api stores it now.
 	link.lose.Store("request")
 	code, raw = s.Do(t, s.PublicClient, "POST", s.PublicURL+"/payment-methods", tok, card)
@@ -99,8 +119,8 @@ func TestPaymentMethodWhoseCoreAnswerIsLost(t *testing.T) {
 	if code, _ := internalCard(t, s, "default", second.ID); code != http.StatusOK {
 		t.Fatalf("the vaulted card of the payment method stored on the second send: %d", code)
 	}
-	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != 2 {
-		t.Fatalf("%d payment methods in core, want 2", n)
+	if n := countRows(t, s.DBs.CoreDSN, "payment_methods"); n != 3 {
+		t.Fatalf("%d payment methods in core, want 3", n)
 	}
 
 	// Refused on the second send (a buyer that does not exist): the

@@ -61,12 +61,12 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	doc, err := strictObject(body, cardFields)
+	doc, err := strictObjectInPlace(body, cardFields)
 	if err != nil {
 		return err
 	}
 	// The other fields go on to core-api: none may hold a card number.
-	if err := refuseCardNumbers(gjson.ParseBytes(body), "number", "security_code", "pin"); err != nil {
+	if err := refuseCardNumbers(parseView(body), "number", "security_code", "pin"); err != nil {
 		return err
 	}
 	req := vaulting.CardRequest{
@@ -105,13 +105,14 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 		h.rollback(caller, token)
 		return apierror.BadGateway("core-api is unreachable; nothing was stored")
 	}
-	if err != nil {
-		// No answer: core-api may have stored the payment method and the
-		// answer been lost, or never seen the request.
+	if err != nil || status >= 500 {
+		// No answer, or a server error (core-api's 504 can come after its
+		// commit): core-api may have stored the payment method, or not.
+		// Only a refusal it stands by shreds the card.
 		if status, respBody, ct, err = h.resend(ctx, token, out); err != nil {
 			// Not known: the card is kept, and the answer says how to find
 			// out; the log line lets an operator reconcile the two stores.
-			h.Log.Error("core-api did not answer a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
+			h.Log.Error("core-api did not complete a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
 			return apierror.BadGateway("core-api did not answer; payment method " + token.String() +
 				" may have been stored: GET /payment-methods/" + token.String() + " tells")
 		}
@@ -138,11 +139,11 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	if err != nil {
 		return err
 	}
-	doc, err := strictObject(body, bankFields)
+	doc, err := strictObjectInPlace(body, bankFields)
 	if err != nil {
 		return err
 	}
-	if err := refuseCardNumbers(gjson.ParseBytes(body), "account_number", "iban"); err != nil {
+	if err := refuseCardNumbers(parseView(body), "account_number", "iban"); err != nil {
 		return err
 	}
 	in := bank.Input{
@@ -175,7 +176,7 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 }
 
 // resend sends a payment method's creation again after its answer was
-// lost. Its id is the token, so core-api stores it at most once: a 2xx
+// lost or was a server error. Its id is the token, so core-api stores it at most once: a 2xx
 // means stored now; a 409 duplicate_record naming it means stored by the
 // first call, and it is read back (the caller's payment-methods.write
 // scope allows the read) and answered as created. Any other refusal is
@@ -220,6 +221,18 @@ func actor(c Caller) string {
 // strictObject parses a JSON object whose top-level keys must be in allowed
 // with the given types (null is allowed for any of them).
 func strictObject(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
+	return strictFields(body, allowed, gjson.ParseBytes)
+}
+
+// strictObjectInPlace is strictObject for a body holding card data, which
+// the caller clears when done: the results point into body (parseView), so
+// the card data is not copied where nothing can clear it, and nothing of
+// them may outlive the handler.
+func strictObjectInPlace(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
+	return strictFields(body, allowed, parseView)
+}
+
+func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte) gjson.Result) (map[string]gjson.Result, error) {
 	if !gjson.ValidBytes(body) {
 		return nil, apierror.BadRequest("request body is not valid JSON")
 	}
@@ -229,7 +242,7 @@ func strictObject(body []byte, allowed map[string]gjson.Type) (map[string]gjson.
 	if !utf8.Valid(body) {
 		return nil, apierror.BadRequest("request body is not valid UTF-8", apierror.Detail{Location: apierror.LocationBody, Pointer: "", Message: "not valid UTF-8", Type: "value_error.jsondecode"})
 	}
-	root := gjson.ParseBytes(body)
+	root := parse(body)
 	if !root.IsObject() {
 		return nil, apierror.BadRequest("request body must be a JSON object")
 	}
