@@ -25,6 +25,10 @@ type SecurityCodes struct {
 type heldCode struct {
 	sealed  []byte
 	expires time.Time
+	// timer zeroes the code at its TTL even if nothing else touches the
+	// holder again: the sweep in purgeLocked runs only on Put, Take and
+	// Len, and an idle vault would otherwise keep the last codes for good.
+	timer *time.Timer
 }
 
 // NewSecurityCodes returns an empty holder; ttl defaults to 15 minutes.
@@ -50,7 +54,29 @@ func (s *SecurityCodes) Put(token uuid.UUID, code []byte, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.purgeLocked(now)
-	s.codes[token] = heldCode{sealed: sealed, expires: now.Add(s.ttl)}
+	s.dropLocked(token)
+	h := heldCode{sealed: sealed, expires: now.Add(s.ttl)}
+	h.timer = time.AfterFunc(s.ttl, func() { s.expire(token, sealed) })
+	s.codes[token] = h
+}
+
+// expire drops token's code when its timer fires, if it is still the code
+// the timer was set for (a later Put replaces it with its own timer).
+func (s *SecurityCodes) expire(token uuid.UUID, sealed []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h, ok := s.codes[token]; ok && &h.sealed[0] == &sealed[0] {
+		s.dropLocked(token)
+	}
+}
+
+// dropLocked zeroes and forgets token's code, if held.
+func (s *SecurityCodes) dropLocked(token uuid.UUID) {
+	if h, ok := s.codes[token]; ok {
+		h.timer.Stop()
+		clear(h.sealed)
+		delete(s.codes, token)
+	}
 }
 
 // Take returns the code for token once, then forgets it. Nil when there is
@@ -58,6 +84,9 @@ func (s *SecurityCodes) Put(token uuid.UUID, code []byte, now time.Time) {
 func (s *SecurityCodes) Take(token uuid.UUID, now time.Time) []byte {
 	s.mu.Lock()
 	h, ok := s.codes[token]
+	if ok {
+		h.timer.Stop()
+	}
 	delete(s.codes, token)
 	s.purgeLocked(now)
 	s.mu.Unlock()
@@ -78,10 +107,7 @@ func (s *SecurityCodes) Take(token uuid.UUID, now time.Time) []byte {
 func (s *SecurityCodes) Delete(token uuid.UUID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h, ok := s.codes[token]; ok {
-		clear(h.sealed)
-		delete(s.codes, token)
-	}
+	s.dropLocked(token)
 }
 
 // Len is how many codes are held (tests, metrics).
@@ -102,8 +128,7 @@ func (s *SecurityCodes) purgeLocked(now time.Time) {
 	s.nextPurge = now.Add(30 * time.Second)
 	for t, h := range s.codes {
 		if !now.Before(h.expires) {
-			clear(h.sealed)
-			delete(s.codes, t)
+			s.dropLocked(t)
 		}
 	}
 }
