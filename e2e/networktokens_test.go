@@ -228,6 +228,7 @@ func TestNetworkTokenLifecycleEndpoints(t *testing.T) {
 		{"unknown payment method", both, "GET", "/payment-methods/7f0c1d2e-0000-4000-8000-000000000000/network-tokens", 404},
 		{"malformed payment method id", both, "POST", "/payment-methods/not-a-uuid/network-tokens", 400},
 		{"malformed network token id", both, "POST", base + "/42/suspend", 400},
+		{"upper-case payment method id", both, "GET", "/payment-methods/" + strings.ToUpper(id) + "/network-tokens", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, raw := ntCall(t, s, tc.token, tc.method, tc.path, "")

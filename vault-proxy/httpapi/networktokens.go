@@ -127,7 +127,8 @@ func (h *NetworkTokens) params(ctx *fasthttp.RequestCtx, scope string, withToken
 func pathUUID(ctx *fasthttp.RequestCtx, name string) (uuid.UUID, error) {
 	s, _ := ctx.UserValue(name).(string)
 	id, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
+	// Canonical form only, as core-api takes ids (lower case, hyphens).
+	if err != nil || s != id.String() {
 		return uuid.Nil, apierror.BadRequest("invalid "+name, apierror.Detail{
 			Location: apierror.LocationPath, Pointer: name, Message: "must be a UUID", Type: "type_error.uuid",
 		})
