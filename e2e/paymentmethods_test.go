@@ -741,3 +741,50 @@ func TestWritesInAMerchantAccountDeletedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// vault-proxy's own creations are as strict as core-api's routes: a field
+// of another method, a body that is not JSON by its Content-Type, or a
+// field given twice is refused, and nothing is vaulted.
+func TestCardCreationIsStrict(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	exp := expiryIn(2)
+	before := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		pointer, typ            string
+	}{
+		{"a card with a pin", "application/json", `{"method":"card","number":"4111111111111111","expiration_date":"` + exp + `","pin":"1234"}`, 400, "/pin", "value_error.extra"},
+		{"a gift card with a security code", "application/json", `{"method":"gift-card","number":"6006491234567890","pin":"1234","security_code":"123"}`, 400, "/security_code", "value_error.extra"},
+		{"two numbers", "application/json", `{"method":"card","number":"4111111111111111","number":"5555555555554444","expiration_date":"` + exp + `"}`, 400, "/number", "value_error.duplicate"},
+		{"text/plain", "text/plain", `{"method":"card","number":"4111111111111111","expiration_date":"` + exp + `"}`, 415, "", ""},
+		{"a bank account as a form", "application/x-www-form-urlencoded", `{"method":"bank","scheme":"ach","account_number":"123456789","routing_number":"011000015","country":"US","currency":"USD","account_holder_name":"J"}`, 415, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, s.PublicURL+"/payment-methods", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Content-Type", tc.contentType)
+			resp, err := s.PublicClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%d %s", resp.StatusCode, raw)
+			}
+			e := apiError(t, raw)
+			if tc.pointer != "" && (len(e.Details) != 1 || e.Details[0].Pointer != tc.pointer || e.Details[0].Type != tc.typ) {
+				t.Fatalf("details %s", raw)
+			}
+			logging.AssertNoPANIn(t, "error response", string(raw), testPANs...)
+		})
+	}
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != before {
+		t.Fatalf("%d cards vaulted by refused creations", n-before)
+	}
+}

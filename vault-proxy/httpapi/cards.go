@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime"
 	"net"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -33,13 +35,20 @@ type Cards struct {
 	Log  *slog.Logger
 }
 
-// cardFields are the fields POST /payment-methods accepts for a card or a
-// gift card; anything else is refused with a pointer to it.
-var cardFields = map[string]gjson.Type{
-	"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String,
-	"security_code": gjson.String, "pin": gjson.String,
-	"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
-}
+// cardFields and giftCardFields are the fields POST /payment-methods
+// accepts for a card and a gift card (the OpenAPI document's CardInput and
+// GiftCardInput); anything else, a card's pin or a gift card's security
+// code included, is refused with a pointer to it rather than ignored.
+var (
+	cardFields = map[string]gjson.Type{
+		"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String, "security_code": gjson.String,
+		"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
+	}
+	giftCardFields = map[string]gjson.Type{
+		"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String, "pin": gjson.String,
+		"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
+	}
+)
 
 // CreatePaymentMethod vaults a card (or gift card) and passes the request on
 // to core-api with the card replaced by its token; other payment methods
@@ -50,8 +59,11 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	// The pooled request buffer held the card number: clear it once done.
 	defer clear(body)
 	method := gjson.GetBytes(body, "method")
+	fields := cardFields
 	switch method.Str {
-	case string(vaultproxy.KindCard), string(vaultproxy.KindGiftCard):
+	case string(vaultproxy.KindCard):
+	case string(vaultproxy.KindGiftCard):
+		fields = giftCardFields
 	case "bank":
 		return h.createBank(ctx, body)
 	default:
@@ -61,7 +73,10 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	doc, err := strictObjectInPlace(body, cardFields)
+	if err := jsonContentType(ctx); err != nil {
+		return err
+	}
+	doc, err := strictObjectInPlace(body, fields)
 	if err != nil {
 		return err
 	}
@@ -137,6 +152,9 @@ var bankFields = map[string]gjson.Type{
 func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	c, err := h.Auth.Authorize(ctx, "payment-methods.write")
 	if err != nil {
+		return err
+	}
+	if err := jsonContentType(ctx); err != nil {
 		return err
 	}
 	doc, err := strictObjectInPlace(body, bankFields)
@@ -247,10 +265,14 @@ func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte)
 		return nil, apierror.BadRequest("request body must be a JSON object")
 	}
 	out := map[string]gjson.Result{}
+	seen := map[string]bool{}
 	var details []apierror.Detail
 	root.ForEach(func(k, v gjson.Result) bool {
 		want, ok := allowed[k.Str]
 		switch {
+		case seen[k.Str]:
+			// Which of two numbers to vault is not for the proxy to guess.
+			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "duplicate field", Type: "value_error.duplicate"})
 		case !ok:
 			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "unknown field", Type: "value_error.extra"})
 		case v.Type != want && v.Type != gjson.Null:
@@ -258,12 +280,24 @@ func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte)
 		case v.Type != gjson.Null:
 			out[k.Str] = v
 		}
+		seen[k.Str] = true
 		return true
 	})
 	if len(details) > 0 {
 		return nil, apierror.BadRequest("request body has invalid fields", details...)
 	}
 	return out, nil
+}
+
+// jsonContentType is the 415 core-api gives a body that is not JSON
+// (docs/api-conventions.md), for the creations vault-proxy answers itself.
+func jsonContentType(ctx *fasthttp.RequestCtx) error {
+	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
+	if err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) ||
+		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+		return apierror.UnsupportedMediaType("Content-Type must be application/json")
+	}
+	return nil
 }
 
 func typeName(t gjson.Type) string {
