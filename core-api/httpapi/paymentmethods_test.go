@@ -1,17 +1,14 @@
 package httpapi_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/shared/apierror"
-	"github.com/payorch/shared/auth"
 )
 
 // An id that cannot be valid is 400 with a detail where it was sent,
@@ -21,28 +18,9 @@ import (
 // well-formed id the merchant account does not have is 404 (e2e
 // TestPaymentMethodBadRequests).
 func TestIDsMustBeLowerCaseUUIDs(t *testing.T) {
-	const issuer = "test"
-	priv, err := auth.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := auth.NewKeySet()
-	if _, err := keys.Add(&priv.PublicKey, issuer); err != nil {
-		t.Fatal(err)
-	}
-	v, err := auth.NewVerifier(auth.Config{Keys: keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token, err := auth.Mint(priv, issuer, []string{"payment-methods.write", "payment-methods.read", "buyers.write", "buyers.read"},
-		time.Hour, time.Time{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, token := testAuth(t, "payment-methods.write", "payment-methods.read", "buyers.write", "buyers.read")
 	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
-	httpapi.Routes(rt, httpapi.Deps{Log: slog.New(slog.DiscardHandler), Auth: &httpapi.Auth{
-		Verifier: v, Exists: func(context.Context, string) (bool, error) { return true, nil },
-	}})
+	httpapi.Routes(rt, httpapi.Deps{Log: slog.New(slog.DiscardHandler), Auth: a})
 
 	const upper = "0192F3A4-5B6C-7D8E-9F00-112233445566"
 	path := func(pointer string) apierror.Detail {

@@ -121,25 +121,10 @@ func (c *Client) Detokenize(ctx context.Context, merchant, actor string, r zone.
 	return &out, nil
 }
 
-// MerchantAccountUsage is what vault-proxy holds for a merchant account
-// (GET /internal/merchant-accounts/{id}/usage): every kind of record it
-// can hold, with its count.
-type MerchantAccountUsage struct {
-	Type              string        `json:"type"` // "merchant-account-usage"
-	MerchantAccountID string        `json:"merchant_account_id"`
-	Records           []UsageRecord `json:"records"`
-}
-
-// UsageRecord is one kind of record and how many the account has.
-type UsageRecord struct {
-	Resource string `json:"resource"`
-	Count    int64  `json:"count"`
-}
-
 // MerchantAccountUsage asks vault-proxy what it still holds for merchant,
 // before core-api deletes the account.
-func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*MerchantAccountUsage, error) {
-	var u MerchantAccountUsage
+func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zone.MerchantAccountUsage, error) {
+	var u zone.MerchantAccountUsage
 	path := "/internal/merchant-accounts/" + url.PathEscape(merchant) + "/usage"
 	if err := c.do(ctx, http.MethodGet, path, merchant, "", nil, &u); err != nil {
 		return nil, err

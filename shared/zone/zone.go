@@ -80,3 +80,21 @@ type DetokenizeResponse struct {
 	Body    json.RawMessage   `json:"body,omitempty"` // when the destination answered JSON
 	Text    string            `json:"text,omitempty"` // otherwise
 }
+
+// MerchantAccountUsage is vault-proxy's answer to GET
+// /internal/merchant-accounts/{id}/usage, which core-api asks before it
+// deletes an account: every kind of record the vault can hold for the
+// account, with its count (zero included), sorted by resource. A resource
+// core-api does not know still blocks the deletion, so a new kind needs no
+// change there.
+type MerchantAccountUsage struct {
+	Type              string        `json:"type"` // "merchant-account-usage"
+	MerchantAccountID string        `json:"merchant_account_id"`
+	Records           []UsageRecord `json:"records"`
+}
+
+// UsageRecord is one kind of record and how many the account has.
+type UsageRecord struct {
+	Resource string `json:"resource"`
+	Count    int64  `json:"count"`
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/payorch/shared/zone"
 	"sort"
 	"time"
 
@@ -28,22 +29,6 @@ type MerchantAccounts struct {
 	Store UsageCounter
 }
 
-// MerchantAccountUsage is the answer of GET MerchantAccountUsagePath:
-// every kind of record the vault can hold for the account, with its count
-// (zero included), sorted by resource. Names core-api does not know still
-// block a deletion, so a new kind needs no change there.
-type MerchantAccountUsage struct {
-	Type              string        `json:"type"` // "merchant-account-usage"
-	MerchantAccountID string        `json:"merchant_account_id"`
-	Records           []UsageRecord `json:"records"`
-}
-
-// UsageRecord is one kind of record and how many the account has.
-type UsageRecord struct {
-	Resource string `json:"resource"`
-	Count    int64  `json:"count"`
-}
-
 // Usage answers GET /internal/merchant-accounts/{merchant_account_id}/usage.
 // The account is the path's, not the merchant header's: the question is
 // about an account, not asked within one.
@@ -60,9 +45,9 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	out := MerchantAccountUsage{Type: "merchant-account-usage", MerchantAccountID: id, Records: make([]UsageRecord, 0, len(counts))}
+	out := zone.MerchantAccountUsage{Type: "merchant-account-usage", MerchantAccountID: id, Records: make([]zone.UsageRecord, 0, len(counts))}
 	for resource, n := range counts {
-		out.Records = append(out.Records, UsageRecord{Resource: resource, Count: n})
+		out.Records = append(out.Records, zone.UsageRecord{Resource: resource, Count: n})
 	}
 	sort.Slice(out.Records, func(i, j int) bool { return out.Records[i].Resource < out.Records[j].Resource })
 	return WriteJSON(ctx, fasthttp.StatusOK, out)

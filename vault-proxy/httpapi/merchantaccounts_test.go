@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/payorch/shared/zone"
 	"log/slog"
 	"net"
 	"reflect"
@@ -32,11 +33,11 @@ func TestMerchantAccountUsage(t *testing.T) {
 	for _, tc := range []struct {
 		name, path string
 		status     int
-		want       *httpapi.MerchantAccountUsage // for 200
-		code       string                        // for errors
+		want       *zone.MerchantAccountUsage // for 200
+		code       string                     // for errors
 	}{
-		{"every count, sorted by resource", "/internal/merchant-accounts/acme/usage", fasthttp.StatusOK, &httpapi.MerchantAccountUsage{
-			Type: "merchant-account-usage", MerchantAccountID: "acme", Records: []httpapi.UsageRecord{
+		{"every count, sorted by resource", "/internal/merchant-accounts/acme/usage", fasthttp.StatusOK, &zone.MerchantAccountUsage{
+			Type: "merchant-account-usage", MerchantAccountID: "acme", Records: []zone.UsageRecord{
 				{Resource: "network-tokens", Count: 2}, {Resource: "payment-methods", Count: 0}, {Resource: "vault-forward-configs", Count: 1}}}, ""},
 		{"an id that cannot be an account", "/internal/merchant-accounts/Acme%20Corp/usage", fasthttp.StatusBadRequest, nil, apierror.CodeBadRequest},
 		{"the store fails", "/internal/merchant-accounts/broken/usage", fasthttp.StatusInternalServerError, nil, apierror.CodeServerError},
@@ -58,7 +59,7 @@ func TestMerchantAccountUsage(t *testing.T) {
 				}
 				return
 			}
-			var got httpapi.MerchantAccountUsage
+			var got zone.MerchantAccountUsage
 			if err := json.Unmarshal(body, &got); err != nil || !reflect.DeepEqual(&got, tc.want) {
 				t.Fatalf("= %s (%v), want %+v", body, err, tc.want)
 			}
