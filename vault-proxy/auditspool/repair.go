@@ -46,7 +46,13 @@ const maxSkip = 1 << 24
 func scanFrames(b []byte, first uint64, each func(frame []byte, seq uint64)) scanned {
 	want := first
 	var sc scanned
-	for off := 0; off < len(b); {
+	// Found once: asking at every damaged byte whether the rest is zeros
+	// made a zeroed stretch cost its length times the segment's.
+	data := len(b)
+	for data > 0 && b[data-1] == 0 {
+		data--
+	}
+	for off := 0; off < data; {
 		n, seq, _, err := nextFrame(b[off:])
 		if err == nil && n > 0 && seq >= want && seq-want < maxSkip {
 			if seq > want {
@@ -59,20 +65,17 @@ func scanFrames(b []byte, first uint64, each func(frame []byte, seq uint64)) sca
 			off += n
 			continue
 		}
-		if allZero(b[off:]) {
-			break
-		}
 		off++
 	}
 	return sc
 }
 
 // repair fills every hole Open found with loss markers, once the sink's
-// checkpoint (shipped) is known. A hole at or below it would mean the sink
-// holds records this directory has lost, which no crash explains (a copy
-// of another spool, or files moved by hand): refused. Records missing
-// before the oldest segment, above the checkpoint (a segment removed by
-// hand), get a segment of their own.
+// checkpoint (shipped) is known. Only records above it can be lost: those
+// at or below it are stored already (a damaged frame of a shipped record
+// costs nothing, and the shipper never reads it again), so that part of a
+// hole is left as it is. Records missing before the oldest segment, above
+// the checkpoint (a segment removed by hand), get a segment of their own.
 func (s *Spool) repair(shipped uint64) error {
 	if len(s.segments) > 0 && s.segments[0].first > shipped+1 {
 		lost := &segment{first: shipped + 1, path: filepath.Join(s.dir, segmentName(shipped+1)),
@@ -83,9 +86,16 @@ func (s *Spool) repair(shipped uint64) error {
 		if len(seg.holes) == 0 {
 			continue
 		}
-		if h := seg.holes[0]; h.from <= shipped {
-			return fmt.Errorf("auditspool: records %d-%d are missing from %s, but the database already holds records of this spool up to %d: this is not the directory those were shipped from", h.from, h.to, s.dir, shipped)
+		var lost []hole
+		for _, h := range seg.holes {
+			if h.to > shipped {
+				lost = append(lost, hole{max(h.from, shipped+1), h.to})
+			}
 		}
+		// Rewritten even when nothing above the checkpoint is lost: the
+		// damaged bytes go, and the shipper, which reads frame after
+		// frame, never meets them.
+		seg.holes = lost
 		if err := s.fillHoles(seg); err != nil {
 			return err
 		}
@@ -93,8 +103,9 @@ func (s *Spool) repair(shipped uint64) error {
 	return nil
 }
 
-// fillHoles rewrites seg with a loss marker in place of each missing
-// record, durably (a new file synced, then renamed over the old one).
+// fillHoles rewrites seg with its good frames and a loss marker in place
+// of each record of seg.holes, durably (a new file synced, then renamed
+// over the old one).
 func (s *Spool) fillHoles(seg *segment) error {
 	b, err := os.ReadFile(seg.path)
 	if err != nil && !os.IsNotExist(err) { // a segment of markers only is new
@@ -137,8 +148,10 @@ func (s *Spool) fillHoles(seg *segment) error {
 	if err := syncFile(s.dir); err != nil {
 		return err
 	}
-	s.opts.Log.Error("audit spool: records were lost before they reached the disk (a machine crash), or damaged; each is marked in the trail as "+LostAction,
-		"segment", filepath.Base(seg.path), "records", lost, "first", seg.holes[0].from, "last", seg.holes[len(seg.holes)-1].to)
+	if lost > 0 {
+		s.opts.Log.Error("audit spool: records were lost before they reached the disk (a machine crash), or damaged; each is marked in the trail as "+LostAction,
+			"segment", filepath.Base(seg.path), "records", lost, "first", seg.holes[0].from, "last", seg.holes[len(seg.holes)-1].to)
+	}
 	seg.size, seg.holes = int64(len(out)), nil
 	return nil
 }

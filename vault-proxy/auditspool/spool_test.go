@@ -369,34 +369,55 @@ func TestTornTailIsCutMissingRecordsAreMarkedLost(t *testing.T) {
 	}
 }
 
-// A directory missing records the database already holds is not the one
-// they were shipped from: refused, naming the records.
-func TestMissingShippedRecordsRefuse(t *testing.T) {
-	db := openDB(t)
-	sink := &outage{DB: db}
-	dir, before := t.TempDir(), t.TempDir()
-	s := open(t, dir, sink, auditspool.Options{SegmentSize: 1 << 10})
-	sink.down.Store(true)
-	for i := range 20 {
-		if err := s.Record(context.Background(), event(fmt.Sprintf("gone-%02d", i), i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyDir(t, dir, before) // a copy taken before shipping
-	sink.down.Store(false)
-	flush(t, s)
-	_ = s.Close()
+// Records missing that the database already holds cost nothing: a
+// damaged frame of a shipped record, or a copy of the directory taken
+// before shipping with a shipped segment gone, opens, marks nothing as
+// lost, and goes on numbering after the last record.
+func TestMissingShippedRecordsCostNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dir, before string) string // returns the directory to open
+	}{
+		{"a shipped record damaged", func(t *testing.T, dir, _ string) string {
+			flipByte(t, segments(t, dir)[0], 20)
+			return dir
+		}},
+		{"a copy missing a shipped segment", func(t *testing.T, _, before string) string {
+			if err := os.Remove(segments(t, before)[1]); err != nil {
+				t.Fatal(err)
+			}
+			return before
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t)
+			sink := &outage{DB: db}
+			dir, before := t.TempDir(), t.TempDir()
+			s := open(t, dir, sink, auditspool.Options{SegmentSize: 1 << 10})
+			sink.down.Store(true)
+			var rids []string
+			for i := range 20 {
+				rids = append(rids, fmt.Sprintf("kept-%02d", i))
+				if err := s.Record(context.Background(), event(rids[i], i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			copyDir(t, dir, before) // a copy taken before shipping
+			sink.down.Store(false)
+			flush(t, s)
+			_ = s.Close()
 
-	segs := segments(t, before)
-	if err := os.Remove(segs[1]); err != nil {
-		t.Fatal(err)
-	}
-	_, err := auditspool.Open(before, db, auditspool.Options{})
-	if err == nil || !strings.Contains(err.Error(), "already holds records of this spool up to 20") {
-		t.Fatalf("open = %v, want a refusal", err)
-	}
-	if n := len(lostSequences(t, db)); n != 0 {
-		t.Fatalf("%d loss markers stored", n)
+			s2 := open(t, tc.damage(t, dir, before), db, auditspool.Options{})
+			defer s2.Close()
+			if err := s2.Record(context.Background(), event("after", 0)); err != nil {
+				t.Fatal(err)
+			}
+			flush(t, s2)
+			wantExactlyOnce(t, db, append(rids, "after"))
+			if n := len(lostSequences(t, db)); n != 0 {
+				t.Fatalf("%d loss markers stored for records the database holds", n)
+			}
+		})
 	}
 }
 
