@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"time"
 	"unicode/utf8"
+
+	"github.com/payorch/shared/logging/panscan"
 )
 
 // MerchantAccount is a tenant: every other record belongs to one.
@@ -33,6 +35,11 @@ func (n NewMerchantAccount) Validate() error {
 		v.Add("/id", "is required", "value_error.missing")
 	case !MerchantAccountIDPattern.MatchString(*n.ID):
 		v.Add("/id", "must be 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit", "value_error.str.regex")
+	case panscan.InIdentifier(*n.ID):
+		// The id goes into every URL, log line and audit row of the
+		// account: "a4111111111111111a" must not carry a card number
+		// there, though free text with it would pass panscan.Contains.
+		v.Add("/id", "looks like a card number", "value_error.card_data")
 	}
 	validateDisplayName(&v, n.DisplayName, true)
 	return v.Err()

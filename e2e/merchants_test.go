@@ -36,6 +36,10 @@ func TestMerchantAccountAdministration(t *testing.T) {
 		pointer            string
 	}{
 		{"bad id", "POST", "/merchant-accounts", map[string]any{"id": "Acme Corp", "display_name": "x"}, 400, "/id"},
+		// An id goes into every URL, log line and audit row: no card
+		// number, however it is wrapped.
+		{"a card number between hex letters as id", "POST", "/merchant-accounts", map[string]any{"id": "a4111111111111111a", "display_name": "x"}, 400, "/id"},
+		{"a card number grouped with underscores as id", "POST", "/merchant-accounts", map[string]any{"id": "4111_1111_1111_1111", "display_name": "x"}, 400, "/id"},
 		{"missing id", "POST", "/merchant-accounts", map[string]any{"display_name": "x"}, 400, "/id"},
 		{"missing display_name", "POST", "/merchant-accounts", map[string]any{"id": "x"}, 400, "/display_name"},
 		{"unknown field", "POST", "/merchant-accounts", map[string]any{"id": "x", "display_name": "x", "owner": "x"}, 400, "/owner"},

@@ -9,7 +9,6 @@ package requestid
 import (
 	"context"
 	"crypto/rand"
-	"unsafe"
 
 	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/uuidtext"
@@ -33,7 +32,7 @@ func Generate() string {
 		b[6] = b[6]&0x0f | 0x40 // version 4
 		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 		var out [36]byte
-		if id := string(uuidtext.Append(out[:0], b)); !holdsCardNumber(id) {
+		if id := string(uuidtext.Append(out[:0], b)); !panscan.InIdentifier(id) {
 			return id
 		}
 	}
@@ -53,40 +52,7 @@ func Valid(id string) bool {
 			return false
 		}
 	}
-	return !holdsCardNumber(id)
-}
-
-// holdsCardNumber is panscan's check without its exceptions for free text:
-// an id is chosen by the client, so digits inside a hex string or a UUID
-// ("a4111111111111111a", "41111111-1111-1111-...") are digits, and '.' and
-// '_' separate groups as '-' does ("4111_1111_1111_1111"). Letters become
-// a non-hex letter and separators a space, which panscan reads that way.
-//
-// Every request without an id of its own pays for this in Generate, so the
-// scan is skipped unless a run of digits (groups joined by one separator)
-// reaches a card number's 12, which few UUIDs have.
-func holdsCardNumber(id string) bool {
-	var buf [MaxLen]byte
-	b := buf[:0]
-	run, longest := 0, 0
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case '0' <= c && c <= '9':
-			run++
-			longest = max(longest, run)
-			b = append(b, c)
-		case c == '.' || c == '_' || c == '-':
-			if i == 0 || b[len(b)-1] == ' ' || b[len(b)-1] == 'x' {
-				run = 0 // two separators in a row, or one after a letter, end a run
-			}
-			b = append(b, ' ')
-		default:
-			run = 0
-			b = append(b, 'x')
-		}
-	}
-	// b does not outlive the call: panscan keeps nothing.
-	return longest >= 12 && panscan.Contains(unsafe.String(&b[0], len(b)))
+	return !panscan.InIdentifier(id)
 }
 
 // Resolve returns incoming if it is Valid, else a newly generated id.

@@ -111,6 +111,8 @@ func TestPassRefusesCardNumbersInTheURL(t *testing.T) {
 		{"behind a malformed escape", "/buyers?q=%zz" + pan, apierror.LocationQuery, "q"},
 		{"as a parameter name", "/buyers?" + pan + "=1", apierror.LocationQuery, ""},
 		{"a 12-digit card", "/buyers?ref=600000000007", apierror.LocationQuery, "ref"},
+		{"between hex letters in the path", "/merchant-accounts/a4111111111111111a", apierror.LocationPath, ""},
+		{"grouped with underscores in the path", "/merchant-accounts/4111_1111_1111_1111", apierror.LocationPath, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := passCtx("GET", tc.uri, "")

@@ -194,8 +194,10 @@ func parseName(name string, opts Options) (Placeholder, error) {
 	p, ok := parseKnownName(name)
 	if !ok {
 		// An unknown name is the caller's text, and errors never repeat a
-		// card number ("{{ 4111111111111111_1 }}").
-		name = panscan.Redact(name)
+		// card number ("{{ 4111111111111111_1 }}", "{{ 4111_1111_1111_1111 }}").
+		if panscan.InIdentifier(name) {
+			name = panscan.Replacement
+		}
 		return Placeholder{}, &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
 	}
 	if p.Field == SecurityCode && !opts.AllowSecurityCode {

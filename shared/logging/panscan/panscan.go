@@ -32,6 +32,8 @@
 // false positive is the price of never letting a real card number through.
 package panscan
 
+import "unsafe"
+
 // Replacement is what Redact puts in place of each PAN. It keeps nothing of
 // the digits: no BIN, no last four.
 const Replacement = "[REDACTED-PAN]"
@@ -55,6 +57,45 @@ func Contains(s string) bool {
 		return false
 	})
 	return found
+}
+
+// InIdentifier reports whether an identifier chosen by a client (a request
+// id, a merchant account id, a path segment, a placeholder name) holds a
+// PAN, without the exceptions made for free text: digits inside a hex
+// string or a UUID ("a4111111111111111a", "41111111-1111-1111-...") are
+// digits, and '.' and '_' separate groups as '-' does
+// ("4111_1111_1111_1111"). Letters become a non-hex letter and separators
+// a space, which the scan reads that way.
+//
+// Every request without an id of its own pays for this (requestid checks
+// the ids it generates), so the scan runs only when a run of digit groups
+// (joined by one separator) reaches a PAN's 12 digits, which few UUIDs
+// have.
+func InIdentifier(id string) bool {
+	var stack [128]byte
+	b := stack[:0]
+	if len(id) > len(stack) {
+		b = make([]byte, 0, len(id))
+	}
+	run, longest := 0, 0
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case isDigit(c):
+			run++
+			longest = max(longest, run)
+			b = append(b, c)
+		case c == '.' || c == '_' || c == '-':
+			if i == 0 || b[len(b)-1] == ' ' || b[len(b)-1] == 'x' {
+				run = 0 // two separators in a row, or one after a letter, end a run
+			}
+			b = append(b, ' ')
+		default:
+			run = 0
+			b = append(b, 'x')
+		}
+	}
+	// b does not outlive the call: the scan keeps nothing.
+	return longest >= minDigits && Contains(unsafe.String(&b[0], len(b)))
 }
 
 // Find returns every PAN in s in order, or nil.
