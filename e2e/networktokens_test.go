@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging"
@@ -341,4 +344,102 @@ func TestNetworkTokenLifecycleEndpoints(t *testing.T) {
 		t.Fatalf("%d network token deletions audited, want 2", n)
 	}
 	assertNoCardDataLogged(t, s, "5555555555554444")
+}
+
+// A network token provisioned while its card is being deleted: a
+// detokenized call that reached the card provisions after the deletion's
+// DeleteAll. The vault keeps the card until that token too is deleted at
+// its token service (the deletion's next round), so every token the TSP
+// issued is deleted there, audited, and none goes silently with the card.
+func TestCardDeletionRacingANetworkTokenProvisioning(t *testing.T) {
+	proc := newProcessor(t)
+	s := stack.Start(t, stack.WithDestinations("mock-processor="+proc.srv.URL, proc.caFile))
+	id := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
+	ctx := context.Background()
+	connect := func() *pgx.Conn {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, s.DBs.VaultDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(ctx) })
+		return conn
+	}
+
+	// The pause: this transaction holds the card row's KEY SHARE lock, as
+	// a network token insert's foreign key check does, so the deletion,
+	// past its DeleteAll, waits where it deletes the card.
+	tx, err := connect().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT FROM vaulted_cards WHERE id = $1 FOR KEY SHARE`, id); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	deleted := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodDelete, s.InternalURL+"/internal/cards/"+id, nil)
+		req.Header.Set(zone.MerchantHeader, "default")
+		req.Header.Set(zone.ActorHeader, "test")
+		resp, err := s.InternalClient.Do(req)
+		if err != nil {
+			deleted <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		deleted <- answer{resp.StatusCode, string(b), err}
+	}()
+	watch := connect()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var waiting bool
+		if err := watch.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%vaulted_cards%')`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deletion never came to wait for the card row")
+		}
+	}
+
+	// Now the detokenized call provisions a token and stores it.
+	if code, raw := ntDetokenize(t, s, id, ntTemplate); code != 200 {
+		t.Fatalf("detokenize during the deletion: %d %s", code, raw)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-deleted; a.err != nil || a.code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s %v", a.code, a.body, a.err)
+	}
+
+	if n := countRows(t, s.DBs.VaultDSN, "network_tokens"); n != 0 {
+		t.Fatalf("%d network tokens outlived their card", n)
+	}
+	s.FlushAudit(t)
+	for _, c := range []struct {
+		where string
+		want  int
+	}{
+		// The token the TSP issued is deleted there: the sandbox keeps no
+		// state, so the audit trail is the record of it.
+		{`action = 'network-token' AND purpose = 'provision' AND outcome = 'success'`, 1},
+		{`action = 'network-token' AND purpose = 'delete' AND outcome = 'success'`, 1},
+		// The card was kept once, then deleted.
+		{`action = 'delete' AND outcome = 'failure: live_network_token'`, 1},
+		{`action = 'delete' AND outcome = 'success'`, 1},
+	} {
+		if n := auditCount(t, s, c.where+` AND $1 = ANY(tokens)`, id); n != c.want {
+			t.Errorf("%d audit events where %s, want %d", n, c.where, c.want)
+		}
+	}
 }

@@ -400,20 +400,36 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	return nil
 }
 
-// Delete answers DELETE /internal/cards/{token}: crypto-shredding.
+// Delete answers DELETE /internal/cards/{token}: crypto-shredding, after
+// the card's network tokens are deleted at their token service.
 func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	rctx, c, t, cancel, err := internalTarget(ctx)
 	defer cancel()
 	if err != nil {
 		return err
 	}
-	if h.NetworkTokens != nil {
-		if err := h.NetworkTokens.DeleteAll(rctx, c, t); err != nil {
-			return networkTokenError(err, "payment method")
+	// A use of the card that opened it before this request can provision a
+	// network token after DeleteAll: the vault then keeps the card
+	// (vaulting.ErrLiveNetworkToken), and that token is deleted like the
+	// others. Uses that keep provisioning get a bounded number of rounds;
+	// then the caller may retry.
+	const rounds = 3
+	for round := 1; ; round++ {
+		if h.NetworkTokens != nil {
+			if err := h.NetworkTokens.DeleteAll(rctx, c, t); err != nil {
+				return networkTokenError(err, "payment method")
+			}
 		}
-	}
-	if err := h.Vault.Delete(rctx, c, t); err != nil {
-		return vaultingError(err)
+		err := h.Vault.Delete(rctx, c, t)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, vaulting.ErrLiveNetworkToken) {
+			return vaultingError(err)
+		}
+		if round == rounds || h.NetworkTokens == nil {
+			return apierror.ConcurrentRequest("the payment method got a network token while it was being deleted; retry")
+		}
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil

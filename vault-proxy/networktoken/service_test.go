@@ -296,7 +296,14 @@ func TestSuspendResumeDelete(t *testing.T) {
 		t.Fatalf("audit trail %q, want %q", got, want)
 	}
 
-	// Deleting the payment method deletes its network tokens.
+	// The payment method goes only once its live token is deleted at the
+	// TSP, and its deleted tokens' rows go with it.
+	if err := f.cards.Delete(ctx, caller("m1"), pm); !errors.Is(err, vaulting.ErrLiveNetworkToken) {
+		t.Fatalf("deleting a card with a live network token: %v", err)
+	}
+	if err := f.svc.DeleteAll(ctx, caller("m1"), pm); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.cards.Delete(ctx, caller("m1"), pm); err != nil {
 		t.Fatal(err)
 	}
@@ -590,6 +597,122 @@ func TestUseRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 			}
 			if n := svc.Sealer.CachedRecords(); n != 0 {
 				t.Fatalf("the deleted token's record key is cached (%d entries)", n)
+			}
+		})
+	}
+}
+
+// pausingTSP is the counting sandbox, except that once armed its next
+// Provision, having provisioned, says so on provisioned and waits for
+// proceed before the token is stored: a use of the card that reaches the
+// TSP while the card is being deleted.
+type pausingTSP struct {
+	*counting
+	armed                atomic.Bool
+	provisioned, proceed chan struct{}
+}
+
+func (p *pausingTSP) Provision(ctx context.Context, d networktoken.CardData) ([]byte, card.Expiry, string, error) {
+	v, exp, ref, err := p.counting.Provision(ctx, d)
+	if p.armed.CompareAndSwap(true, false) {
+		p.provisioned <- struct{}{}
+		<-p.proceed
+	}
+	return v, exp, ref, err
+}
+
+// A use of the card that opened it before its deletion provisions a
+// network token while the card is being deleted (DELETE
+// /internal/cards/{token}: DeleteAll, then the card). Whenever the token
+// is stored, it ends deleted at the TSP and nothing goes silently with the
+// card: stored before the card is locked, it keeps the card until the
+// next DeleteAll deletes it; stored after the card is gone, it fails, and
+// the provisioning deletes it at the TSP.
+func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
+	cases := []struct {
+		name string
+		// race runs the use (in the background, or not) and the deletion's
+		// first round, and returns what the deletion said and the use's
+		// result.
+		race    func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (deleteErr error, used <-chan error)
+		wantDel error
+		wantUse error
+	}{
+		{
+			name: "stored after DeleteAll, before the card is deleted",
+			race: func(f *fixture, svc *networktoken.Service, _ *pausingTSP, r *vaulting.Revealed) (error, <-chan error) {
+				ctx := context.Background()
+				if err := svc.DeleteAll(ctx, caller("m1"), r.Card.Token); err != nil {
+					return err, nil
+				}
+				used := make(chan error, 1)
+				_, _, _, err := svc.Token(ctx, caller("m1"), r)
+				used <- err
+				return f.cards.Delete(ctx, caller("m1"), r.Card.Token), used
+			},
+			wantDel: vaulting.ErrLiveNetworkToken,
+		},
+		{
+			name: "stored after the card is deleted",
+			race: func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (error, <-chan error) {
+				ctx := context.Background()
+				tsp.armed.Store(true)
+				used := make(chan error, 1)
+				go func() {
+					_, _, _, err := svc.Token(ctx, caller("m1"), r)
+					used <- err
+				}()
+				<-tsp.provisioned // live at the TSP, not stored yet
+				err := svc.DeleteAll(ctx, caller("m1"), r.Card.Token)
+				if err == nil {
+					err = f.cards.Delete(ctx, caller("m1"), r.Card.Token)
+				}
+				close(tsp.proceed)
+				return err, used
+			},
+			wantUse: vaultproxy.ErrNotFound,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			ctx := context.Background()
+			tsp := &pausingTSP{counting: f.tsp, provisioned: make(chan struct{}), proceed: make(chan struct{})}
+			reg := &networktoken.Registry{}
+			reg.Register(tsp, networktoken.SandboxSchemes...)
+			svc := &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+			pm := f.vault(t, "m1", "4111111111111111")
+			r := f.reveal(t, "m1", pm) // a forward's reveal, before the deletion starts
+
+			delErr, used := tc.race(f, svc, tsp, r)
+			if !errors.Is(delErr, tc.wantDel) {
+				t.Fatalf("the deletion's first round: %v, want %v", delErr, tc.wantDel)
+			}
+			if err := <-used; !errors.Is(err, tc.wantUse) {
+				t.Fatalf("the use: %v, want %v", err, tc.wantUse)
+			}
+			if delErr != nil {
+				// The card and its token are kept: the next round deletes
+				// the token at its TSP, then the card.
+				if _, err := f.db.CurrentNetworkToken(ctx, "m1", pm); err != nil {
+					t.Fatalf("the token stored during the deletion is gone: %v", err)
+				}
+				if err := svc.DeleteAll(ctx, caller("m1"), pm); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.cards.Delete(ctx, caller("m1"), pm); err != nil {
+					t.Fatalf("the deletion's second round: %v", err)
+				}
+			}
+			if p, d := tsp.provisions.Load(), tsp.deletes.Load(); p != 1 || d != 1 {
+				t.Fatalf("the TSP provisioned %d tokens and deleted %d: a token is live at the TSP", p, d)
+			}
+			var rows int
+			if err := f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM network_tokens WHERE payment_method_id = $1`, pm).Scan(&rows); err != nil || rows != 0 {
+				t.Fatalf("%d network token rows outlived the card (%v)", rows, err)
+			}
+			if _, err := f.cards.Metadata(ctx, caller("m1"), pm); !errors.Is(err, vaultproxy.ErrNotFound) {
+				t.Fatalf("the card after its deletion: %v", err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/vaulting"
 )
 
 // SaveDataKey stores a wrapped data key (envelope.KeyStore).
@@ -136,16 +137,42 @@ func (db *DB) UpdateExpiry(ctx context.Context, merchantAccountID string, token 
 	return nil
 }
 
-// DeleteCard removes a card and, with it, its record key.
+// DeleteCard removes a card and, with it, its record key and the rows of
+// its deleted network tokens. While the card has a network token that is
+// not deleted it refuses with vaulting.ErrLiveNetworkToken, and keeps all:
+// a live token's row is the only record of it (migration 010 makes the
+// database refuse too).
+//
+// The card row is locked first. FOR UPDATE conflicts with the KEY SHARE
+// lock an insert's foreign key check takes on it, so a token inserted
+// concurrently either holds that lock first, and is committed (and seen by
+// the check below, a statement of its own so that its snapshot is taken
+// after the wait) before the lock is granted, or waits for this
+// transaction and fails its check once the card is gone
+// (InsertNetworkToken: vaultproxy.ErrNotFound).
 func (db *DB) DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error {
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM vaulted_cards WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, token)
-	if err != nil {
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `SELECT FROM vaulted_cards WHERE merchant_account_id = $1 AND id = $2 FOR UPDATE`, merchantAccountID, token)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return vaultproxy.ErrNotFound
+		}
+		var live bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM network_tokens WHERE payment_method_id = $1 AND status <> 'deleted')`,
+			token).Scan(&live); err != nil {
+			return err
+		}
+		if live {
+			return vaulting.ErrLiveNetworkToken
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM network_tokens WHERE payment_method_id = $1 AND status = 'deleted'`, token); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM vaulted_cards WHERE id = $1`, token)
 		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return vaultproxy.ErrNotFound
-	}
-	return nil
+	})
 }
 
 // DataKeysToRewrap returns up to limit data keys wrapped below version.

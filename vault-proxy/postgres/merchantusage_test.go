@@ -7,42 +7,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
-	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 // Every kind of record the vault holds for an account is counted, only
 // that account's, and a deleted network token (history, its value
 // shredded) is not.
 func TestMerchantAccountUsageCountsOneAccountsRecords(t *testing.T) {
-	db, _ := postgrestest.Open(t)
-	ctx := context.Background()
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := db.Pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dk := uuid.New()
-	if err := db.SaveDataKey(ctx, dk, "vault:v1:wrapped"); err != nil {
-		t.Fatal(err)
-	}
-	card := func(merchant string) uuid.UUID {
-		id := uuid.New()
-		exec(`INSERT INTO vaulted_cards (id, merchant_account_id, kind, data_key_id, wrapped_record_key, ciphertext, fingerprint, scheme, bin, last4)
-			VALUES ($1, $2, 'card', $3, '\x00', '\x00', 'fp', 'visa', '411111', '1111')`, id, merchant, dk)
-		return id
-	}
-	networkToken := func(merchant string, pm uuid.UUID, status string) {
-		sealed := []any{dk, []byte{0}, []byte{0}}
-		if status == "deleted" {
-			sealed = []any{nil, nil, nil}
-		}
-		exec(`INSERT INTO network_tokens (id, merchant_account_id, payment_method_id, provider, scheme, tsp_reference, status,
-			expiration_date, last4, data_key_id, wrapped_record_key, ciphertext)
-			VALUES ($1, $2, $3, 'sandbox', 'visa', 'ref', $4, '12/30', '4242', $5, $6, $7)`,
-			append([]any{uuid.New(), merchant, pm, status}, sealed...)...)
-	}
+	r := newVaultRows(t)
+	db, ctx := r.db, context.Background()
 	config := func(merchant string) uuid.UUID {
 		c := &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
 		if err := db.InsertConfig(ctx, c); err != nil {
@@ -51,18 +25,18 @@ func TestMerchantAccountUsageCountsOneAccountsRecords(t *testing.T) {
 		return c.ID
 	}
 	authentication := func(merchant string, config uuid.UUID) {
-		exec(`INSERT INTO forward_auth_methods (id, config_id, merchant_account_id, kind, display_name, field_keys, data_key_id, wrapped_record_key, ciphertext)
-			VALUES ($1, $2, $3, 'signature', 'a', '{}', $4, '\x00', '\x00')`, uuid.New(), config, merchant, dk)
+		r.exec(`INSERT INTO forward_auth_methods (id, config_id, merchant_account_id, kind, display_name, field_keys, data_key_id, wrapped_record_key, ciphertext)
+			VALUES ($1, $2, $3, 'signature', 'a', '{}', $4, '\x00', '\x00')`, uuid.New(), config, merchant, r.dk)
 	}
 
-	acmeCard := card("acme")
-	card("acme")
-	networkToken("acme", acmeCard, "deleted")
-	networkToken("acme", acmeCard, "active")
+	acmeCard := r.card("acme")
+	r.card("acme")
+	r.networkToken("acme", acmeCard, networktoken.StatusDeleted)
+	r.networkToken("acme", acmeCard, networktoken.StatusActive)
 	authentication("acme", config("acme"))
 	config("acme")
-	betaCard := card("beta")
-	networkToken("beta", betaCard, "active")
+	betaCard := r.card("beta")
+	r.networkToken("beta", betaCard, networktoken.StatusActive)
 	authentication("beta", config("beta"))
 
 	for _, tc := range []struct {
