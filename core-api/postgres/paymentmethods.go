@@ -282,9 +282,11 @@ func lockPaymentMethod(ctx context.Context, tx pgx.Tx, merchant, id string) (*co
 //
 // The lock holds a pooled connection across the vault call, so updates of
 // one card also wait for each other in this process (db.cards) before
-// taking one: a burst on one card uses one connection per instance. The
-// client's context bounds only these waits: a client gone while waiting
-// leaves having written nothing.
+// taking one: a burst on one card uses one connection per instance; and
+// at most half the pool is held by expiry updates at once (expirySlots), so
+// a slow vault-proxy cannot take every connection from other requests or
+// from the write-back. The client's context bounds only these waits: a
+// client gone while waiting leaves having written nothing.
 func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
 	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
 	unlock, err := db.cards.lock(ctx, merchant+"/"+id)
@@ -292,6 +294,12 @@ func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.P
 		return nil, err
 	}
 	defer unlock()
+	select {
+	case db.expirySlots <- struct{}{}:
+		defer func() { <-db.expirySlots }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
 		return nil, err

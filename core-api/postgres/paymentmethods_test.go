@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -388,6 +389,45 @@ func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
 				t.Fatalf("stored %+v %v", pm, err)
 			}
 		})
+	}
+}
+
+// Expiry updates of as many cards as the pool has connections, all stuck
+// in a slow vault-proxy, leave connections for other requests: at most
+// half the pool waits in vault calls.
+func TestStuckExpiryUpdatesLeaveConnections(t *testing.T) {
+	db := openPaymentMethodsDB(t)
+	ctx := context.Background()
+	n := int(db.Pool.Config().MaxConns)
+	release := make(chan struct{})
+	var inVault atomic.Int32
+	done := make(chan error, n)
+	for i := range n {
+		id := newCard(t, db, "01/30")
+		go func() {
+			_, err := db.UpdatePaymentMethod(ctx, "default", id, expiryUpdate(fmt.Sprintf("%02d/31", i%12+1)), func(context.Context, *coreapi.PaymentMethod, string) error {
+				inVault.Add(1)
+				<-release
+				return nil
+			})
+			done <- err
+		}()
+	}
+	testsupport.Eventually(t, "updates reach the vault call", func() bool { return inVault.Load() > 0 })
+	time.Sleep(100 * time.Millisecond) // time for the others to take connections, were they able to
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := db.MerchantAccountExists(qctx, "default"); err != nil {
+		t.Fatalf("another request with %d expiry updates stuck in the vault (%d in a vault call): %v", n, inVault.Load(), err)
+	}
+	if got := int(inVault.Load()); got > n/2 {
+		t.Fatalf("%d updates in a vault call at once, want at most %d", got, n/2)
+	}
+	close(release)
+	for range n {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -16,6 +16,10 @@ var migrations embed.FS
 type DB struct {
 	pgdb.DB
 	cards keyedLocks // expiry updates in this process, by payment method (updateExpiry)
+	// expirySlots bounds the expiry updates holding a pooled connection
+	// across their vault call (updateExpiry) to half the pool: a slow
+	// vault-proxy then slows those updates, not every other request.
+	expirySlots chan struct{}
 }
 
 // Open applies pending migrations, then connects.
@@ -24,7 +28,8 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DB{DB: d}, nil
+	slots := max(1, int(d.Pool.Config().MaxConns)/2)
+	return &DB{DB: d, expirySlots: make(chan struct{}, slots)}, nil
 }
 
 // MerchantAccountExists reports whether id names a merchant account.
