@@ -634,27 +634,27 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 		// race runs the use (in the background, or not) and the deletion's
 		// first round, and returns what the deletion said and the use's
 		// result.
-		race    func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (deleteErr error, used <-chan error)
+		race    func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (used <-chan error, deleteErr error)
 		wantDel error
 		wantUse error
 	}{
 		{
 			name: "stored after DeleteAll, before the card is deleted",
-			race: func(f *fixture, svc *networktoken.Service, _ *pausingTSP, r *vaulting.Revealed) (error, <-chan error) {
+			race: func(f *fixture, svc *networktoken.Service, _ *pausingTSP, r *vaulting.Revealed) (<-chan error, error) {
 				ctx := context.Background()
 				if err := svc.DeleteAll(ctx, caller("m1"), r.Card.Token); err != nil {
-					return err, nil
+					return nil, err
 				}
 				used := make(chan error, 1)
 				_, _, _, err := svc.Token(ctx, caller("m1"), r)
 				used <- err
-				return f.cards.Delete(ctx, caller("m1"), r.Card.Token), used
+				return used, f.cards.Delete(ctx, caller("m1"), r.Card.Token)
 			},
 			wantDel: vaulting.ErrLiveNetworkToken,
 		},
 		{
 			name: "stored after the card is deleted",
-			race: func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (error, <-chan error) {
+			race: func(f *fixture, svc *networktoken.Service, tsp *pausingTSP, r *vaulting.Revealed) (<-chan error, error) {
 				ctx := context.Background()
 				tsp.armed.Store(true)
 				used := make(chan error, 1)
@@ -668,7 +668,7 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 					err = f.cards.Delete(ctx, caller("m1"), r.Card.Token)
 				}
 				close(tsp.proceed)
-				return err, used
+				return used, err
 			},
 			wantUse: vaultproxy.ErrNotFound,
 		},
@@ -684,7 +684,7 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 			pm := f.vault(t, "m1", "4111111111111111")
 			r := f.reveal(t, "m1", pm) // a forward's reveal, before the deletion starts
 
-			delErr, used := tc.race(f, svc, tsp, r)
+			used, delErr := tc.race(f, svc, tsp, r)
 			if !errors.Is(delErr, tc.wantDel) {
 				t.Fatalf("the deletion's first round: %v, want %v", delErr, tc.wantDel)
 			}
