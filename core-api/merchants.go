@@ -37,7 +37,7 @@ func (n NewMerchantAccount) Validate() error {
 		v.Add("/id", "must be 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit", "value_error.str.regex")
 	case panscan.InIdentifier(*n.ID):
 		// The id goes into every URL, log line and audit row of the
-		// account: "a4111111111111111a" must not carry a card number
+		// account: "a<card number>a" must not carry a card number
 		// there, though free text with it would pass panscan.Contains.
 		v.Add("/id", "looks like a card number", "value_error.card_data")
 	}

@@ -172,7 +172,7 @@ func (km *keyMemo) redactValue(v slog.Value, all bool, depth int) slog.Value {
 		return numberValue(v, strconv.FormatUint(v.Uint64(), 10))
 	case slog.KindFloat64:
 		// A fraction or a mantissa can spell a card number as well as an
-		// integer part can ("0.4111111111111111"), so the float is judged
+		// integer part can ("0.<16 digits>"), so the float is judged
 		// by the digits a JSON or text handler would write.
 		f := v.Float64()
 		if math.IsNaN(f) || math.IsInf(f, 0) {

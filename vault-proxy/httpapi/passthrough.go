@@ -286,7 +286,7 @@ func refuseCardInURI(u *fasthttp.URI) error {
 }
 
 // pathHoldsCardNumber searches a path's segments as identifiers
-// (panscan.InIdentifier: a merchant account id "a4111111111111111a" holds
+// (panscan.InIdentifier: a merchant account id "a<card number>a" holds
 // one), except canonical UUIDs, the ids the services generate, whose
 // digits would otherwise read as a card number about once in a thousand.
 func pathHoldsCardNumber(path string) bool {

@@ -194,7 +194,7 @@ func parseName(name string, opts Options) (Placeholder, error) {
 	p, ok := parseKnownName(name)
 	if !ok {
 		// An unknown name is the caller's text, and errors never repeat a
-		// card number ("{{ 4111111111111111_1 }}", "{{ 4111_1111_1111_1111 }}").
+		// card number ("{{ <card number>_1 }}", grouped with "_" or not).
 		if panscan.InIdentifier(name) {
 			name = panscan.Replacement
 		}

@@ -62,7 +62,7 @@ func Contains(s string) bool {
 // InIdentifier reports whether an identifier chosen by a client (a request
 // id, a merchant account id, a path segment, a placeholder name) holds a
 // PAN, without the exceptions made for free text: digits inside a hex
-// string or a UUID ("a4111111111111111a", "41111111-1111-1111-...") are
+// string or a UUID ("a<16 digits>a", "<8 digits>-<4>-<4>-<4>-...") are
 // digits, and '.' and '_' separate groups as '-' does
 // ("4111_1111_1111_1111"). Letters become a non-hex letter and separators
 // a space, which the scan reads that way.
