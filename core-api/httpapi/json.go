@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -50,7 +49,7 @@ const (
 // their errors carry the right pointer too. Value rules (lengths, formats)
 // are the domain's; DecodeStrict checks only that dst can hold the body.
 func DecodeStrict(r *http.Request, dst any) error {
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+	if err := apierror.CheckJSONContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
 	if r.ContentLength > MaxBodyBytes {
@@ -105,21 +104,6 @@ var (
 	errTooLarge  = apierror.TooLarge("request body exceeds 1 MiB")
 	errEmptyBody = apierror.BadRequest("request body is required", bodyDetail("", "a JSON object is required", "value_error.missing"))
 )
-
-func checkContentType(ct string) error {
-	bad := apierror.UnsupportedMediaType("Content-Type must be application/json")
-	if ct == "" {
-		return bad
-	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
-		return bad
-	}
-	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-		return bad
-	}
-	return nil
-}
 
 func bodyDetail(pointer, msg, typ string) apierror.Detail {
 	return apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: msg, Type: typ}
@@ -242,7 +226,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 					return nil, err
 				}
 				k, _ := kt.(string)
-				p := ptr + "/" + escapePointer(k)
+				p := ptr + "/" + apierror.PointerToken(k)
 				if !pgtext.Storable(k) {
 					nulDetail(problems, p)
 				}
@@ -292,13 +276,6 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 	default:
 		return t, nil // nil, bool, json.Number
 	}
-}
-
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // toPlain turns a tree back into values json.Marshal writes faithfully.
@@ -438,7 +415,7 @@ func (c *checker) check(v any, t reflect.Type, ptr string, depth int) {
 			return
 		}
 		for _, k := range o.keys {
-			c.check(o.vals[k], t.Elem(), ptr+"/"+escapePointer(k), depth+1)
+			c.check(o.vals[k], t.Elem(), ptr+"/"+apierror.PointerToken(k), depth+1)
 		}
 	case reflect.Struct:
 		o, ok := v.(*object)
@@ -448,7 +425,7 @@ func (c *checker) check(v any, t reflect.Type, ptr string, depth int) {
 		}
 		fields := jsonFields(t)
 		for _, k := range o.keys {
-			p := ptr + "/" + escapePointer(k)
+			p := ptr + "/" + apierror.PointerToken(k)
 			ft, ok := fields[k]
 			if !ok {
 				c.add(p, "unknown field", "value_error.extra")

@@ -105,7 +105,7 @@ func pmError(err error) error { return domainError(err, "payment method") }
 // hold it even for a moment longer than it takes to say no. The buffer is
 // cleared either way; nothing of it is logged or echoed.
 func readPaymentMethodBody(r *http.Request, dst any) error {
-	if err := checkContentType(r.Header.Get("Content-Type")); err != nil {
+	if err := apierror.CheckJSONContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
 	if r.ContentLength > MaxBodyBytes || r.Body == nil {

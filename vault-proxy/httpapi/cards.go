@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -73,7 +71,7 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := jsonContentType(ctx); err != nil {
+	if err := apierror.CheckJSONContentType(string(ctx.Request.Header.ContentType())); err != nil {
 		return err
 	}
 	doc, err := strictObjectInPlace(body, fields)
@@ -154,7 +152,7 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := jsonContentType(ctx); err != nil {
+	if err := apierror.CheckJSONContentType(string(ctx.Request.Header.ContentType())); err != nil {
 		return err
 	}
 	doc, err := strictObjectInPlace(body, bankFields)
@@ -287,17 +285,6 @@ func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte)
 		return nil, apierror.BadRequest("request body has invalid fields", details...)
 	}
 	return out, nil
-}
-
-// jsonContentType is the 415 core-api gives a body that is not JSON
-// (docs/api-conventions.md), for the creations vault-proxy answers itself.
-func jsonContentType(ctx *fasthttp.RequestCtx) error {
-	mt, params, err := mime.ParseMediaType(string(ctx.Request.Header.ContentType()))
-	if err != nil || (mt != "application/json" && !(strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) ||
-		(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
-		return apierror.UnsupportedMediaType("Content-Type must be application/json")
-	}
-	return nil
 }
 
 func typeName(t gjson.Type) string {

@@ -229,7 +229,7 @@ func cardNumbers(details []apierror.Detail, v gjson.Result, ptr string, depth in
 				if slices.Contains(zone.DigitFields, k.Str) || (depth == 0 && slices.Contains(except, k.Str)) {
 					return true
 				}
-				p = ptr + "/" + escapePointer(k.Str)
+				p = ptr + "/" + apierror.PointerToken(k.Str)
 			}
 			i++
 			details = cardNumbers(details, x, p, depth+1, except)
@@ -249,11 +249,6 @@ func parseView(body []byte) gjson.Result {
 		return gjson.Result{}
 	}
 	return gjson.Parse(unsafe.String(&body[0], len(body)))
-}
-
-// escapePointer escapes a key for a JSON pointer (RFC 6901).
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // refuseCardInURI is a 400 when the path or a query parameter holds a card
