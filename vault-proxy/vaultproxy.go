@@ -42,6 +42,13 @@ type VaultedCard struct {
 // account that asks: another account's token is indistinguishable from none.
 var ErrNotFound = errors.New("vaultproxy: not found")
 
+// ErrLiveNetworkToken is the store's refusal to delete a card that still
+// has a network token not deleted at its token service: that token's row is
+// the only record of a credential the scheme still honours. A use of the
+// card that began before the deletion can provision one after the caller
+// deleted the others; the caller deletes it too and asks again.
+var ErrLiveNetworkToken = errors.New("vaultproxy: the card has a network token that is not deleted")
+
 // CardStore persists vaulted cards.
 type CardStore interface {
 	// InsertCardAudited stores the card together with its audit event.

@@ -397,7 +397,7 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	}
 	// A use of the card that opened it before this request can provision a
 	// network token after DeleteAll: the vault then keeps the card
-	// (vaulting.ErrLiveNetworkToken), and that token is deleted like the
+	// (vaultproxy.ErrLiveNetworkToken), and that token is deleted like the
 	// others. Uses that keep provisioning get a bounded number of rounds;
 	// then the caller may retry.
 	const rounds = 3
@@ -411,7 +411,7 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, vaulting.ErrLiveNetworkToken) {
+		if !errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
 			return vaultingError(err)
 		}
 		if round == rounds || h.NetworkTokens == nil {

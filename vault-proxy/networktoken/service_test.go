@@ -298,7 +298,7 @@ func TestSuspendResumeDelete(t *testing.T) {
 
 	// The payment method goes only once its live token is deleted at the
 	// TSP, and its deleted tokens' rows go with it.
-	if err := f.cards.Delete(ctx, caller("m1"), pm); !errors.Is(err, vaulting.ErrLiveNetworkToken) {
+	if err := f.cards.Delete(ctx, caller("m1"), pm); !errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
 		t.Fatalf("deleting a card with a live network token: %v", err)
 	}
 	if err := f.svc.DeleteAll(ctx, caller("m1"), pm); err != nil {
@@ -650,7 +650,7 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 				used <- err
 				return used, f.cards.Delete(ctx, caller("m1"), r.Card.Token)
 			},
-			wantDel: vaulting.ErrLiveNetworkToken,
+			wantDel: vaultproxy.ErrLiveNetworkToken,
 		},
 		{
 			name: "stored after the card is deleted",

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/vaulting"
 )
 
 // SaveDataKey stores a wrapped data key (envelope.KeyStore).
@@ -139,7 +138,7 @@ func (db *DB) UpdateExpiry(ctx context.Context, merchantAccountID string, token 
 
 // DeleteCard removes a card and, with it, its record key and the rows of
 // its deleted network tokens. While the card has a network token that is
-// not deleted it refuses with vaulting.ErrLiveNetworkToken, and keeps all:
+// not deleted it refuses with vaultproxy.ErrLiveNetworkToken, and keeps all:
 // a live token's row is the only record of it (migration 010 makes the
 // database refuse too).
 //
@@ -165,7 +164,7 @@ func (db *DB) DeleteCard(ctx context.Context, merchantAccountID string, token uu
 			return err
 		}
 		if live {
-			return vaulting.ErrLiveNetworkToken
+			return vaultproxy.ErrLiveNetworkToken
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM network_tokens WHERE payment_method_id = $1 AND status = 'deleted'`, token); err != nil {
 			return err

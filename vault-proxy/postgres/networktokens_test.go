@@ -15,7 +15,6 @@ import (
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/postgres/postgrestest"
-	"github.com/payorch/vault-proxy/vaulting"
 )
 
 // vaultRows writes rows straight into the vault database, with placeholder
@@ -119,8 +118,8 @@ func TestDeleteCardKeepsLiveNetworkTokens(t *testing.T) {
 	}{
 		{"no tokens", nil, "m1", nil, 0},
 		{"deleted tokens", []networktoken.Status{networktoken.StatusDeleted, networktoken.StatusDeleted}, "m1", nil, 0},
-		{"an active token", []networktoken.Status{networktoken.StatusDeleted, networktoken.StatusActive}, "m1", vaulting.ErrLiveNetworkToken, 2},
-		{"a suspended token", []networktoken.Status{networktoken.StatusSuspended}, "m1", vaulting.ErrLiveNetworkToken, 1},
+		{"an active token", []networktoken.Status{networktoken.StatusDeleted, networktoken.StatusActive}, "m1", vaultproxy.ErrLiveNetworkToken, 2},
+		{"a suspended token", []networktoken.Status{networktoken.StatusSuspended}, "m1", vaultproxy.ErrLiveNetworkToken, 1},
 		{"another merchant account's card", []networktoken.Status{networktoken.StatusDeleted}, "m2", vaultproxy.ErrNotFound, 1},
 	}
 	for _, tc := range cases {
@@ -180,7 +179,7 @@ func TestDeleteCardRacingANetworkTokenInsert(t *testing.T) {
 				_, err := tx.Exec(ctx, `SELECT FROM vaulted_cards WHERE id = $1 FOR KEY SHARE`, pm)
 				return err
 			},
-			deleteErr: vaulting.ErrLiveNetworkToken, cardsLeft: 1, tokensLeft: 2,
+			deleteErr: vaultproxy.ErrLiveNetworkToken, cardsLeft: 1, tokensLeft: 2,
 		},
 		{
 			// DeleteCard holds the card's lock and waits at the card's

@@ -266,19 +266,12 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 	return nil
 }
 
-// ErrLiveNetworkToken is the store's refusal to delete a card that still
-// has a network token not deleted at its token service: that token's row is
-// the only record of a credential the scheme still honours. A use of the
-// card that began before the deletion can provision one after the caller
-// deleted the others; the caller deletes it too and asks again.
-var ErrLiveNetworkToken = errors.New("vaulting: the card has a network token that is not deleted")
-
 // Delete crypto-shreds a card: the row and its record key are removed, and
 // any security code held for it is zeroed. Once it returns, a reveal that
 // starts on this instance does not find the card. One that read the row
 // before may still open it, but leaves neither the row nor the record key
 // cached (cards, envelope.Sealer.OpenSince). A card with a live network
-// token is kept (ErrLiveNetworkToken).
+// token is kept (vaultproxy.ErrLiveNetworkToken).
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	cards, lookErr := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
 	err := s.store.DeleteCard(ctx, c.MerchantAccountID, token)
@@ -288,7 +281,7 @@ func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
 	}
 	if err != nil {
 		outcome := outcomeOf(err)
-		if errors.Is(err, ErrLiveNetworkToken) {
+		if errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
 			// Not an error of the vault: the trail says why the card stayed.
 			outcome = "live_network_token"
 		}
