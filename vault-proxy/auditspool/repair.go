@@ -135,6 +135,12 @@ func (s *Spool) fillHoles(seg *segment) error {
 	if markErr != nil {
 		return markErr
 	}
+	if lost == 0 && len(out) == len(b) {
+		// Only a gap below the checkpoint, cut out at an earlier start:
+		// nothing to rewrite.
+		seg.size, seg.holes = int64(len(out)), nil
+		return nil
+	}
 	tmp := seg.path + ".repair"
 	if err := os.WriteFile(tmp, out, 0o600); err != nil {
 		return fmt.Errorf("auditspool: %w", err)
