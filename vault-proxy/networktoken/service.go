@@ -28,10 +28,14 @@ type Store interface {
 	// when the payment method already has a token that is not deleted, and
 	// vaultproxy.ErrNotFound when the payment method is gone.
 	InsertNetworkToken(ctx context.Context, t *NetworkToken) (bool, error)
-	// UpdateNetworkTokenStatus moves t from its current Status to status
-	// (deleted also drops the sealed value) and updates t; ErrConflict when
-	// the stored status is no longer t.Status.
-	UpdateNetworkTokenStatus(ctx context.Context, t *NetworkToken, status Status) error
+	// ChangeNetworkToken locks one token of the payment method, passes it
+	// to change and moves it to the status change returns (deleted also
+	// drops the sealed value), in one transaction; on an error of change
+	// nothing changes. The lock is held while change runs, so that changes
+	// of one token, on any instance, take turns and each sees the status
+	// the one before left. It returns the token as stored.
+	ChangeNetworkToken(ctx context.Context, merchantAccountID string, paymentMethodID, id uuid.UUID,
+		change func(context.Context, *NetworkToken) (Status, error)) (*NetworkToken, error)
 }
 
 // Service provisions, stores and uses network tokens. It implements
@@ -113,7 +117,7 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 	case t.Expiry.Expired(s.now()):
 		// A token past its expiry is useless: retire it and provision
 		// another, as a TSP's lifecycle update would.
-		if err := s.remove(ctx, c, t); err != nil {
+		if err := s.remove(ctx, c, t.PaymentMethodID, t.ID); err != nil {
 			return nil, nil, false, err
 		}
 		return s.provision(ctx, c, r, since)
@@ -271,31 +275,66 @@ func (s *Service) Resume(ctx context.Context, c vaulting.Caller, pm, id uuid.UUI
 
 func (s *Service) transition(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID, op string, from, to Status,
 	call func(Provider, context.Context, string) error) (*NetworkToken, error) {
-	t, err := s.Get(ctx, c, pm, id)
+	if err := s.paymentMethod(ctx, c, pm); err != nil {
+		return nil, err
+	}
+	return s.change(ctx, c, pm, id, op, to, call, func(st Status) (bool, error) {
+		switch st {
+		case to:
+			return false, nil
+		case StatusDeleted:
+			return false, ErrDeleted
+		case from:
+			return true, nil
+		}
+		return false, ErrConflict
+	})
+}
+
+// change runs one lifecycle operation on a token: under the token's row
+// lock (Store.ChangeNetworkToken), so that a concurrent operation cannot
+// call the TSP in between, it asks needed whether the token's current
+// status calls for the operation, calls the TSP with the request's context
+// and stores status to. A TSP call that fails changes nothing.
+func (s *Service) change(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID, op string, to Status,
+	call func(Provider, context.Context, string) error, needed func(Status) (bool, error)) (*NetworkToken, error) {
+	var (
+		provider  string
+		sealed    envelope.Sealed
+		called    bool
+		tspFailed bool
+	)
+	t, err := s.Store.ChangeNetworkToken(ctx, c.MerchantAccountID, pm, id, func(ctx context.Context, t *NetworkToken) (Status, error) {
+		if ok, err := needed(t.Status); !ok || err != nil {
+			return t.Status, err
+		}
+		p, err := s.providerOf(t)
+		if err != nil {
+			return t.Status, err
+		}
+		provider, sealed = t.Provider, t.Sealed
+		if err := call(p, ctx, t.Reference); err != nil {
+			tspFailed = true
+			return t.Status, &ProviderError{Op: op, Err: err}
+		}
+		called = true
+		return to, nil
+	})
+	// Audited once the row lock is released: the audit log writes to the
+	// database too.
+	detail := map[string]any{"network_token_id": id.String(), "provider": provider}
+	switch {
+	case tspFailed:
+		s.audit(ctx, c, pm, op, "failure: tsp_error", detail)
+	case err == nil && called:
+		if to == StatusDeleted {
+			s.Sealer.Forget(sealed)
+		}
+		s.audit(ctx, c, pm, op, "success", detail)
+	}
 	if err != nil {
 		return nil, err
 	}
-	switch t.Status {
-	case to:
-		return t, nil
-	case StatusDeleted:
-		return nil, ErrDeleted
-	case from:
-	default:
-		return nil, ErrConflict
-	}
-	p, err := s.providerOf(t)
-	if err != nil {
-		return nil, err
-	}
-	if err := call(p, ctx, t.Reference); err != nil {
-		s.audit(ctx, c, pm, op, "failure: tsp_error", map[string]any{"network_token_id": id.String(), "provider": t.Provider})
-		return nil, &ProviderError{Op: op, Err: err}
-	}
-	if err := s.Store.UpdateNetworkTokenStatus(ctx, t, to); err != nil {
-		return nil, err
-	}
-	s.audit(ctx, c, pm, op, "success", map[string]any{"network_token_id": id.String(), "provider": t.Provider})
 	return t, nil
 }
 
@@ -303,14 +342,10 @@ func (s *Service) transition(ctx context.Context, c vaulting.Caller, pm, id uuid
 // stays as status deleted. Deleting a deleted token changes nothing. The
 // payment method's next network-token use provisions a new token.
 func (s *Service) Delete(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) error {
-	t, err := s.Get(ctx, c, pm, id)
-	if err != nil {
+	if err := s.paymentMethod(ctx, c, pm); err != nil {
 		return err
 	}
-	if t.Status == StatusDeleted {
-		return nil
-	}
-	return s.remove(ctx, c, t)
+	return s.remove(ctx, c, pm, id)
 }
 
 // DeleteAll deletes every token of the payment method that is not deleted
@@ -332,30 +367,20 @@ func (s *Service) DeleteAll(ctx context.Context, c vaulting.Caller, pm uuid.UUID
 		if t.Status == StatusDeleted {
 			continue
 		}
-		if err := s.remove(ctx, c, t); err != nil {
+		if err := s.remove(ctx, c, pm, t.ID); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Service) remove(ctx context.Context, c vaulting.Caller, t *NetworkToken) error {
-	detail := map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider}
-	p, err := s.providerOf(t)
-	if err != nil {
-		return err
-	}
-	if err := p.Delete(ctx, t.Reference); err != nil {
-		s.audit(ctx, c, t.PaymentMethodID, "delete", "failure: tsp_error", detail)
-		return &ProviderError{Op: "delete", Err: err}
-	}
-	sealed := t.Sealed
-	if err := s.Store.UpdateNetworkTokenStatus(ctx, t, StatusDeleted); err != nil {
-		return err
-	}
-	s.Sealer.Forget(sealed)
-	s.audit(ctx, c, t.PaymentMethodID, "delete", "success", detail)
-	return nil
+// remove deletes a token at the TSP and in the store, unless it is deleted
+// already (by a concurrent operation, possibly).
+func (s *Service) remove(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID) error {
+	_, err := s.change(ctx, c, pm, id, "delete", StatusDeleted, Provider.Delete, func(st Status) (bool, error) {
+		return st != StatusDeleted, nil
+	})
+	return err
 }
 
 func (s *Service) providerOf(t *NetworkToken) (Provider, error) {

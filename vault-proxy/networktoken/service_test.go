@@ -603,22 +603,53 @@ func TestUseRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 }
 
 // pausingTSP is the counting sandbox, except that once armed its next
-// Provision, having provisioned, says so on provisioned and waits for
-// proceed before the token is stored: a use of the card that reaches the
-// TSP while the card is being deleted.
+// call, having been made at the TSP, says so on called and waits for
+// proceed before returning: a provisioning that reaches the TSP while the
+// card is being deleted, or a lifecycle operation in flight while another
+// one comes.
 type pausingTSP struct {
 	*counting
-	armed                atomic.Bool
-	provisioned, proceed chan struct{}
+	armed           atomic.Bool
+	called, proceed chan struct{}
+}
+
+func (p *pausingTSP) pause() {
+	if p.armed.CompareAndSwap(true, false) {
+		p.called <- struct{}{}
+		<-p.proceed
+	}
 }
 
 func (p *pausingTSP) Provision(ctx context.Context, d networktoken.CardData) ([]byte, card.Expiry, string, error) {
 	v, exp, ref, err := p.counting.Provision(ctx, d)
-	if p.armed.CompareAndSwap(true, false) {
-		p.provisioned <- struct{}{}
-		<-p.proceed
-	}
+	p.pause()
 	return v, exp, ref, err
+}
+
+func (p *pausingTSP) Suspend(ctx context.Context, ref string) error {
+	err := p.counting.Suspend(ctx, ref)
+	p.pause()
+	return err
+}
+
+func (p *pausingTSP) Resume(ctx context.Context, ref string) error {
+	err := p.counting.Resume(ctx, ref)
+	p.pause()
+	return err
+}
+
+func (p *pausingTSP) Delete(ctx context.Context, ref string) error {
+	err := p.counting.Delete(ctx, ref)
+	p.pause()
+	return err
+}
+
+// pausing returns a service on f's store whose TSP is a pausingTSP.
+func (f *fixture) pausing() (*networktoken.Service, *pausingTSP) {
+	tsp := &pausingTSP{counting: f.tsp, called: make(chan struct{}), proceed: make(chan struct{})}
+	reg := &networktoken.Registry{}
+	reg.Register(tsp, networktoken.SandboxSchemes...)
+	return &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}, tsp
 }
 
 // A use of the card that opened it before its deletion provisions a
@@ -662,7 +693,7 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 					_, _, _, err := svc.Token(ctx, caller("m1"), r)
 					used <- err
 				}()
-				<-tsp.provisioned // live at the TSP, not stored yet
+				<-tsp.called // live at the TSP, not stored yet
 				err := svc.DeleteAll(ctx, caller("m1"), r.Card.Token)
 				if err == nil {
 					err = f.cards.Delete(ctx, caller("m1"), r.Card.Token)
@@ -677,10 +708,7 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := setup(t)
 			ctx := context.Background()
-			tsp := &pausingTSP{counting: f.tsp, provisioned: make(chan struct{}), proceed: make(chan struct{})}
-			reg := &networktoken.Registry{}
-			reg.Register(tsp, networktoken.SandboxSchemes...)
-			svc := &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+			svc, tsp := f.pausing()
 			pm := f.vault(t, "m1", "4111111111111111")
 			r := f.reveal(t, "m1", pm) // a forward's reveal, before the deletion starts
 
@@ -713,6 +741,114 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 			}
 			if _, err := f.cards.Metadata(ctx, caller("m1"), pm); !errors.Is(err, vaultproxy.ErrNotFound) {
 				t.Fatalf("the card after its deletion: %v", err)
+			}
+		})
+	}
+}
+
+// Lifecycle operations on one token take turns, on any instance: one that
+// comes while another is at the TSP waits for it, and then acts on the
+// status it left, so the TSP and the stored status never disagree.
+func TestLifecycleOperationsTakeTurns(t *testing.T) {
+	type op func(ctx context.Context, svc *networktoken.Service, pm, id uuid.UUID) (networktoken.Status, error)
+	transition := func(f func(*networktoken.Service, context.Context, vaulting.Caller, uuid.UUID, uuid.UUID) (*networktoken.NetworkToken, error)) op {
+		return func(ctx context.Context, svc *networktoken.Service, pm, id uuid.UUID) (networktoken.Status, error) {
+			nt, err := f(svc, ctx, caller("m1"), pm, id)
+			if err != nil {
+				return "", err
+			}
+			return nt.Status, nil
+		}
+	}
+	suspend, resume := transition((*networktoken.Service).Suspend), transition((*networktoken.Service).Resume)
+	del := func(ctx context.Context, svc *networktoken.Service, pm, id uuid.UUID) (networktoken.Status, error) {
+		if err := svc.Delete(ctx, caller("m1"), pm, id); err != nil {
+			return "", err
+		}
+		return networktoken.StatusDeleted, nil
+	}
+	type calls struct{ suspends, resumes, deletes int64 }
+	cases := []struct {
+		name          string
+		first, second op
+		want          networktoken.Status // the second's result, and the stored status
+		wantErr       error               // the second's error
+		calls         calls
+		audit         string
+	}{
+		{"resume waits for a suspend", suspend, resume, networktoken.StatusActive, nil, calls{1, 1, 0},
+			"provision:success,suspend:success,resume:success"},
+		{"suspend waits for a delete", del, suspend, networktoken.StatusDeleted, networktoken.ErrDeleted, calls{0, 0, 1},
+			"provision:success,delete:success"},
+		{"delete waits for a suspend", suspend, del, networktoken.StatusDeleted, nil, calls{1, 0, 1},
+			"provision:success,suspend:success,delete:success"},
+		{"delete waits for a delete", del, del, networktoken.StatusDeleted, nil, calls{0, 0, 1},
+			"provision:success,delete:success"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			ctx := context.Background()
+			svc, tsp := f.pausing()
+			pm := f.vault(t, "m1", "4111111111111111")
+			nt, _, err := svc.Provision(ctx, caller("m1"), pm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				status networktoken.Status
+				err    error
+			}
+			run := func(o op) <-chan result {
+				done := make(chan result, 1)
+				go func() {
+					s, err := o(ctx, svc, pm, nt.ID)
+					done <- result{s, err}
+				}()
+				return done
+			}
+
+			tsp.armed.Store(true)
+			first := run(tc.first)
+			<-tsp.called // the first has changed the token at the TSP, not in the store yet
+			second := run(tc.second)
+			// The second must come to wait for the first's row lock.
+			for deadline := time.Now().Add(10 * time.Second); ; {
+				var waiting bool
+				if err := f.db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if waiting {
+					break
+				}
+				select {
+				case r := <-second:
+					close(tsp.proceed)
+					<-first
+					t.Fatalf("the second operation did not wait for the first one at the TSP: %q %v", r.status, r.err)
+				case <-time.After(5 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the second operation never came to wait")
+				}
+			}
+			close(tsp.proceed)
+			if r := <-first; r.err != nil {
+				t.Fatalf("the first operation: %v", r.err)
+			}
+			r := <-second
+			if !errors.Is(r.err, tc.wantErr) || (r.err == nil && r.status != tc.want) {
+				t.Fatalf("the second operation: %q %v, want %q %v", r.status, r.err, tc.want, tc.wantErr)
+			}
+			if stored, err := f.db.NetworkToken(ctx, "m1", pm, nt.ID); err != nil || stored.Status != tc.want {
+				t.Fatalf("stored: %v, want %q", err, tc.want)
+			}
+			if got := (calls{tsp.suspends.Load(), tsp.resumes.Load(), tsp.deletes.Load()}); got != tc.calls {
+				t.Fatalf("TSP calls %+v, want %+v", got, tc.calls)
+			}
+			if got := f.auditTrail(t, pm); got != tc.audit {
+				t.Fatalf("audit trail %q, want %q", got, tc.audit)
 			}
 		})
 	}

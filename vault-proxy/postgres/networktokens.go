@@ -102,10 +102,51 @@ func (db *DB) InsertNetworkToken(ctx context.Context, t *networktoken.NetworkTok
 	return false, err
 }
 
-// UpdateNetworkTokenStatus moves a token from t.Status to status; deleted
-// drops the sealed value (networktoken.Store).
-func (db *DB) UpdateNetworkTokenStatus(ctx context.Context, t *networktoken.NetworkToken, status networktoken.Status) error {
-	err := db.Pool.QueryRow(ctx, `
+// ChangeNetworkToken locks one of the payment method's tokens, hands it to
+// change and stores the status change returns, in one transaction
+// (networktoken.Store). The row lock is held while change calls the token
+// service, so that lifecycle operations on the token, on any instance,
+// take turns and each sees the status the one before left.
+//
+// The lock is FOR NO KEY UPDATE, the lock the status update takes anyway:
+// it does not conflict with KEY SHARE locks of foreign key checks. Nothing
+// here locks the card row either (the update leaves payment_method_id
+// alone, so its foreign key is not checked): DeleteCard, which holds the
+// card row and then waits for token rows, never waits on a transaction that
+// waits for it.
+func (db *DB) ChangeNetworkToken(ctx context.Context, merchantAccountID string, paymentMethodID, id uuid.UUID,
+	change func(context.Context, *networktoken.NetworkToken) (networktoken.Status, error)) (*networktoken.NetworkToken, error) {
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Not bound by ctx: a request gone away must still end the transaction.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	t, err := scanNetworkToken(tx.QueryRow(ctx, `SELECT `+networkTokenColumns+` FROM network_tokens
+		WHERE merchant_account_id = $1 AND payment_method_id = $2 AND id = $3 FOR NO KEY UPDATE`, merchantAccountID, paymentMethodID, id))
+	if err != nil {
+		return nil, err
+	}
+	status, err := change(ctx, t)
+	if err != nil || status == t.Status {
+		return t, err
+	}
+	// The token service has changed the token: record it even if the
+	// request is cancelled now, or the two would disagree.
+	ctx = context.WithoutCancel(ctx)
+	if err := updateNetworkTokenStatus(ctx, tx, t, status); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// updateNetworkTokenStatus moves a token from t.Status to status; deleted
+// drops the sealed value.
+func updateNetworkTokenStatus(ctx context.Context, tx pgx.Tx, t *networktoken.NetworkToken, status networktoken.Status) error {
+	err := tx.QueryRow(ctx, `
 		UPDATE network_tokens SET status = $4, updated_at = now(),
 			data_key_id        = CASE WHEN $4 = 'deleted' THEN NULL ELSE data_key_id END,
 			wrapped_record_key = CASE WHEN $4 = 'deleted' THEN NULL ELSE wrapped_record_key END,

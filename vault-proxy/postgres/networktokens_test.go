@@ -237,3 +237,94 @@ func TestDeleteCardRacingANetworkTokenInsert(t *testing.T) {
 		})
 	}
 }
+
+// ChangeNetworkToken stores what change returns, for the merchant's own
+// token only, and nothing when change fails.
+func TestChangeNetworkToken(t *testing.T) {
+	errTSP := errors.New("tsp down")
+	cases := []struct {
+		name       string
+		merchant   string
+		otherCard  bool // ask under another payment method
+		to         networktoken.Status
+		changeErr  error
+		wantErr    error
+		wantCalled bool
+		wantStored networktoken.Status
+	}{
+		{name: "suspend", merchant: "m1", to: networktoken.StatusSuspended, wantCalled: true, wantStored: networktoken.StatusSuspended},
+		{name: "delete shreds", merchant: "m1", to: networktoken.StatusDeleted, wantCalled: true, wantStored: networktoken.StatusDeleted},
+		{name: "unchanged", merchant: "m1", to: networktoken.StatusActive, wantCalled: true, wantStored: networktoken.StatusActive},
+		{name: "change fails", merchant: "m1", to: networktoken.StatusDeleted, changeErr: errTSP, wantErr: errTSP, wantCalled: true,
+			wantStored: networktoken.StatusActive},
+		{name: "another merchant account", merchant: "m2", to: networktoken.StatusDeleted, wantErr: vaultproxy.ErrNotFound,
+			wantStored: networktoken.StatusActive},
+		{name: "another payment method", merchant: "m1", otherCard: true, to: networktoken.StatusDeleted, wantErr: vaultproxy.ErrNotFound,
+			wantStored: networktoken.StatusActive},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newVaultRows(t)
+			pm := r.card("m1")
+			nt := r.liveToken("m1", pm)
+			if ok, err := r.db.InsertNetworkToken(ctx, nt); err != nil || !ok {
+				t.Fatalf("insert: %v %v", ok, err)
+			}
+			asked := pm
+			if tc.otherCard {
+				asked = r.card("m1")
+			}
+			called := false
+			got, err := r.db.ChangeNetworkToken(ctx, tc.merchant, asked, nt.ID,
+				func(_ context.Context, cur *networktoken.NetworkToken) (networktoken.Status, error) {
+					called = true
+					if cur.ID != nt.ID || cur.Status != networktoken.StatusActive {
+						t.Errorf("change got %+v", cur)
+					}
+					return tc.to, tc.changeErr
+				})
+			if !errors.Is(err, tc.wantErr) || called != tc.wantCalled {
+				t.Fatalf("ChangeNetworkToken: %v (change called: %v), want %v (%v)", err, called, tc.wantErr, tc.wantCalled)
+			}
+			if err == nil && (got.Status != tc.wantStored || (tc.wantStored == networktoken.StatusDeleted) != (got.Sealed.Ciphertext == nil)) {
+				t.Fatalf("returned %q, sealed %v", got.Status, got.Sealed.Ciphertext != nil)
+			}
+			stored, err := r.db.NetworkToken(ctx, "m1", pm, nt.ID)
+			if err != nil || stored.Status != tc.wantStored || (tc.wantStored == networktoken.StatusDeleted) != (stored.Sealed.Ciphertext == nil) {
+				t.Fatalf("stored: %v %+v, want %q", err, stored, tc.wantStored)
+			}
+		})
+	}
+}
+
+// A card deletion that comes while a lifecycle operation holds the card's
+// live token (at its TSP) refuses at once rather than wait for it: the
+// token row lock and the card row lock are never waited for in opposite
+// orders.
+func TestDeleteCardDuringANetworkTokenChange(t *testing.T) {
+	ctx := context.Background()
+	r := newVaultRows(t)
+	pm := r.card("m1")
+	nt := r.liveToken("m1", pm)
+	if ok, err := r.db.InsertNetworkToken(ctx, nt); err != nil || !ok {
+		t.Fatalf("insert: %v %v", ok, err)
+	}
+	_, err := r.db.ChangeNetworkToken(ctx, "m1", pm, nt.ID, func(ctx context.Context, _ *networktoken.NetworkToken) (networktoken.Status, error) {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := r.db.DeleteCard(dctx, "m1", pm); !errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
+			t.Errorf("DeleteCard during the change: %v", err)
+		}
+		return networktoken.StatusDeleted, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.db.DeleteCard(ctx, "m1", pm); err != nil {
+		t.Fatalf("DeleteCard after the token's deletion: %v", err)
+	}
+	if cards, tokens := r.rowsOf(pm); cards != 0 || tokens != 0 {
+		t.Fatalf("%d card rows and %d token rows left", cards, tokens)
+	}
+}
