@@ -73,6 +73,16 @@ func (r *vaultRows) liveToken(merchant string, pm uuid.UUID) *networktoken.Netwo
 	}
 }
 
+// storedToken stores a live token of the card through InsertNetworkToken.
+func (r *vaultRows) storedToken(merchant string, pm uuid.UUID) *networktoken.NetworkToken {
+	r.t.Helper()
+	nt := r.liveToken(merchant, pm)
+	if ok, err := r.db.InsertNetworkToken(context.Background(), nt); err != nil || !ok {
+		r.t.Fatalf("insert: %v %v", ok, err)
+	}
+	return nt
+}
+
 func (r *vaultRows) networkToken(merchant string, pm uuid.UUID, status networktoken.Status) {
 	r.t.Helper()
 	nt := r.liveToken(merchant, pm)
@@ -267,10 +277,7 @@ func TestChangeNetworkToken(t *testing.T) {
 			ctx := context.Background()
 			r := newVaultRows(t)
 			pm := r.card("m1")
-			nt := r.liveToken("m1", pm)
-			if ok, err := r.db.InsertNetworkToken(ctx, nt); err != nil || !ok {
-				t.Fatalf("insert: %v %v", ok, err)
-			}
+			nt := r.storedToken("m1", pm)
 			asked := pm
 			if tc.otherCard {
 				asked = r.card("m1")
@@ -306,10 +313,7 @@ func TestDeleteCardDuringANetworkTokenChange(t *testing.T) {
 	ctx := context.Background()
 	r := newVaultRows(t)
 	pm := r.card("m1")
-	nt := r.liveToken("m1", pm)
-	if ok, err := r.db.InsertNetworkToken(ctx, nt); err != nil || !ok {
-		t.Fatalf("insert: %v %v", ok, err)
-	}
+	nt := r.storedToken("m1", pm)
 	_, err := r.db.ChangeNetworkToken(ctx, "m1", pm, nt.ID, func(ctx context.Context, _ *networktoken.NetworkToken) (networktoken.Status, error) {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
