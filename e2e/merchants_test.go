@@ -240,3 +240,93 @@ func TestMerchantAccountDeleteKeepsRevokedMandates(t *testing.T) {
 		t.Fatalf("DELETE with a live mandate = %d %s, want 409 resource_in_use naming the payment method and its mandate", code, raw)
 	}
 }
+
+// A deleted account's id is closed in the vault zone: nothing new is
+// stored under it, and a later account with the same id starts with the
+// vault holding nothing of the old one's, its audit trail included.
+func TestMerchantAccountIDReusedStartsCleanInTheVault(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "acme")
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+	tok := s.Token(t, append(pmScopes, "payment-methods.read", "audit-events.read", "vault-forward-configs.write", "vault-forward-configs.read")...)
+	pub, core := publicCore(s, tok, "acme"), newCore(s, tok, "acme")
+	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs", token: tok, merchant: "acme"}
+	config := map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}}
+	card := map[string]any{"method": "card", "number": "4111111111111111", "expiration_date": futureExpiry()}
+	auditTrail := func(t *testing.T) []any {
+		t.Helper()
+		s.FlushAudit(t)
+		return pub.ok(t, 200, "GET", "/audit-events?limit=100", nil)["items"].([]any)
+	}
+	vaultConfigs := func(t *testing.T) int {
+		t.Helper()
+		conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var n int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM forward_configs WHERE merchant_account_id = 'acme'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	old := pub.ok(t, 201, "POST", "/payment-methods", card)
+	core.ok(t, 204, "DELETE", "/payment-methods/"+old["id"].(string), nil)
+	if len(auditTrail(t)) == 0 {
+		t.Fatal("the first account left no audit event; the test proves nothing")
+	}
+	admin.ok(t, 204, "DELETE", "/merchant-accounts/acme", nil)
+
+	code, raw := configs.do(t, "POST", "", config)
+	if e := apiError(t, raw); code != 404 || e.Code != "not_found" || e.Message != "merchant account not found" {
+		t.Fatalf("a config for the deleted account = %d %s, want 404 merchant account not found", code, raw)
+	}
+	if n := vaultConfigs(t); n != 0 {
+		t.Fatalf("the refused config was stored (%d)", n)
+	}
+
+	createMerchantAccount(t, s, "acme")
+	if items := auditTrail(t); len(items) != 0 {
+		t.Fatalf("the new account acme reads the old one's audit trail: %v", items)
+	}
+	configs.ok(t, 201, "POST", "", config)
+	pm := pub.ok(t, 201, "POST", "/payment-methods", card)
+	items := auditTrail(t)
+	if len(items) != 1 {
+		t.Fatalf("the new account's audit trail has %d events, want its one vaulting: %v", len(items), items)
+	}
+	if ids, _ := items[0].(map[string]any)["payment_method_ids"].([]any); len(ids) != 1 || ids[0] != pm["id"] {
+		t.Fatalf("the new account's audit event %v, want the vaulting of %s", items[0], pm["id"])
+	}
+}
+
+// A deletion that vault-proxy allowed but core-api's database then refused
+// leaves the account as it was in both zones: vault-proxy's closure is
+// cancelled, so the account still takes vault-forward configs.
+func TestMerchantAccountDeleteFailedAfterTheVaultClosedIt(t *testing.T) {
+	s := stack.Start(t)
+	createMerchantAccount(t, s, "acme")
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs",
+		token: s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read"), merchant: "acme"}
+
+	// A row core-api does not count but its database's foreign key keeps:
+	// the delete fails after vault-proxy's closure.
+	conn, err := pgx.Connect(context.Background(), s.DBs.CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE e2e_account_holds (merchant_account_id text REFERENCES merchant_accounts (id));
+		INSERT INTO e2e_account_holds VALUES ('acme')`); err != nil {
+		t.Fatal(err)
+	}
+	code, raw := admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
+	if e := apiError(t, raw); code != 409 || e.Code != "resource_in_use" {
+		t.Fatalf("DELETE refused by the database = %d %s, want 409 resource_in_use", code, raw)
+	}
+	admin.ok(t, 200, "GET", "/merchant-accounts/acme", nil)
+	configs.ok(t, 201, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
+}

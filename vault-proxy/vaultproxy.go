@@ -49,6 +49,12 @@ var ErrNotFound = errors.New("vaultproxy: not found")
 // deleted the others; the caller deletes it too and asks again.
 var ErrLiveNetworkToken = errors.New("vaultproxy: the card has a network token that is not deleted")
 
+// ErrMerchantAccountClosed is the store's refusal to hold anything new for
+// a merchant account core-api deleted (postgres.CloseMerchantAccount): it
+// would pass to a later account created with the same id. To the caller
+// the account does not exist.
+var ErrMerchantAccountClosed = errors.New("vaultproxy: the merchant account was deleted")
+
 // CardStore persists vaulted cards.
 type CardStore interface {
 	// InsertCardAudited stores the card together with its audit event.

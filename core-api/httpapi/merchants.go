@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/pagination"
@@ -12,6 +14,7 @@ import (
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/zone"
 )
 
 // Scopes of the merchant account administration routes.
@@ -97,7 +100,12 @@ func (h merchantHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if !p.CanAccessMerchant(*in.ID) {
 		return apierror.Forbidden("this token may not act on merchant account " + *in.ID)
 	}
-	a, err := h.d.DB.CreateMerchantAccount(r.Context(), in)
+	a, err := h.d.DB.CreateMerchantAccount(r.Context(), in, func(ctx context.Context) error {
+		if err := h.d.Vault.ReopenMerchantAccount(ctx, *in.ID); err != nil {
+			return vaultStepError(err, "could not reopen the id of a deleted account; nothing was created")
+		}
+		return nil
+	})
 	if err != nil {
 		return domainError(err, "merchant account")
 	}
@@ -172,45 +180,105 @@ func (h merchantHandlers) update(w http.ResponseWriter, r *http.Request) error {
 // other record, in core-api or in vault-proxy: deleting a tenant is never
 // a cascade, and what the vault holds under the account's id (forwarding
 // credentials, cards, network tokens) would otherwise pass to a later
-// account with the same id. vault-proxy is asked first, so an account it
-// cannot answer for is not deleted; something it stores after that answer
-// is not seen (vault-proxy does not look up accounts on its own routes).
+// account with the same id. Once core-api's records allow it, vault-proxy
+// closes the id inside the deleting transaction: it refuses while it holds
+// anything, and stores nothing for the id after it (migration 011 of
+// vault-proxy). A closure whose deletion then fails here is cancelled.
 func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	id, err := h.target(r, ScopeMerchantAccountsWrite)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	core, err := h.d.DB.MerchantAccountUsage(ctx, id)
-	if err != nil {
-		return domainError(err, "merchant account")
-	}
-	vault, err := h.d.Vault.MerchantAccountUsage(ctx, id)
-	if errors.Is(err, vaultclient.ErrNotFound) {
-		// A vault-proxy without the route cannot say; fail closed.
-		return &upstreamError{apierror.BadGateway("vault-proxy could not say what it holds for this account; nothing was deleted"), err}
-	}
-	if err != nil {
-		return vaultError(err)
-	}
-	var inVault []postgres.Usage
-	for _, u := range vault.Records {
-		if u.Count > 0 {
-			inVault = append(inVault, postgres.Usage(u))
+	closed := false
+	err = h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
+		c, err := h.d.Vault.CloseMerchantAccount(ctx, id)
+		if err != nil {
+			return vaultStepError(err, "could not say what it holds for this account; nothing was deleted")
 		}
-	}
-	if len(core) > 0 || len(inVault) > 0 {
-		return accountInUse(id, core, inVault)
-	}
-	if err := h.d.DB.DeleteMerchantAccount(ctx, id); err != nil {
-		if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
-			return accountInUse(id, iu.Remaining, nil) // stored since the first count
+		if !c.Closed {
+			return &vaultInUseError{usedRecords(c.Records)}
 		}
+		closed = true
+		return nil
+	})
+	if err != nil && closed {
+		h.cancelClosure(ctx, id)
+	}
+	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
+		return accountInUse(id, iu.Remaining, h.vaultUsage(ctx, id))
+	}
+	if vu := (*vaultInUseError)(nil); errors.As(err, &vu) {
+		return accountInUse(id, nil, vu.records)
+	}
+	if err != nil {
 		return domainError(err, "merchant account")
 	}
 	h.d.Auth.Forget(id)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// vaultInUseError is vault-proxy's refusal to close an account it holds
+// records for.
+type vaultInUseError struct{ records []postgres.Usage }
+
+func (e *vaultInUseError) Error() string { return "merchant account: in use in vault-proxy" }
+
+// usedRecords keeps the kinds with a count above zero.
+func usedRecords(records []zone.UsageRecord) []postgres.Usage {
+	var in []postgres.Usage
+	for _, u := range records {
+		if u.Count > 0 {
+			in = append(in, postgres.Usage(u))
+		}
+	}
+	return in
+}
+
+// vaultUsage is what vault-proxy holds for an account that core-api's own
+// records already keep, to name it in the same answer; nil when
+// vault-proxy cannot say (the answer is 409 either way).
+func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.Usage {
+	u, err := h.d.Vault.MerchantAccountUsage(ctx, id)
+	if err != nil {
+		h.d.Log.WarnContext(ctx, "vault-proxy did not say what it holds for a merchant account in use", "merchant_account_id", id, "error", err)
+		return nil
+	}
+	return usedRecords(u.Records)
+}
+
+// cancelClosure undoes vault-proxy's closure of an account whose deletion
+// failed here after it, unless the account is gone after all (a commit
+// whose answer was lost). It runs whatever the request's fate: an account
+// left closed in vault-proxy cannot be given new vault-forward configs
+// until it is deleted (DELETE again) or the closure is cancelled by hand
+// (docs/api-conventions.md).
+func (h merchantHandlers) cancelClosure(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, err := h.d.DB.FindMerchantAccount(ctx, id)
+	if errors.Is(err, coreapi.ErrNotFound) {
+		return
+	}
+	if err == nil {
+		err = h.d.Vault.CancelCloseMerchantAccount(ctx, id)
+	}
+	if err != nil {
+		h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed stays closed in vault-proxy; delete it again or cancel the closure",
+			"merchant_account_id", id, "error", err)
+	}
+}
+
+// vaultStepError maps the error of a call to vault-proxy made inside a
+// transaction, so it comes out of the transaction as its answer: a
+// vault-proxy without the route cannot answer for the account, so the step
+// fails closed, with what ("vault-proxy " + what).
+func vaultStepError(err error, what string) error {
+	if errors.Is(err, vaultclient.ErrNotFound) {
+		return &upstreamError{apierror.BadGateway("vault-proxy " + what), err}
+	}
+	return vaultError(err)
 }
 
 // accountInUse is the 409 resource_in_use naming what keeps account id:

@@ -27,15 +27,35 @@ func scanMerchant(row pgx.Row) (*coreapi.MerchantAccount, error) {
 }
 
 // CreateMerchantAccount inserts an account; a taken id is a
-// *coreapi.DuplicateError.
-func (db *DB) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount) (*coreapi.MerchantAccount, error) {
-	a, err := scanMerchant(db.Pool.QueryRow(ctx,
-		`INSERT INTO merchant_accounts (id, display_name) VALUES ($1, $2) RETURNING `+merchantColumns, *n.ID, *n.DisplayName))
+// *coreapi.DuplicateError. When the id belonged to a deleted account,
+// reopen (vault-proxy's reopening of the id) runs inside the transaction
+// before it commits: its failure creates nothing.
+func (db *DB) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount, reopen func(context.Context) error) (*coreapi.MerchantAccount, error) {
+	var a *coreapi.MerchantAccount
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var err error
+		a, err = scanMerchant(tx.QueryRow(ctx,
+			`INSERT INTO merchant_accounts (id, display_name) VALUES ($1, $2) RETURNING `+merchantColumns, *n.ID, *n.DisplayName))
+		if err != nil {
+			return err
+		}
+		var deleted bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_merchant_accounts WHERE id = $1)`, *n.ID).Scan(&deleted); err != nil {
+			return err
+		}
+		if deleted {
+			return reopen(ctx)
+		}
+		return nil
+	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == uniqueViolation {
 		return nil, &coreapi.DuplicateError{Resource: "merchant account", Field: "id", ExistingID: *n.ID}
 	}
-	return a, err
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // FindMerchantAccount returns account id or an error wrapping ErrNotFound.
@@ -108,20 +128,17 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error
 	return in, nil
 }
 
-// MerchantAccountUsage returns what still refers to account id in the core
-// database (nothing: an empty list), or an error wrapping
-// coreapi.ErrNotFound.
-func (db *DB) MerchantAccountUsage(ctx context.Context, id string) ([]Usage, error) {
-	return merchantUsage(ctx, db.Pool, id)
-}
-
 // DeleteMerchantAccount removes an account that nothing refers to any
 // more; one with buyers, payment methods or live mandates (or any other
-// row referring to it) is an *InUseError. Its revoked and failed mandates
-// are history, not use: they move to mandates_of_deleted_accounts in the
-// same transaction, so the record of their revocation survives the
-// account and a later account with the same id does not inherit it.
-func (db *DB) DeleteMerchantAccount(ctx context.Context, id string) error {
+// row referring to it) is an *InUseError. Once core-api's own records
+// allow it, closeVault (vault-proxy's closure of the id, which refuses
+// while the vault holds anything for it) runs inside the transaction, with
+// the account's row locked; its error is returned as it is and nothing is
+// deleted. Its revoked and failed mandates are history, not use: they
+// move to mandates_of_deleted_accounts in the same transaction, so the
+// record of their revocation survives the account and a later account with
+// the same id does not inherit it; the id goes to deleted_merchant_accounts.
+func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) error {
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		// Every insert referring to the account takes a key-share lock on
 		// its row (the foreign key), so after this none can appear
@@ -140,6 +157,9 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string) error {
 		if len(in) > 0 {
 			return &InUseError{Remaining: in}
 		}
+		if err := closeVault(ctx); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM mandates WHERE merchant_account_id = $1 RETURNING *)
 			INSERT INTO mandates_of_deleted_accounts (id, merchant_account_id, account_created_at, payment_method_id,
 				connector, scheme, status, created_at, updated_at, revoked_at)
@@ -148,7 +168,8 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string) error {
 			FROM gone g JOIN merchant_accounts a ON a.id = g.merchant_account_id`, id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM merchant_accounts WHERE id = $1`, id)
+		_, err = tx.Exec(ctx, `WITH gone AS (DELETE FROM merchant_accounts WHERE id = $1 RETURNING id, created_at)
+			INSERT INTO deleted_merchant_accounts (id, account_created_at) SELECT id, created_at FROM gone`, id)
 		return err
 	})
 	var pe *pgconn.PgError

@@ -121,17 +121,46 @@ func (c *Client) Detokenize(ctx context.Context, merchant, actor string, r zone.
 	return &out, nil
 }
 
+func merchantAccountPath(merchant, action string) string {
+	return "/internal/merchant-accounts/" + url.PathEscape(merchant) + "/" + action
+}
+
 // MerchantAccountUsage asks vault-proxy what it still holds for merchant,
-// before core-api deletes the account.
+// to name it beside core-api's own records when those keep the account
+// from being deleted.
 func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zone.MerchantAccountUsage, error) {
 	var u zone.MerchantAccountUsage
-	path := "/internal/merchant-accounts/" + url.PathEscape(merchant) + "/usage"
-	if err := c.do(ctx, http.MethodGet, path, merchant, "", nil, &u); err != nil {
+	if err := c.do(ctx, http.MethodGet, merchantAccountPath(merchant, "usage"), merchant, "", nil, &u); err != nil {
+		return nil, err
+	}
+	if u.MerchantAccountID != merchant {
+		return nil, fmt.Errorf("vaultclient: usage of %q answered for %q", merchant, u.MerchantAccountID)
+	}
+	return &u, nil
+}
+
+// CloseMerchantAccount asks vault-proxy to close merchant for its deletion:
+// it does only if it holds nothing for the account, and says so.
+func (c *Client) CloseMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
+	var u zone.MerchantAccountClosure
+	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "close"), merchant, "", nil, &u); err != nil {
 		return nil, err
 	}
 	if u.MerchantAccountID != merchant {
 		// An answer about another account would let a deletion through.
-		return nil, fmt.Errorf("vaultclient: usage of %q answered for %q", merchant, u.MerchantAccountID)
+		return nil, fmt.Errorf("vaultclient: closure of %q answered for %q", merchant, u.MerchantAccountID)
 	}
 	return &u, nil
+}
+
+// ReopenMerchantAccount tells vault-proxy a new account has a deleted
+// account's id.
+func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) error {
+	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "reopen"), merchant, "", nil, nil)
+}
+
+// CancelCloseMerchantAccount tells vault-proxy the deletion it closed an
+// account for failed: the account lives on.
+func (c *Client) CancelCloseMerchantAccount(ctx context.Context, merchant string) error {
+	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "cancel-close"), merchant, "", nil, nil)
 }

@@ -93,6 +93,21 @@ type MerchantAccountUsage struct {
 	Records           []UsageRecord `json:"records"`
 }
 
+// MerchantAccountClosure is vault-proxy's answer to POST
+// /internal/merchant-accounts/{id}/close, which core-api sends inside the
+// transaction that deletes an account. Closed is true when the vault held
+// nothing for the account and now refuses to store anything new for it,
+// until core-api reopens the id for a new account
+// (/internal/merchant-accounts/{id}/reopen) or cancels the closure of a
+// deletion that failed (/internal/merchant-accounts/{id}/cancel-close).
+// Records is the count either way, as in MerchantAccountUsage.
+type MerchantAccountClosure struct {
+	Type              string        `json:"type"` // "merchant-account-closure"
+	MerchantAccountID string        `json:"merchant_account_id"`
+	Closed            bool          `json:"closed"`
+	Records           []UsageRecord `json:"records"`
+}
+
 // UsageRecord is one kind of record and how many the account has.
 type UsageRecord struct {
 	Resource string `json:"resource"`

@@ -190,7 +190,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	internal.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
 	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
 	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, detok.Handle)
-	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, (&httpapi.MerchantAccounts{Store: m.DB}).Usage)
+	accounts := &httpapi.MerchantAccounts{Store: m.DB}
+	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, accounts.Usage)
+	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, accounts.Close)
+	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountReopenPath, accounts.Reopen)
+	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountCancelClosePath, accounts.CancelClose)
 	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
 	admin.Health(checks...)
 

@@ -93,6 +93,9 @@ func forwardingError(err error, what string) error {
 	if errors.Is(err, vaultproxy.ErrNotFound) {
 		return apierror.NotFound(what + " not found")
 	}
+	if errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
+		return apierror.NotFound("merchant account not found")
+	}
 	if errors.Is(err, forwarding.ErrTooMany) {
 		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwarding.MaxMethods))
 	}

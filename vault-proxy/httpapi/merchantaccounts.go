@@ -2,37 +2,87 @@ package httpapi
 
 import (
 	"context"
-	"github.com/payorch/shared/zone"
 	"sort"
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
 	"github.com/valyala/fasthttp"
 )
 
-// MerchantAccountUsagePath is the internal route core-api asks before it
-// deletes a merchant account.
-const MerchantAccountUsagePath = "/internal/merchant-accounts/{merchant_account_id}/usage"
+// The internal routes core-api calls when it deletes or creates a merchant
+// account.
+const (
+	MerchantAccountUsagePath       = "/internal/merchant-accounts/{merchant_account_id}/usage"
+	MerchantAccountClosePath       = "/internal/merchant-accounts/{merchant_account_id}/close"
+	MerchantAccountReopenPath      = "/internal/merchant-accounts/{merchant_account_id}/reopen"
+	MerchantAccountCancelClosePath = "/internal/merchant-accounts/{merchant_account_id}/cancel-close"
+)
 
-// UsageCounter counts what the vault holds for a merchant account, by
-// resource name (postgres.DB.MerchantAccountUsage).
-type UsageCounter interface {
+// MerchantAccountStore is what the vault database knows of merchant
+// accounts (postgres.DB): what it holds for one, and whether it is closed.
+type MerchantAccountStore interface {
 	MerchantAccountUsage(ctx context.Context, merchantAccountID string) (map[string]int64, error)
+	CloseMerchantAccount(ctx context.Context, merchantAccountID string) (map[string]int64, bool, error)
+	ReopenMerchantAccount(ctx context.Context, merchantAccountID string) error
+	CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string) error
 }
 
-// MerchantAccounts serves vault-proxy's part in deleting a merchant
-// account: core-api owns the accounts, but the vault holds secrets under
-// their ids (forwarding credentials, cards, network tokens), which would
-// pass to a later account of the same id if the account were deleted
-// around them.
+// MerchantAccounts serves vault-proxy's part in deleting and re-creating a
+// merchant account: core-api owns the accounts, but the vault holds secrets
+// and an audit trail under their ids, which would pass to a later account
+// of the same id if the account were deleted around them. The account is
+// the path's, not the merchant header's: these are questions about an
+// account, not asked within one.
 type MerchantAccounts struct {
-	Store UsageCounter
+	Store MerchantAccountStore
 }
 
-// Usage answers GET /internal/merchant-accounts/{merchant_account_id}/usage.
-// The account is the path's, not the merchant header's: the question is
-// about an account, not asked within one.
+// Usage answers GET /internal/merchant-accounts/{merchant_account_id}/usage:
+// what the vault holds for the account, without changing anything (for
+// core-api's answer to a deletion its own records already refuse).
 func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
+	return h.serve(ctx, func(rctx context.Context, id string) error {
+		counts, err := h.Store.MerchantAccountUsage(rctx, id)
+		if err != nil {
+			return err
+		}
+		return WriteJSON(ctx, fasthttp.StatusOK, zone.MerchantAccountUsage{Type: "merchant-account-usage", MerchantAccountID: id, Records: usageRecords(counts)})
+	})
+}
+
+// Close answers POST /internal/merchant-accounts/{merchant_account_id}/close:
+// it closes an account the vault holds nothing for, atomically with that
+// count (postgres.CloseMerchantAccount), and says whether it did.
+func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
+	return h.serve(ctx, func(rctx context.Context, id string) error {
+		counts, closed, err := h.Store.CloseMerchantAccount(rctx, id)
+		if err != nil {
+			return err
+		}
+		return WriteJSON(ctx, fasthttp.StatusOK, zone.MerchantAccountClosure{Type: "merchant-account-closure", MerchantAccountID: id,
+			Closed: closed, Records: usageRecords(counts)})
+	})
+}
+
+// Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen
+// (204): a new account has the closed account's id.
+func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
+	return h.serve(ctx, func(rctx context.Context, id string) error {
+		return noContent(ctx, h.Store.ReopenMerchantAccount(rctx, id))
+	})
+}
+
+// CancelClose answers POST
+// /internal/merchant-accounts/{merchant_account_id}/cancel-close (204): the
+// deletion that closed the account failed in core-api.
+func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
+	return h.serve(ctx, func(rctx context.Context, id string) error {
+		return noContent(ctx, h.Store.CancelCloseMerchantAccount(rctx, id))
+	})
+}
+
+func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, do func(context.Context, string) error) error {
 	id, _ := ctx.UserValue("merchant_account_id").(string)
 	if !merchantID.MatchString(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
@@ -41,14 +91,22 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 	}
 	rctx, cancel := requestContext(ctx, 30*time.Second)
 	defer cancel()
-	counts, err := h.Store.MerchantAccountUsage(rctx, id)
-	if err != nil {
-		return err
+	return do(rctx, id)
+}
+
+func noContent(ctx *fasthttp.RequestCtx, err error) error {
+	if err == nil {
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
 	}
-	out := zone.MerchantAccountUsage{Type: "merchant-account-usage", MerchantAccountID: id, Records: make([]zone.UsageRecord, 0, len(counts))}
+	return err
+}
+
+// usageRecords lists every count, sorted by resource.
+func usageRecords(counts map[string]int64) []zone.UsageRecord {
+	out := make([]zone.UsageRecord, 0, len(counts))
 	for resource, n := range counts {
-		out.Records = append(out.Records, zone.UsageRecord{Resource: resource, Count: n})
+		out = append(out, zone.UsageRecord{Resource: resource, Count: n})
 	}
-	sort.Slice(out.Records, func(i, j int) bool { return out.Records[i].Resource < out.Records[j].Resource })
-	return WriteJSON(ctx, fasthttp.StatusOK, out)
+	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
+	return out
 }

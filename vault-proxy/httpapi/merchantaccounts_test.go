@@ -15,7 +15,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// countsFor is a UsageCounter that knows one account.
+// countsFor is a MerchantAccountStore that counts for one account; closing
+// is tested against the real database (e2e).
 type countsFor map[string]map[string]int64
 
 func (c countsFor) MerchantAccountUsage(_ context.Context, id string) (map[string]int64, error) {
@@ -23,6 +24,18 @@ func (c countsFor) MerchantAccountUsage(_ context.Context, id string) (map[strin
 		return nil, errors.New("database down")
 	}
 	return c[id], nil
+}
+
+func (c countsFor) CloseMerchantAccount(context.Context, string) (map[string]int64, bool, error) {
+	return nil, false, errors.New("not in this test")
+}
+
+func (c countsFor) ReopenMerchantAccount(context.Context, string) error {
+	return errors.New("not in this test")
+}
+
+func (c countsFor) CancelCloseMerchantAccount(context.Context, string) error {
+	return errors.New("not in this test")
 }
 
 func TestMerchantAccountUsage(t *testing.T) {

@@ -275,10 +275,18 @@ func uuidArray(ids []uuid.UUID) [][16]byte {
 
 // auditEventsPage is one page of a merchant account's events, newest
 // first; the primary key (merchant_account_id, id) answers it (migration 008).
+// An account reopened for a new account of the same id (migration 011)
+// starts after its floor and its reopening: the id bound keeps the scan
+// off the deleted account's events (and drops those an instance with a
+// fast clock stamped later than the reopening), and the time bound drops
+// the deleted account's last events that were still in an audit spool at
+// the reopening (shipped later, so with ids above the floor).
 const auditEventsPage = `
 	SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
 	FROM audit_events
 	WHERE merchant_account_id = $1 AND ($2 = 0 OR id < $2)
+		AND id > coalesce((SELECT audit_floor FROM merchant_account_closures WHERE merchant_account_id = $1), 0)
+		AND occurred_at >= coalesce((SELECT reopened_at FROM merchant_account_closures WHERE merchant_account_id = $1), '-infinity')
 	ORDER BY id DESC LIMIT $3`
 
 // AuditEvents lists a merchant account's events newest first, before the

@@ -13,9 +13,16 @@ import (
 	"github.com/payorch/vault-proxy/forwarding"
 )
 
-// InsertConfig stores a forwarding config and its hosts (forwarding.Store).
+// InsertConfig stores a forwarding config and its hosts (forwarding.Store);
+// a closed merchant account's is vaultproxy.ErrMerchantAccountClosed. The
+// other holdings need no such check: an authentication method belongs to
+// a config, a network token to a card, and a card is stored for an
+// account only once core-api, which owns the account, accepts it.
 func (db *DB) InsertConfig(ctx context.Context, c *forwarding.Config) error {
 	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if err := openForHoldings(ctx, tx, c.MerchantAccountID); err != nil {
+			return err
+		}
 		err := tx.QueryRow(ctx, `INSERT INTO forward_configs (id, merchant_account_id, display_name) VALUES ($1, $2, $3)
 			RETURNING created_at, updated_at`, c.ID, c.MerchantAccountID, c.DisplayName).Scan(&c.CreatedAt, &c.UpdatedAt)
 		if err != nil {

@@ -1,0 +1,12 @@
+-- The ids of deleted merchant accounts. vault-proxy closes an account's id
+-- in the vault zone when core-api deletes it (it then stores nothing new
+-- for the id, and a later account of the same id does not read the deleted
+-- one's audit trail); creating an account whose id is listed here reopens
+-- the id there first, in the transaction that creates it. An id never
+-- deleted needs no call to vault-proxy.
+CREATE TABLE deleted_merchant_accounts (
+    id                 text NOT NULL,
+    account_created_at timestamptz NOT NULL,
+    deleted_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (id, account_created_at)
+);

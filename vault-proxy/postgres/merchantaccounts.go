@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	vaultproxy "github.com/payorch/vault-proxy"
+)
+
+// Names of what the vault database can hold for a merchant account, as
+// MerchantAccountUsage reports them (and GET
+// /internal/merchant-accounts/{id}/usage sends them to core-api).
+const (
+	UsagePaymentMethods         = "payment-methods"               // vaulted cards, gift cards, bank accounts
+	UsageNetworkTokens          = "network-tokens"                // live ones: a deleted token is history
+	UsageForwardConfigs         = "vault-forward-configs"         // allowed hosts
+	UsageForwardAuthentications = "vault-forward-authentications" // sealed credentials
+)
+
+// rowQuerier is the pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// MerchantAccountUsage counts what the vault database still holds for a
+// merchant account, by the names above (every name, zero or not), so
+// core-api can refuse to delete an account whose secrets would otherwise
+// pass to a later account with the same id. The audit trail is history,
+// not a holding, and is not counted. One statement, so the counts are of
+// one snapshot.
+func (db *DB) MerchantAccountUsage(ctx context.Context, merchantAccountID string) (map[string]int64, error) {
+	return merchantUsage(ctx, db.Pool, merchantAccountID)
+}
+
+func merchantUsage(ctx context.Context, q rowQuerier, merchantAccountID string) (map[string]int64, error) {
+	var cards, tokens, configs, auths int64
+	err := q.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM vaulted_cards WHERE merchant_account_id = $1),
+		(SELECT count(*) FROM network_tokens WHERE merchant_account_id = $1 AND status <> 'deleted'),
+		(SELECT count(*) FROM forward_configs WHERE merchant_account_id = $1),
+		(SELECT count(*) FROM forward_auth_methods WHERE merchant_account_id = $1)`, merchantAccountID).
+		Scan(&cards, &tokens, &configs, &auths)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]int64{
+		UsagePaymentMethods:         cards,
+		UsageNetworkTokens:          tokens,
+		UsageForwardConfigs:         configs,
+		UsageForwardAuthentications: auths,
+	}, nil
+}
+
+// lockMerchantAccount takes the transaction-scoped advisory lock on a
+// merchant account id: exclusive to close the account, shared to store a
+// holding for it (migration 011). The key is a 64-bit hash of the id; two
+// ids that collide only wait for each other.
+func lockMerchantAccount(ctx context.Context, tx pgx.Tx, merchantAccountID string, exclusive bool) error {
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	_, err := tx.Exec(ctx, `SELECT `+fn+`(hashtextextended('merchant-account:' || $1, 0))`, merchantAccountID)
+	return err
+}
+
+// openForHoldings takes the shared lock on the account and refuses with
+// vaultproxy.ErrMerchantAccountClosed if it is closed: the transaction can
+// then store a holding for it, and no closure can pass between this check
+// and its commit.
+func openForHoldings(ctx context.Context, tx pgx.Tx, merchantAccountID string) error {
+	if err := lockMerchantAccount(ctx, tx, merchantAccountID, false); err != nil {
+		return err
+	}
+	var closed bool
+	err := tx.QueryRow(ctx, `SELECT closed FROM merchant_account_closures WHERE merchant_account_id = $1`, merchantAccountID).Scan(&closed)
+	if err == pgx.ErrNoRows {
+		return nil
+	}
+	if err == nil && closed {
+		return vaultproxy.ErrMerchantAccountClosed
+	}
+	return err
+}
+
+// CloseMerchantAccount closes a merchant account that holds nothing in the
+// vault database, for core-api's deletion of it: it counts the account's
+// holdings as MerchantAccountUsage does and, only when every count is
+// zero, records the closure in the same transaction, under the lock every
+// write of a holding takes. closed reports whether it did; usage is the
+// count either way. Closing a closed account closes it again (a later
+// closed_at), which changes nothing it shows.
+func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string) (usage map[string]int64, closed bool, err error) {
+	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if err := lockMerchantAccount(ctx, tx, merchantAccountID, true); err != nil {
+			return err
+		}
+		u, err := merchantUsage(ctx, tx, merchantAccountID)
+		if err != nil {
+			return err
+		}
+		usage = u
+		for _, n := range u {
+			if n > 0 {
+				return nil
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO merchant_account_closures (merchant_account_id, closed, closed_at)
+			VALUES ($1, true, now())
+			ON CONFLICT (merchant_account_id) DO UPDATE SET closed = true, closed_at = now()`, merchantAccountID); err != nil {
+			return err
+		}
+		closed = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return usage, closed, nil
+}
+
+// ReopenMerchantAccount reopens a closed account for core-api's creation of
+// a new account with its id: from here on the id's audit trail is the new
+// account's (migration 011). An id that is not closed is left as it is: its
+// floor must not move over its own events.
+func (db *DB) ReopenMerchantAccount(ctx context.Context, merchantAccountID string) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE merchant_account_closures
+		SET closed = false, reopened_at = now(),
+			audit_floor = (SELECT coalesce(max(id), 0) FROM audit_events)
+		WHERE merchant_account_id = $1 AND closed`, merchantAccountID)
+	return err
+}
+
+// CancelCloseMerchantAccount undoes a closure whose deletion then failed in
+// core-api: the account lives on, with its audit trail as it was.
+func (db *DB) CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE merchant_account_closures SET closed = false
+		WHERE merchant_account_id = $1 AND closed`, merchantAccountID)
+	return err
+}
