@@ -239,13 +239,19 @@ type auditRow struct {
 // first (s.FlushAudit) while vault-proxy runs.
 func auditCount(t *testing.T, s *stack.Stack, where string, args ...any) int {
 	t.Helper()
+	return vaultCount(t, s, `SELECT count(*) FROM audit_events WHERE `+where, args...)
+}
+
+// vaultCount runs a count query on the vault's database.
+func vaultCount(t *testing.T, s *stack.Stack, query string, args ...any) int {
+	t.Helper()
 	conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE `+where, args...).Scan(&n); err != nil {
+	if err := conn.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -163,16 +163,25 @@ func TestMerchantIsolation(t *testing.T) {
 	}
 }
 
+// accountWithConfigs starts a stack with the merchant account id, and
+// returns an administrator's client and one for the account's vault-forward
+// configs.
+func accountWithConfigs(t *testing.T, id string) (*stack.Stack, coreClient, coreClient) {
+	t.Helper()
+	s := stack.Start(t)
+	createMerchantAccount(t, s, id)
+	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
+	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs",
+		token: s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read"), merchant: id}
+	return s, admin, configs
+}
+
 // What vault-proxy holds for an account counts as much as core-api's own
 // rows: an account with a vault-forward config (sealed credentials
 // included) is not deleted, or a later account with the same id would
 // inherit the config.
 func TestMerchantAccountDeleteAsksTheVault(t *testing.T) {
-	s := stack.Start(t)
-	createMerchantAccount(t, s, "acme")
-	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
-	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs",
-		token: s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read"), merchant: "acme"}
+	s, admin, configs := accountWithConfigs(t, "acme")
 
 	c := configs.ok(t, 201, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
 	code, raw := admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
@@ -258,20 +267,6 @@ func TestMerchantAccountIDReusedStartsCleanInTheVault(t *testing.T) {
 		s.FlushAudit(t)
 		return pub.ok(t, 200, "GET", "/audit-events?limit=100", nil)["items"].([]any)
 	}
-	vaultConfigs := func(t *testing.T) int {
-		t.Helper()
-		conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		var n int
-		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM forward_configs WHERE merchant_account_id = 'acme'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-
 	old := pub.ok(t, 201, "POST", "/payment-methods", card)
 	core.ok(t, 204, "DELETE", "/payment-methods/"+old["id"].(string), nil)
 	if len(auditTrail(t)) == 0 {
@@ -283,7 +278,7 @@ func TestMerchantAccountIDReusedStartsCleanInTheVault(t *testing.T) {
 	if e := apiError(t, raw); code != 404 || e.Code != "not_found" || e.Message != "merchant account not found" {
 		t.Fatalf("a config for the deleted account = %d %s, want 404 merchant account not found", code, raw)
 	}
-	if n := vaultConfigs(t); n != 0 {
+	if n := vaultCount(t, s, `SELECT count(*) FROM forward_configs WHERE merchant_account_id = 'acme'`); n != 0 {
 		t.Fatalf("the refused config was stored (%d)", n)
 	}
 
@@ -306,11 +301,7 @@ func TestMerchantAccountIDReusedStartsCleanInTheVault(t *testing.T) {
 // leaves the account as it was in both zones: vault-proxy's closure is
 // cancelled, so the account still takes vault-forward configs.
 func TestMerchantAccountDeleteFailedAfterTheVaultClosedIt(t *testing.T) {
-	s := stack.Start(t)
-	createMerchantAccount(t, s, "acme")
-	admin := newCore(s, s.Token(t, "merchant-accounts.write"), "")
-	configs := coreClient{s: s, c: s.PublicClient, base: s.PublicURL + "/vault-forward/configs",
-		token: s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read"), merchant: "acme"}
+	s, admin, configs := accountWithConfigs(t, "acme")
 
 	// A row core-api does not count but its database's foreign key keeps:
 	// the delete fails after vault-proxy's closure.
