@@ -3,12 +3,16 @@ package e2e
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/testsupport"
 )
 
 func TestMerchantAccountAdministration(t *testing.T) {
@@ -278,8 +282,13 @@ func TestMerchantAccountIDReusedStartsCleanInTheVault(t *testing.T) {
 	if e := apiError(t, raw); code != 404 || e.Code != "not_found" || e.Message != "merchant account not found" {
 		t.Fatalf("a config for the deleted account = %d %s, want 404 merchant account not found", code, raw)
 	}
-	if n := vaultCount(t, s, `SELECT count(*) FROM forward_configs WHERE merchant_account_id = 'acme'`); n != 0 {
-		t.Fatalf("the refused config was stored (%d)", n)
+	code, raw = pub.do(t, "POST", "/payment-methods", card)
+	if e := apiError(t, raw); code != 404 || e.Message != "merchant account not found" {
+		t.Fatalf("a card for the deleted account = %d %s, want 404 merchant account not found", code, raw)
+	}
+	if n := vaultCount(t, s, `SELECT (SELECT count(*) FROM forward_configs WHERE merchant_account_id = 'acme') +
+		(SELECT count(*) FROM vaulted_cards WHERE merchant_account_id = 'acme')`); n != 0 {
+		t.Fatalf("the refused config or card was stored (%d)", n)
 	}
 
 	createMerchantAccount(t, s, "acme")
@@ -320,4 +329,125 @@ func TestMerchantAccountDeleteFailedAfterTheVaultClosedIt(t *testing.T) {
 	}
 	admin.ok(t, 200, "GET", "/merchant-accounts/acme", nil)
 	configs.ok(t, 201, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
+}
+
+// A record the vault still holds under a deleted account's id (left by a
+// failure, or stored before deletions closed ids) keeps the id from being
+// reused, or the new account would hold it; once it is gone, the id can be
+// reused.
+func TestMerchantAccountIDNotReusedWhileTheVaultHoldsRecords(t *testing.T) {
+	s, admin, _ := accountWithConfigs(t, "acme")
+	admin.ok(t, 204, "DELETE", "/merchant-accounts/acme", nil)
+	// A card of another account, moved under the deleted id.
+	stray := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"]
+	vault := dbConn(t, s.DBs.VaultDSN)
+	if _, err := vault.Exec(context.Background(), `UPDATE vaulted_cards SET merchant_account_id = 'acme' WHERE id = $1`, stray); err != nil {
+		t.Fatal(err)
+	}
+
+	code, raw := admin.do(t, "POST", "/merchant-accounts", map[string]any{"id": "acme", "display_name": "Acme again"})
+	if e := apiError(t, raw); code != 409 || e.Code != "resource_in_use" || !strings.Contains(e.Message, "payment-methods: 1") {
+		t.Fatalf("re-creating acme over a vaulted card = %d %s, want 409 resource_in_use naming it", code, raw)
+	}
+	admin.ok(t, 404, "GET", "/merchant-accounts/acme", nil)
+	if _, err := vault.Exec(context.Background(), `DELETE FROM vaulted_cards WHERE id = $1`, stray); err != nil {
+		t.Fatal(err)
+	}
+	createMerchantAccount(t, s, "acme")
+}
+
+// A DELETE whose client gives up while vault-proxy waits to close the id
+// (here behind a config insert's lock) leaves the account as it was in
+// both zones: core-api waits for the close's answer whatever the client
+// does, and cancels the closure when its own transaction then fails.
+func TestMerchantAccountDeleteLeftByItsClientDuringTheClose(t *testing.T) {
+	s, admin, configs := accountWithConfigs(t, "acme")
+	ctx := context.Background()
+	vault := dbConn(t, s.DBs.VaultDSN)
+	lock := `pg_advisory_lock_shared(hashtextextended('merchant-account:' || 'acme', 0))`
+	if _, err := vault.Exec(ctx, `SELECT `+lock); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodDelete, s.CoreURL+"/merchant-accounts/acme", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+admin.token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("DELETE answered %d while vault-proxy could not close the id", resp.StatusCode)
+	}
+	// The close goes on well after the client left: a cancellation sent
+	// when it left would come before it.
+	time.Sleep(time.Second)
+	if _, err := vault.Exec(ctx, `SELECT pg_advisory_unlock_shared(hashtextextended('merchant-account:' || 'acme', 0))`); err != nil {
+		t.Fatal(err)
+	}
+
+	testsupport.Eventually(t, "the closure to be cancelled", func() bool {
+		var closed bool
+		err := vault.QueryRow(ctx, `SELECT closed FROM merchant_account_closures WHERE merchant_account_id = 'acme'`).Scan(&closed)
+		return err == nil && !closed
+	})
+	admin.ok(t, 200, "GET", "/merchant-accounts/acme", nil)
+	configs.ok(t, 201, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
+}
+
+// Two deletions of one account, the first failing after vault-proxy closed
+// the id: its cancellation waits for the account's row, so it cannot undo
+// the second deletion's closure between that one's close and its commit.
+func TestMerchantAccountFailedDeletionLeavesAnothersClosure(t *testing.T) {
+	s, admin, configs := accountWithConfigs(t, "acme")
+	ctx := context.Background()
+	core, vault := dbConn(t, s.DBs.CoreDSN), dbConn(t, s.DBs.VaultDSN)
+	// The first deletion fails a second after vault-proxy closed the id;
+	// the second takes two seconds to delete the row.
+	if _, err := core.Exec(ctx, `CREATE SEQUENCE e2e_deletions;
+		CREATE FUNCTION e2e_slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval('e2e_deletions') = 1 THEN PERFORM pg_sleep(1); RAISE EXCEPTION 'e2e: the first deletion fails'; END IF;
+			PERFORM pg_sleep(2); RETURN OLD;
+		END $$;
+		CREATE TRIGGER e2e_slow_delete BEFORE DELETE ON merchant_accounts FOR EACH ROW EXECUTE FUNCTION e2e_slow_delete()`); err != nil {
+		t.Fatal(err)
+	}
+	// The cancellation takes half a second to reach the row, as a slow
+	// link would.
+	if _, err := vault.Exec(ctx, `CREATE FUNCTION e2e_slow_cancel() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF current_query() NOT LIKE '%ON CONFLICT%' THEN PERFORM pg_sleep(0.5); END IF; RETURN NULL; END $$;
+		CREATE TRIGGER e2e_slow_cancel BEFORE UPDATE ON merchant_account_closures FOR EACH STATEMENT EXECUTE FUNCTION e2e_slow_cancel()`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
+		}()
+		time.Sleep(300 * time.Millisecond)
+	}
+	wg.Wait()
+	if codes[0] != 500 || codes[1] != 204 {
+		t.Fatalf("DELETE answers %v, want the first failing and the second deleting", codes)
+	}
+	admin.ok(t, 404, "GET", "/merchant-accounts/acme", nil)
+	code, raw := configs.do(t, "POST", "", map[string]any{"display_name": "Processor", "hosts": []string{"api.processor.example"}})
+	if code != 404 {
+		t.Fatalf("a config for the deleted account = %d %s, want 404: its closure was undone", code, raw)
+	}
+}
+
+// dbConn connects to one of the stack's databases for the test's length.
+func dbConn(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }

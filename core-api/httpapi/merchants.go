@@ -101,11 +101,19 @@ func (h merchantHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		return apierror.Forbidden("this token may not act on merchant account " + *in.ID)
 	}
 	a, err := h.d.DB.CreateMerchantAccount(r.Context(), in, func(ctx context.Context) error {
-		if err := h.d.Vault.ReopenMerchantAccount(ctx, *in.ID); err != nil {
+		c, err := h.d.Vault.ReopenMerchantAccount(ctx, *in.ID)
+		if err != nil {
 			return vaultStepError(err, "could not reopen the id of a deleted account; nothing was created")
+		}
+		if c.Closed {
+			return &vaultInUseError{usedRecords(c.Records)}
 		}
 		return nil
 	})
+	if vu := (*vaultInUseError)(nil); errors.As(err, &vu) {
+		return apierror.New(http.StatusConflict, CodeResourceInUse, "vault-proxy still holds records of the deleted merchant account "+
+			*in.ID+" under its id ("+usageList(vu.records)+"); nothing was created")
+	}
 	if err != nil {
 		return domainError(err, "merchant account")
 	}
@@ -192,8 +200,15 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	closed := false
 	err = h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
-		c, err := h.d.Vault.CloseMerchantAccount(ctx, id)
+		// Not cut short by the client: a close whose answer core-api did
+		// not wait for could commit after its cancellation.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
+		defer cancel()
+		c, err := h.d.Vault.CloseMerchantAccount(cctx, id)
 		if err != nil {
+			if mayHaveChanged(err) {
+				h.cancelClosure(ctx, id) // the account's row is still locked here
+			}
 			return vaultStepError(err, "could not say what it holds for this account; nothing was deleted")
 		}
 		if !c.Closed {
@@ -203,7 +218,19 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil && closed {
-		h.cancelClosure(ctx, id)
+		// Under the account's row lock again, so no other deletion's
+		// closure can be undone by mistake; an account gone after all (a
+		// commit whose answer was lost) keeps its closure. Whatever the
+		// client does meanwhile.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*vaultCloseWait)
+		defer cancel()
+		if lerr := h.d.DB.WithMerchantAccountLocked(dctx, id, func(ctx context.Context) error {
+			h.cancelClosure(ctx, id)
+			return nil
+		}); lerr != nil && !errors.Is(lerr, coreapi.ErrNotFound) {
+			h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed may stay closed in vault-proxy; delete it again or cancel the closure",
+				"merchant_account_id", id, "error", lerr)
+		}
 	}
 	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
 		return accountInUse(id, iu.Remaining, h.vaultUsage(ctx, id))
@@ -248,23 +275,29 @@ func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.
 	return usedRecords(u.Records)
 }
 
+// vaultCloseWait is how long core-api waits for vault-proxy's close: more
+// than vault-proxy allows the close itself (5 s, its lock wait included),
+// so a close core-api stopped waiting for has ended, and cancelling it
+// cannot be overtaken by it.
+const vaultCloseWait = 10 * time.Second
+
+// mayHaveChanged reports whether a failed call to vault-proxy may still
+// have done its work: no answer, or a server error, as opposed to a
+// refusal it stands by.
+func mayHaveChanged(err error) bool {
+	var e *apierror.Error
+	return !errors.Is(err, vaultclient.ErrNotFound) && !errors.As(err, &e)
+}
+
 // cancelClosure undoes vault-proxy's closure of an account whose deletion
-// failed here after it, unless the account is gone after all (a commit
-// whose answer was lost). It runs whatever the request's fate: an account
-// left closed in vault-proxy cannot be given new vault-forward configs
-// until it is deleted (DELETE again) or the closure is cancelled by hand
-// (docs/api-conventions.md).
+// failed after it. The caller holds the account's row lock. It runs
+// whatever the request's fate; an account it cannot reopen takes no new
+// vault-forward config or card until it is deleted (DELETE again) or the
+// closure is cancelled by hand (docs/api-conventions.md).
 func (h merchantHandlers) cancelClosure(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 	defer cancel()
-	_, err := h.d.DB.FindMerchantAccount(ctx, id)
-	if errors.Is(err, coreapi.ErrNotFound) {
-		return
-	}
-	if err == nil {
-		err = h.d.Vault.CancelCloseMerchantAccount(ctx, id)
-	}
-	if err != nil {
+	if err := h.d.Vault.CancelCloseMerchantAccount(ctx, id); err != nil {
 		h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed stays closed in vault-proxy; delete it again or cancel the closure",
 			"merchant_account_id", id, "error", err)
 	}
@@ -285,28 +318,27 @@ func vaultStepError(err error, what string) error {
 // "merchant account acme is still in use (core-api: buyers: 2;
 // vault-proxy: vault-forward-configs: 1); ...".
 func accountInUse(id string, core, vault []postgres.Usage) error {
-	var b strings.Builder
-	b.WriteString("merchant account " + id + " is still in use")
-	sep := " ("
+	var parts []string
 	for _, part := range []struct {
 		zone string
 		in   []postgres.Usage
 	}{{"core-api", core}, {"vault-proxy", vault}} {
-		if len(part.in) == 0 {
-			continue
-		}
-		b.WriteString(sep + part.zone + ": ")
-		sep = "; "
-		for i, u := range part.in {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(u.Resource + ": " + strconv.FormatInt(u.Count, 10))
+		if len(part.in) > 0 {
+			parts = append(parts, part.zone+": "+usageList(part.in))
 		}
 	}
-	if sep != " (" {
-		b.WriteString(")")
+	msg := "merchant account " + id + " is still in use"
+	if len(parts) > 0 {
+		msg += " (" + strings.Join(parts, "; ") + ")"
 	}
-	b.WriteString("; delete those first: deleting a merchant account is never a cascade")
-	return apierror.New(http.StatusConflict, CodeResourceInUse, b.String())
+	return apierror.New(http.StatusConflict, CodeResourceInUse, msg+"; delete those first: deleting a merchant account is never a cascade")
+}
+
+// usageList names each kind with its count: "buyers: 2, mandates: 1".
+func usageList(in []postgres.Usage) string {
+	items := make([]string, len(in))
+	for i, u := range in {
+		items[i] = u.Resource + ": " + strconv.FormatInt(u.Count, 10)
+	}
+	return strings.Join(items, ", ")
 }

@@ -143,12 +143,8 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 		// Every insert referring to the account takes a key-share lock on
 		// its row (the foreign key), so after this none can appear
 		// between the count and the delete.
-		tag, err := tx.Exec(ctx, `SELECT 1 FROM merchant_accounts WHERE id = $1 FOR UPDATE`, id)
-		if err != nil {
+		if err := lockMerchantRow(ctx, tx, id); err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
 		}
 		in, err := merchantUsage(ctx, tx, id)
 		if err != nil {
@@ -177,6 +173,30 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 		return &InUseError{}
 	}
 	return err
+}
+
+// lockMerchantRow locks account id's row until tx ends; a missing account
+// wraps coreapi.ErrNotFound.
+func lockMerchantRow(ctx context.Context, tx pgx.Tx, id string) error {
+	tag, err := tx.Exec(ctx, `SELECT 1 FROM merchant_accounts WHERE id = $1 FOR UPDATE`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
+	}
+	return err
+}
+
+// WithMerchantAccountLocked runs fn while it holds account id's row lock,
+// as DeleteMerchantAccount does, in a transaction that changes nothing: a
+// step that must not cross a deletion of the account (undoing vault-proxy's
+// closure of it). A missing account wraps coreapi.ErrNotFound, and fn does
+// not run.
+func (db *DB) WithMerchantAccountLocked(ctx context.Context, id string, fn func(context.Context) error) error {
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if err := lockMerchantRow(ctx, tx, id); err != nil {
+			return err
+		}
+		return fn(ctx)
+	})
 }
 
 // ListMerchantAccounts returns up to page.FetchLimit() accounts in the

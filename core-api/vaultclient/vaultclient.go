@@ -142,21 +142,26 @@ func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zo
 // CloseMerchantAccount asks vault-proxy to close merchant for its deletion:
 // it does only if it holds nothing for the account, and says so.
 func (c *Client) CloseMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
+	return c.closure(ctx, merchant, "close")
+}
+
+func (c *Client) closure(ctx context.Context, merchant, action string) (*zone.MerchantAccountClosure, error) {
 	var u zone.MerchantAccountClosure
-	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "close"), merchant, "", nil, &u); err != nil {
+	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, action), merchant, "", nil, &u); err != nil {
 		return nil, err
 	}
 	if u.MerchantAccountID != merchant {
 		// An answer about another account would let a deletion through.
-		return nil, fmt.Errorf("vaultclient: closure of %q answered for %q", merchant, u.MerchantAccountID)
+		return nil, fmt.Errorf("vaultclient: %s of %q answered for %q", action, merchant, u.MerchantAccountID)
 	}
 	return &u, nil
 }
 
 // ReopenMerchantAccount tells vault-proxy a new account has a deleted
-// account's id.
-func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) error {
-	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "reopen"), merchant, "", nil, nil)
+// account's id. vault-proxy refuses (Closed stays true) while it still
+// holds anything under the id.
+func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
+	return c.closure(ctx, merchant, "reopen")
 }
 
 // CancelCloseMerchantAccount tells vault-proxy the deletion it closed an

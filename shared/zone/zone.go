@@ -95,12 +95,14 @@ type MerchantAccountUsage struct {
 
 // MerchantAccountClosure is vault-proxy's answer to POST
 // /internal/merchant-accounts/{id}/close, which core-api sends inside the
-// transaction that deletes an account. Closed is true when the vault held
-// nothing for the account and now refuses to store anything new for it,
-// until core-api reopens the id for a new account
-// (/internal/merchant-accounts/{id}/reopen) or cancels the closure of a
-// deletion that failed (/internal/merchant-accounts/{id}/cancel-close).
-// Records is the count either way, as in MerchantAccountUsage.
+// transaction that deletes an account, and to .../reopen, which it sends
+// inside the one that creates an account with a deleted account's id.
+// Closed is whether the id is closed after the call: a close closes it
+// only when the vault holds nothing under it, and a reopen reopens it only
+// then. A closed id takes no new card or vault-forward config (the other
+// holdings belong to one of those). Records is the count either way, as in
+// MerchantAccountUsage. /cancel-close undoes a closure whose deletion
+// failed.
 type MerchantAccountClosure struct {
 	Type              string        `json:"type"` // "merchant-account-closure"
 	MerchantAccountID string        `json:"merchant_account_id"`

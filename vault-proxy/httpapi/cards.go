@@ -313,6 +313,9 @@ func vaultingError(err error) error {
 	if errors.Is(err, vaultproxy.ErrNotFound) {
 		return apierror.NotFound("payment method not found")
 	}
+	if errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
+		return apierror.NotFound("merchant account not found")
+	}
 	return err
 }
 

@@ -24,7 +24,7 @@ const (
 type MerchantAccountStore interface {
 	MerchantAccountUsage(ctx context.Context, merchantAccountID string) (map[string]int64, error)
 	CloseMerchantAccount(ctx context.Context, merchantAccountID string) (map[string]int64, bool, error)
-	ReopenMerchantAccount(ctx context.Context, merchantAccountID string) error
+	ReopenMerchantAccount(ctx context.Context, merchantAccountID string) (map[string]int64, bool, error)
 	CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string) error
 }
 
@@ -42,7 +42,7 @@ type MerchantAccounts struct {
 // what the vault holds for the account, without changing anything (for
 // core-api's answer to a deletion its own records already refuse).
 func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
-	return h.serve(ctx, func(rctx context.Context, id string) error {
+	return h.serve(ctx, 30*time.Second, func(rctx context.Context, id string) error {
 		counts, err := h.Store.MerchantAccountUsage(rctx, id)
 		if err != nil {
 			return err
@@ -51,12 +51,30 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
+// closeTimeout bounds a close or reopen, its wait for the account's lock
+// included, well below the time core-api waits for the answer
+// (vaultclient): an answer core-api stopped waiting for belongs to a
+// transaction that has ended, so core-api can then undo it without a
+// race.
+const closeTimeout = 5 * time.Second
+
 // Close answers POST /internal/merchant-accounts/{merchant_account_id}/close:
 // it closes an account the vault holds nothing for, atomically with that
 // count (postgres.CloseMerchantAccount), and says whether it did.
 func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
-	return h.serve(ctx, func(rctx context.Context, id string) error {
-		counts, closed, err := h.Store.CloseMerchantAccount(rctx, id)
+	return h.closure(ctx, h.Store.CloseMerchantAccount)
+}
+
+// Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen:
+// a new account has the closed account's id. It is refused (closed stays
+// true) while the vault still holds anything under the id.
+func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
+	return h.closure(ctx, h.Store.ReopenMerchantAccount)
+}
+
+func (h *MerchantAccounts) closure(ctx *fasthttp.RequestCtx, change func(context.Context, string) (map[string]int64, bool, error)) error {
+	return h.serve(ctx, closeTimeout, func(rctx context.Context, id string) error {
+		counts, closed, err := change(rctx, id)
 		if err != nil {
 			return err
 		}
@@ -65,31 +83,23 @@ func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
-// Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen
-// (204): a new account has the closed account's id.
-func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
-	return h.serve(ctx, func(rctx context.Context, id string) error {
-		return noContent(ctx, h.Store.ReopenMerchantAccount(rctx, id))
-	})
-}
-
 // CancelClose answers POST
 // /internal/merchant-accounts/{merchant_account_id}/cancel-close (204): the
 // deletion that closed the account failed in core-api.
 func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
-	return h.serve(ctx, func(rctx context.Context, id string) error {
+	return h.serve(ctx, closeTimeout, func(rctx context.Context, id string) error {
 		return noContent(ctx, h.Store.CancelCloseMerchantAccount(rctx, id))
 	})
 }
 
-func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, do func(context.Context, string) error) error {
+func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {
 	id, _ := ctx.UserValue("merchant_account_id").(string)
 	if !merchantID.MatchString(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
 			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
 		})
 	}
-	rctx, cancel := requestContext(ctx, 30*time.Second)
+	rctx, cancel := requestContext(ctx, timeout)
 	defer cancel()
 	return do(rctx, id)
 }

@@ -30,8 +30,8 @@ func (c countsFor) CloseMerchantAccount(context.Context, string) (map[string]int
 	return nil, false, errors.New("not in this test")
 }
 
-func (c countsFor) ReopenMerchantAccount(context.Context, string) error {
-	return errors.New("not in this test")
+func (c countsFor) ReopenMerchantAccount(context.Context, string) (map[string]int64, bool, error) {
+	return nil, false, errors.New("not in this test")
 }
 
 func (c countsFor) CancelCloseMerchantAccount(context.Context, string) error {

@@ -14,10 +14,9 @@ import (
 )
 
 // InsertConfig stores a forwarding config and its hosts (forwarding.Store);
-// a closed merchant account's is vaultproxy.ErrMerchantAccountClosed. The
-// other holdings need no such check: an authentication method belongs to
-// a config, a network token to a card, and a card is stored for an
-// account only once core-api, which owns the account, accepts it.
+// a closed merchant account's is vaultproxy.ErrMerchantAccountClosed, as
+// its card is (InsertCardAudited). Authentication methods need no such
+// check: they belong to a config.
 func (db *DB) InsertConfig(ctx context.Context, c *forwarding.Config) error {
 	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		if err := openForHoldings(ctx, tx, c.MerchantAccountID); err != nil {

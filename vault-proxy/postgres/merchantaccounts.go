@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -51,16 +52,20 @@ func merchantUsage(ctx context.Context, q rowQuerier, merchantAccountID string) 
 	}, nil
 }
 
-// lockMerchantAccount takes the transaction-scoped advisory lock on a
-// merchant account id: exclusive to close the account, shared to store a
-// holding for it (migration 011). The key is a 64-bit hash of the id; two
-// ids that collide only wait for each other.
-func lockMerchantAccount(ctx context.Context, tx pgx.Tx, merchantAccountID string, exclusive bool) error {
+// lockMerchantAccountSQL takes the transaction-scoped advisory lock on a
+// merchant account id ($1): exclusive to close or reopen the account,
+// shared to store a holding for it (migration 011). The key is a 64-bit
+// hash of the id; two ids that collide only wait for each other.
+func lockMerchantAccountSQL(exclusive bool) string {
 	fn := "pg_advisory_xact_lock_shared"
 	if exclusive {
 		fn = "pg_advisory_xact_lock"
 	}
-	_, err := tx.Exec(ctx, `SELECT `+fn+`(hashtextextended('merchant-account:' || $1, 0))`, merchantAccountID)
+	return `SELECT ` + fn + `(hashtextextended('merchant-account:' || $1, 0))`
+}
+
+func lockMerchantAccount(ctx context.Context, tx pgx.Tx, merchantAccountID string, exclusive bool) error {
+	_, err := tx.Exec(ctx, lockMerchantAccountSQL(exclusive), merchantAccountID)
 	return err
 }
 
@@ -87,23 +92,14 @@ func openForHoldings(ctx context.Context, tx pgx.Tx, merchantAccountID string) e
 // vault database, for core-api's deletion of it: it counts the account's
 // holdings as MerchantAccountUsage does and, only when every count is
 // zero, records the closure in the same transaction, under the lock every
-// write of a holding takes. closed reports whether it did; usage is the
-// count either way. Closing a closed account closes it again (a later
-// closed_at), which changes nothing it shows.
+// insert of a card or config takes. closed reports whether it did; usage
+// is the count either way. Closing a closed account closes it again (a
+// later closed_at), which changes nothing it shows.
 func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string) (usage map[string]int64, closed bool, err error) {
 	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		if err := lockMerchantAccount(ctx, tx, merchantAccountID, true); err != nil {
+		var held bool
+		if usage, held, err = countHoldingsLocked(ctx, tx, merchantAccountID); err != nil || held {
 			return err
-		}
-		u, err := merchantUsage(ctx, tx, merchantAccountID)
-		if err != nil {
-			return err
-		}
-		usage = u
-		for _, n := range u {
-			if n > 0 {
-				return nil
-			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO merchant_account_closures (merchant_account_id, closed, closed_at)
 			VALUES ($1, true, now())
@@ -121,14 +117,59 @@ func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string
 
 // ReopenMerchantAccount reopens a closed account for core-api's creation of
 // a new account with its id: from here on the id's audit trail is the new
-// account's (migration 011). An id that is not closed is left as it is: its
-// floor must not move over its own events.
-func (db *DB) ReopenMerchantAccount(ctx context.Context, merchantAccountID string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE merchant_account_closures
-		SET closed = false, reopened_at = now(),
-			audit_floor = (SELECT coalesce(max(id), 0) FROM audit_events)
-		WHERE merchant_account_id = $1 AND closed`, merchantAccountID)
-	return err
+// account's (migration 011). It refuses (closed stays true, usage names
+// what is left) while the vault still holds anything under the id, which
+// would pass to the new account. An id that is not closed is left as it
+// is (closed false, usage nil): its floor must not move over its own
+// events. The floor is the audit id sequence's last value, read without
+// scanning the table: at least every id assigned so far.
+func (db *DB) ReopenMerchantAccount(ctx context.Context, merchantAccountID string) (usage map[string]int64, closed bool, err error) {
+	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		u, held, err := countHoldingsLocked(ctx, tx, merchantAccountID)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, `SELECT closed FROM merchant_account_closures WHERE merchant_account_id = $1`, merchantAccountID).Scan(&closed)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !closed) {
+			closed = false
+			return nil
+		}
+		if err != nil || held {
+			usage = u
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE merchant_account_closures
+			SET closed = false, reopened_at = now(),
+				audit_floor = coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit_events', 'id')), 0)
+			WHERE merchant_account_id = $1`, merchantAccountID); err != nil {
+			return err
+		}
+		usage, closed = u, false
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return usage, closed, nil
+}
+
+// countHoldingsLocked takes the account's exclusive lock in tx and counts
+// its holdings; held reports whether any count is above zero.
+func countHoldingsLocked(ctx context.Context, tx pgx.Tx, merchantAccountID string) (map[string]int64, bool, error) {
+	if err := lockMerchantAccount(ctx, tx, merchantAccountID, true); err != nil {
+		return nil, false, err
+	}
+	u, err := merchantUsage(ctx, tx, merchantAccountID)
+	return u, err == nil && anyHeld(u), err
+}
+
+func anyHeld(usage map[string]int64) bool {
+	for _, n := range usage {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // CancelCloseMerchantAccount undoes a closure whose deletion then failed in

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forwarding"
 	"github.com/payorch/vault-proxy/networktoken"
@@ -63,8 +64,8 @@ func TestMerchantAccountUsageCountsOneAccountsRecords(t *testing.T) {
 }
 
 // An account is closed only while the vault holds nothing for it; closed,
-// it takes no forwarding config; reopened for a new account, it does
-// again; a cancelled closure changes nothing else.
+// it takes no forwarding config and no card, and is not reopened while
+// anything is left under it; a cancelled closure changes nothing else.
 func TestCloseMerchantAccount(t *testing.T) {
 	r := newVaultRows(t)
 	db, ctx := r.db, context.Background()
@@ -97,6 +98,23 @@ func TestCloseMerchantAccount(t *testing.T) {
 	}
 	closeAccount("acme", true) // again: allowed
 
+	if err := r.insertCard("acme"); !errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
+		t.Fatalf("card for a closed account: %v, want ErrMerchantAccountClosed", err)
+	}
+	if n := r.count(`SELECT count(*) FROM vaulted_cards WHERE merchant_account_id = 'acme'`) +
+		r.count(`SELECT count(*) FROM audit_events WHERE merchant_account_id = 'acme'`); n != 0 {
+		t.Fatalf("the refused card left %d rows", n)
+	}
+
+	// A holding left under a closed id (stored before this check existed)
+	// keeps it closed: it would pass to the new account.
+	stray := r.card("acme")
+	usage, closed, err := db.ReopenMerchantAccount(ctx, "acme")
+	if err != nil || !closed || usage[postgres.UsagePaymentMethods] != 1 {
+		t.Fatalf("reopen with a card left = %v, closed %v, %v; want refused naming the card", usage, closed, err)
+	}
+	r.exec(`DELETE FROM vaulted_cards WHERE id = $1`, stray)
+
 	if err := db.CancelCloseMerchantAccount(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,33 +126,45 @@ func TestCloseMerchantAccount(t *testing.T) {
 	}
 }
 
-// Whatever the interleaving, a closure and a config for the same account
-// never both succeed: the count and the closure are one step under the
-// lock the insert also takes.
-func TestCloseMerchantAccountRacesAConfig(t *testing.T) {
+// Whatever the interleaving, a closure and a holding for the same account
+// (a config, a card) never both succeed: the count and the closure are one
+// step under the lock the inserts also take.
+func TestCloseMerchantAccountRacesAHolding(t *testing.T) {
 	r := newVaultRows(t)
 	db, ctx := r.db, context.Background()
-	for i := range 40 {
-		merchant := "race-" + strconv.Itoa(i)
-		var wg sync.WaitGroup
-		var insertErr, closeErr error
-		var closed bool
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			insertErr = db.InsertConfig(ctx, &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}})
-		}()
-		go func() {
-			defer wg.Done()
-			_, closed, closeErr = db.CloseMerchantAccount(ctx, merchant)
-		}()
-		wg.Wait()
-		if closeErr != nil || (insertErr != nil && !errors.Is(insertErr, vaultproxy.ErrMerchantAccountClosed)) {
-			t.Fatalf("round %d: close %v, insert %v", i, closeErr, insertErr)
-		}
-		if closed == (insertErr == nil) {
-			t.Fatalf("round %d: closed %v and config stored %v", i, closed, insertErr == nil)
-		}
+	for _, tc := range []struct {
+		name   string
+		insert func(merchant string) error
+	}{
+		{"config", func(merchant string) error {
+			return db.InsertConfig(ctx, &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}})
+		}},
+		{"card", func(merchant string) error { return r.insertCard(merchant) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range 40 {
+				merchant := tc.name + "-race-" + strconv.Itoa(i)
+				var wg sync.WaitGroup
+				var insertErr, closeErr error
+				var closed bool
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					insertErr = tc.insert(merchant)
+				}()
+				go func() {
+					defer wg.Done()
+					_, closed, closeErr = db.CloseMerchantAccount(ctx, merchant)
+				}()
+				wg.Wait()
+				if closeErr != nil || (insertErr != nil && !errors.Is(insertErr, vaultproxy.ErrMerchantAccountClosed)) {
+					t.Fatalf("round %d: close %v, insert %v", i, closeErr, insertErr)
+				}
+				if closed == (insertErr == nil) {
+					t.Fatalf("round %d: closed %v and stored %v", i, closed, insertErr == nil)
+				}
+			}
+		})
 	}
 }
 
@@ -173,16 +203,16 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	if got := requests("acme"); !slices.Equal(got, []string{"old-skewed", "old-2", "old-1"}) {
 		t.Fatalf("a closed account's trail = %v, want its own events", got)
 	}
-	if err := db.ReopenMerchantAccount(ctx, "acme"); err != nil {
-		t.Fatal(err)
+	if _, closed, err := db.ReopenMerchantAccount(ctx, "acme"); err != nil || closed {
+		t.Fatalf("reopen: closed %v, %v", closed, err)
 	}
 	event("acme", "late-old", time.Minute) // happened before the reopening
 	event("acme", "new-1", -time.Second)
 	if got := requests("acme"); !slices.Equal(got, []string{"new-1"}) {
 		t.Fatalf("the new account's trail = %v, want only its own event", got)
 	}
-	if err := db.ReopenMerchantAccount(ctx, "acme"); err != nil { // not closed: no change
-		t.Fatal(err)
+	if _, closed, err := db.ReopenMerchantAccount(ctx, "acme"); err != nil || closed { // not closed: no change
+		t.Fatalf("second reopen: closed %v, %v", closed, err)
 	}
 	if got := requests("acme"); !slices.Equal(got, []string{"new-1"}) {
 		t.Fatalf("after a second reopen the trail = %v", got)
@@ -190,4 +220,12 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	if got := requests("beta"); !slices.Equal(got, []string{"beta-1"}) {
 		t.Fatalf("another account's trail = %v", got)
 	}
+}
+
+// insertCard vaults a card row for merchant as the vaulting service does,
+// with its audit event.
+func (r *vaultRows) insertCard(merchant string) error {
+	c := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: merchant, Kind: vaultproxy.KindCard, Scheme: "visa",
+		BIN: "411111", Last4: "1111", Fingerprint: "fp", Sealed: envelope.Sealed{DataKeyID: r.dk, WrappedKey: []byte{0}, Ciphertext: []byte{0}}}
+	return r.db.InsertCardAudited(context.Background(), c, vaultproxy.AuditEvent{Actor: "token:t", MerchantAccountID: merchant, Action: "vault", Outcome: "success"})
 }

@@ -5,13 +5,15 @@
 --
 -- A closure is written in the transaction that finds the account holds
 -- nothing here (postgres.CloseMerchantAccount), under an advisory lock on
--- the id that every vault-zone write creating a holding for an account
--- also takes (postgres.InsertConfig), so nothing can be stored between the
--- count and the closure, and nothing is stored for a closed account after
--- it. Re-creating the id in core-api reopens it: from then on its audit
--- trail starts at audit_floor (the last audit id at the reopening) and
--- reopened_at, so the deleted account's events, including ones still in an
--- instance's audit spool at the time, are not the new account's.
+-- the id that the inserts of cards and forwarding configs also take (the
+-- other holdings, authentication methods and network tokens, belong to
+-- one of those), so nothing can be stored between the count and the
+-- closure, and nothing is stored for a closed account after it.
+-- Re-creating the id in core-api reopens it, if nothing is held under it:
+-- from then on its audit trail starts above audit_floor (the audit id
+-- sequence's last value at the reopening) and at reopened_at, so the
+-- deleted account's events, including ones still in an instance's audit
+-- spool at the time, are not the new account's.
 CREATE TABLE merchant_account_closures (
     merchant_account_id text PRIMARY KEY,
     closed              boolean NOT NULL,
