@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
@@ -105,8 +106,8 @@ func (h merchantHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return vaultStepError(err, "could not reopen the id of a deleted account; nothing was created")
 		}
-		if c.Closed {
-			return &vaultInUseError{usedRecords(c.Records)}
+		if used := usedRecords(c.Records); len(used) > 0 {
+			return &vaultInUseError{used}
 		}
 		return nil
 	})
@@ -198,16 +199,16 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
+	attempt := uuid.NewString()
 	closed := false
 	err = h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
-		// Not cut short by the client: a close whose answer core-api did
-		// not wait for could commit after its cancellation.
+		// Not cut short by the client, so that the answer usually comes.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 		defer cancel()
-		c, err := h.d.Vault.CloseMerchantAccount(cctx, id)
+		c, err := h.d.Vault.CloseMerchantAccount(cctx, id, attempt)
 		if err != nil {
 			if mayHaveChanged(err) {
-				h.cancelClosure(ctx, id) // the account's row is still locked here
+				h.cancelClosure(ctx, id, attempt)
 			}
 			return vaultStepError(err, "could not say what it holds for this account; nothing was deleted")
 		}
@@ -218,18 +219,12 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil && closed {
-		// Under the account's row lock again, so no other deletion's
-		// closure can be undone by mistake; an account gone after all (a
-		// commit whose answer was lost) keeps its closure. Whatever the
-		// client does meanwhile.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*vaultCloseWait)
+		// An account gone after all (a commit whose answer was lost) keeps
+		// its closure.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 		defer cancel()
-		if lerr := h.d.DB.WithMerchantAccountLocked(dctx, id, func(ctx context.Context) error {
-			h.cancelClosure(ctx, id)
-			return nil
-		}); lerr != nil && !errors.Is(lerr, coreapi.ErrNotFound) {
-			h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed may stay closed in vault-proxy; delete it again or cancel the closure",
-				"merchant_account_id", id, "error", lerr)
+		if _, ferr := h.d.DB.FindMerchantAccount(dctx, id); !errors.Is(ferr, coreapi.ErrNotFound) {
+			h.cancelClosure(ctx, id, attempt)
 		}
 	}
 	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
@@ -275,10 +270,9 @@ func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.
 	return usedRecords(u.Records)
 }
 
-// vaultCloseWait is how long core-api waits for vault-proxy's close: more
-// than vault-proxy allows the close itself (5 s, its lock wait included),
-// so a close core-api stopped waiting for has ended, and cancelling it
-// cannot be overtaken by it.
+// vaultCloseWait bounds each call to vault-proxy about a deletion (the
+// close, its cancellation), made while the account's row is locked.
+// vault-proxy gives each at most 5 s, its lock wait included.
 const vaultCloseWait = 10 * time.Second
 
 // mayHaveChanged reports whether a failed call to vault-proxy may still
@@ -289,17 +283,19 @@ func mayHaveChanged(err error) bool {
 	return !errors.Is(err, vaultclient.ErrNotFound) && !errors.As(err, &e)
 }
 
-// cancelClosure undoes vault-proxy's closure of an account whose deletion
-// failed after it. The caller holds the account's row lock. It runs
-// whatever the request's fate; an account it cannot reopen takes no new
-// vault-forward config or card until it is deleted (DELETE again) or the
-// closure is cancelled by hand (docs/api-conventions.md).
-func (h merchantHandlers) cancelClosure(ctx context.Context, id string) {
+// cancelClosure undoes vault-proxy's closure of the account by deletion
+// attempt attempt, which failed after it. The attempt's id fences it: it
+// undoes no other deletion's closure, and a close of this attempt arriving
+// after it is refused. It runs whatever the request's fate; an account it
+// cannot reopen takes no new payment method or vault-forward config until
+// it is deleted (DELETE again) or the closure is cancelled by hand
+// (docs/api-conventions.md).
+func (h merchantHandlers) cancelClosure(ctx context.Context, id, attempt string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 	defer cancel()
-	if err := h.d.Vault.CancelCloseMerchantAccount(ctx, id); err != nil {
-		h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed stays closed in vault-proxy; delete it again or cancel the closure",
-			"merchant_account_id", id, "error", err)
+	if err := h.d.Vault.CancelCloseMerchantAccount(ctx, id, attempt); err != nil {
+		h.d.Log.ErrorContext(ctx, "a merchant account whose deletion failed may stay closed in vault-proxy; delete it again or cancel the closure",
+			"merchant_account_id", id, "attempt_id", attempt, "error", err)
 	}
 }
 

@@ -185,20 +185,6 @@ func lockMerchantRow(ctx context.Context, tx pgx.Tx, id string) error {
 	return err
 }
 
-// WithMerchantAccountLocked runs fn while it holds account id's row lock,
-// as DeleteMerchantAccount does, in a transaction that changes nothing: a
-// step that must not cross a deletion of the account (undoing vault-proxy's
-// closure of it). A missing account wraps coreapi.ErrNotFound, and fn does
-// not run.
-func (db *DB) WithMerchantAccountLocked(ctx context.Context, id string, fn func(context.Context) error) error {
-	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		if err := lockMerchantRow(ctx, tx, id); err != nil {
-			return err
-		}
-		return fn(ctx)
-	})
-}
-
 // ListMerchantAccounts returns up to page.FetchLimit() accounts in the
 // page's query order; only is the set of ids a restricted token may see
 // (nil: all).

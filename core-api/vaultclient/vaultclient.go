@@ -139,15 +139,16 @@ func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zo
 	return &u, nil
 }
 
-// CloseMerchantAccount asks vault-proxy to close merchant for its deletion:
-// it does only if it holds nothing for the account, and says so.
-func (c *Client) CloseMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
-	return c.closure(ctx, merchant, "close")
+// CloseMerchantAccount asks vault-proxy to close merchant for deletion
+// attempt attempt: it does only if it holds nothing for the account, and
+// says so.
+func (c *Client) CloseMerchantAccount(ctx context.Context, merchant, attempt string) (*zone.MerchantAccountClosure, error) {
+	return c.closure(ctx, merchant, "close", zone.MerchantAccountClosureAttempt{AttemptID: attempt})
 }
 
-func (c *Client) closure(ctx context.Context, merchant, action string) (*zone.MerchantAccountClosure, error) {
+func (c *Client) closure(ctx context.Context, merchant, action string, in any) (*zone.MerchantAccountClosure, error) {
 	var u zone.MerchantAccountClosure
-	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, action), merchant, "", nil, &u); err != nil {
+	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, action), merchant, "", in, &u); err != nil {
 		return nil, err
 	}
 	if u.MerchantAccountID != merchant {
@@ -161,11 +162,13 @@ func (c *Client) closure(ctx context.Context, merchant, action string) (*zone.Me
 // account's id. vault-proxy refuses (Closed stays true) while it still
 // holds anything under the id.
 func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
-	return c.closure(ctx, merchant, "reopen")
+	return c.closure(ctx, merchant, "reopen", nil)
 }
 
-// CancelCloseMerchantAccount tells vault-proxy the deletion it closed an
-// account for failed: the account lives on.
-func (c *Client) CancelCloseMerchantAccount(ctx context.Context, merchant string) error {
-	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "cancel-close"), merchant, "", nil, nil)
+// CancelCloseMerchantAccount tells vault-proxy that deletion attempt
+// attempt failed: its closure, and only its, is undone, whenever this
+// arrives.
+func (c *Client) CancelCloseMerchantAccount(ctx context.Context, merchant, attempt string) error {
+	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "cancel-close"), merchant, "",
+		zone.MerchantAccountClosureAttempt{AttemptID: attempt}, nil)
 }

@@ -93,16 +93,25 @@ type MerchantAccountUsage struct {
 	Records           []UsageRecord `json:"records"`
 }
 
+// MerchantAccountClosureAttempt is the body of POST
+// /internal/merchant-accounts/{id}/close and .../cancel-close: the id
+// (a UUID) of core-api's deletion attempt, which fences a cancellation to
+// its own attempt's closure.
+type MerchantAccountClosureAttempt struct {
+	AttemptID string `json:"attempt_id"`
+}
+
 // MerchantAccountClosure is vault-proxy's answer to POST
 // /internal/merchant-accounts/{id}/close, which core-api sends inside the
 // transaction that deletes an account, and to .../reopen, which it sends
 // inside the one that creates an account with a deleted account's id.
 // Closed is whether the id is closed after the call: a close closes it
-// only when the vault holds nothing under it, and a reopen reopens it only
-// then. A closed id takes no new card or vault-forward config (the other
-// holdings belong to one of those). Records is the count either way, as in
-// MerchantAccountUsage. /cancel-close undoes a closure whose deletion
-// failed.
+// only when the vault holds nothing under it (and its attempt was not
+// cancelled), and a reopen refuses while the vault holds anything under
+// it. A closed id takes no new payment method or vault-forward config (the
+// other holdings belong to one of those). Records is the count either way,
+// as in MerchantAccountUsage. /cancel-close undoes one attempt's closure,
+// whose deletion failed.
 type MerchantAccountClosure struct {
 	Type              string        `json:"type"` // "merchant-account-closure"
 	MerchantAccountID string        `json:"merchant_account_id"`

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	"github.com/valyala/fasthttp"
@@ -23,9 +25,9 @@ const (
 // accounts (postgres.DB): what it holds for one, and whether it is closed.
 type MerchantAccountStore interface {
 	MerchantAccountUsage(ctx context.Context, merchantAccountID string) (map[string]int64, error)
-	CloseMerchantAccount(ctx context.Context, merchantAccountID string) (map[string]int64, bool, error)
+	CloseMerchantAccount(ctx context.Context, merchantAccountID string, attempt uuid.UUID) (map[string]int64, bool, error)
 	ReopenMerchantAccount(ctx context.Context, merchantAccountID string) (map[string]int64, bool, error)
-	CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string) error
+	CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string, attempt uuid.UUID) error
 }
 
 // MerchantAccounts serves vault-proxy's part in deleting and re-creating a
@@ -51,23 +53,28 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
-// closeTimeout bounds a close or reopen, its wait for the account's lock
-// included, well below the time core-api waits for the answer
-// (vaultclient): an answer core-api stopped waiting for belongs to a
-// transaction that has ended, so core-api can then undo it without a
-// race.
+// closeTimeout bounds a close, a reopen or a cancellation, its wait for
+// the account's lock included: core-api waits for the answer inside a
+// transaction that holds the account's row.
 const closeTimeout = 5 * time.Second
 
-// Close answers POST /internal/merchant-accounts/{merchant_account_id}/close:
-// it closes an account the vault holds nothing for, atomically with that
-// count (postgres.CloseMerchantAccount), and says whether it did.
+// Close answers POST /internal/merchant-accounts/{merchant_account_id}/close
+// ({"attempt_id": uuid}): it closes an account the vault holds nothing
+// for, atomically with that count (postgres.CloseMerchantAccount), and
+// says whether it did.
 func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
-	return h.closure(ctx, h.Store.CloseMerchantAccount)
+	attempt, err := closureAttempt(ctx)
+	if err != nil {
+		return err
+	}
+	return h.closure(ctx, func(rctx context.Context, id string) (map[string]int64, bool, error) {
+		return h.Store.CloseMerchantAccount(rctx, id, attempt)
+	})
 }
 
 // Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen:
-// a new account has the closed account's id. It is refused (closed stays
-// true) while the vault still holds anything under the id.
+// a new account has a deleted account's id. It is refused while the vault
+// still holds anything under the id (Records says what).
 func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
 	return h.closure(ctx, h.Store.ReopenMerchantAccount)
 }
@@ -84,12 +91,31 @@ func (h *MerchantAccounts) closure(ctx *fasthttp.RequestCtx, change func(context
 }
 
 // CancelClose answers POST
-// /internal/merchant-accounts/{merchant_account_id}/cancel-close (204): the
-// deletion that closed the account failed in core-api.
+// /internal/merchant-accounts/{merchant_account_id}/cancel-close
+// ({"attempt_id": uuid}, 204): that deletion attempt failed in core-api.
 func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
+	attempt, err := closureAttempt(ctx)
+	if err != nil {
+		return err
+	}
 	return h.serve(ctx, closeTimeout, func(rctx context.Context, id string) error {
-		return noContent(ctx, h.Store.CancelCloseMerchantAccount(rctx, id))
+		return noContent(ctx, h.Store.CancelCloseMerchantAccount(rctx, id, attempt))
 	})
+}
+
+// closureAttempt reads the deletion attempt's id from the body.
+func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
+	var in zone.MerchantAccountClosureAttempt
+	if err := json.Unmarshal(ctx.PostBody(), &in); err != nil {
+		return uuid.Nil, apierror.BadRequest("the body must be a JSON object")
+	}
+	id, err := uuid.Parse(in.AttemptID)
+	if err != nil || len(in.AttemptID) != 36 {
+		return uuid.Nil, apierror.BadRequest("invalid attempt_id", apierror.Detail{
+			Location: apierror.LocationBody, Pointer: "/attempt_id", Message: "must be a UUID", Type: "type_error.uuid",
+		})
+	}
+	return id, nil
 }
 
 func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/valyala/fasthttp"
@@ -26,7 +27,7 @@ func (c countsFor) MerchantAccountUsage(_ context.Context, id string) (map[strin
 	return c[id], nil
 }
 
-func (c countsFor) CloseMerchantAccount(context.Context, string) (map[string]int64, bool, error) {
+func (c countsFor) CloseMerchantAccount(context.Context, string, uuid.UUID) (map[string]int64, bool, error) {
 	return nil, false, errors.New("not in this test")
 }
 
@@ -34,7 +35,7 @@ func (c countsFor) ReopenMerchantAccount(context.Context, string) (map[string]in
 	return nil, false, errors.New("not in this test")
 }
 
-func (c countsFor) CancelCloseMerchantAccount(context.Context, string) error {
+func (c countsFor) CancelCloseMerchantAccount(context.Context, string, uuid.UUID) error {
 	return errors.New("not in this test")
 }
 

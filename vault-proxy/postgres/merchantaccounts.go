@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	vaultproxy "github.com/payorch/vault-proxy"
 )
@@ -89,25 +89,26 @@ func openForHoldings(ctx context.Context, tx pgx.Tx, merchantAccountID string) e
 }
 
 // CloseMerchantAccount closes a merchant account that holds nothing in the
-// vault database, for core-api's deletion of it: it counts the account's
-// holdings as MerchantAccountUsage does and, only when every count is
-// zero, records the closure in the same transaction, under the lock every
-// insert of a card or config takes. closed reports whether it did; usage
-// is the count either way. Closing a closed account closes it again (a
-// later closed_at), which changes nothing it shows.
-func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string) (usage map[string]int64, closed bool, err error) {
+// vault database, for core-api's deletion attempt attempt: it counts the
+// account's holdings as MerchantAccountUsage does and, only when every
+// count is zero, records the closure in the same transaction, under the
+// lock every insert of a card or config takes. closed reports whether it
+// did; usage is the count either way. An attempt already cancelled
+// (CancelCloseMerchantAccount: this close arrived after it) closes
+// nothing. Closing a closed account closes it again for this attempt.
+func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string, attempt uuid.UUID) (usage map[string]int64, closed bool, err error) {
 	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		var held bool
 		if usage, held, err = countHoldingsLocked(ctx, tx, merchantAccountID); err != nil || held {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO merchant_account_closures (merchant_account_id, closed, closed_at)
-			VALUES ($1, true, now())
-			ON CONFLICT (merchant_account_id) DO UPDATE SET closed = true, closed_at = now()`, merchantAccountID); err != nil {
-			return err
-		}
-		closed = true
-		return nil
+		tag, err := tx.Exec(ctx, `INSERT INTO merchant_account_closures (merchant_account_id, closed, attempt_id, closed_at)
+			SELECT $1, true, $2, clock_timestamp()
+			WHERE NOT EXISTS (SELECT 1 FROM merchant_account_cancelled_closures WHERE attempt_id = $2)
+			ON CONFLICT (merchant_account_id) DO UPDATE SET closed = true, attempt_id = $2, closed_at = clock_timestamp()`,
+			merchantAccountID, attempt)
+		closed = err == nil && tag.RowsAffected() == 1
+		return err
 	})
 	if err != nil {
 		return nil, false, err
@@ -115,37 +116,53 @@ func (db *DB) CloseMerchantAccount(ctx context.Context, merchantAccountID string
 	return usage, closed, nil
 }
 
-// ReopenMerchantAccount reopens a closed account for core-api's creation of
-// a new account with its id: from here on the id's audit trail is the new
-// account's (migration 011). It refuses (closed stays true, usage names
-// what is left) while the vault still holds anything under the id, which
-// would pass to the new account. An id that is not closed is left as it
-// is (closed false, usage nil): its floor must not move over its own
-// events. The floor is the audit id sequence's last value, read without
-// scanning the table: at least every id assigned so far.
+// CancelCloseMerchantAccount undoes attempt's closure of an account whose
+// deletion then failed in core-api: the account lives on, with its audit
+// trail as it was. Only that attempt's closure is undone, whenever the
+// cancellation arrives, and the attempt is remembered as cancelled, so its
+// close is refused if it arrives later still.
+func (db *DB) CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string, attempt uuid.UUID) error {
+	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if err := lockMerchantAccount(ctx, tx, merchantAccountID, true); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO merchant_account_cancelled_closures (attempt_id, merchant_account_id)
+			VALUES ($2, $1) ON CONFLICT (attempt_id) DO NOTHING`, merchantAccountID, attempt); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE merchant_account_closures SET closed = false
+			WHERE merchant_account_id = $1 AND closed AND attempt_id = $2`, merchantAccountID, attempt)
+		return err
+	})
+}
+
+// ReopenMerchantAccount reopens a deleted account's id for core-api's
+// creation of a new account with it: from here on the id's audit trail is
+// the new account's (migration 011), whether or not a closure was recorded
+// (an id deleted before closures existed, or one whose closure was
+// cancelled by mistake, has none). It refuses while the vault holds
+// anything under the id (core-api asks only for ids it deleted, so
+// anything there is the deleted account's and would pass to the new one):
+// usage names it, and nothing changes. The floor is the audit id
+// sequence's last value, read without scanning the table: at least every
+// id assigned so far. closed reports whether the id is closed after the
+// call.
 func (db *DB) ReopenMerchantAccount(ctx context.Context, merchantAccountID string) (usage map[string]int64, closed bool, err error) {
 	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		u, held, err := countHoldingsLocked(ctx, tx, merchantAccountID)
-		if err != nil {
+		var held bool
+		if usage, held, err = countHoldingsLocked(ctx, tx, merchantAccountID); err != nil {
 			return err
 		}
-		err = tx.QueryRow(ctx, `SELECT closed FROM merchant_account_closures WHERE merchant_account_id = $1`, merchantAccountID).Scan(&closed)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !closed) {
-			closed = false
-			return nil
-		}
-		if err != nil || held {
-			usage = u
+		if held {
+			err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_account_closures WHERE merchant_account_id = $1 AND closed)`,
+				merchantAccountID).Scan(&closed)
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE merchant_account_closures
-			SET closed = false, reopened_at = now(),
-				audit_floor = coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit_events', 'id')), 0)
-			WHERE merchant_account_id = $1`, merchantAccountID); err != nil {
-			return err
-		}
-		usage, closed = u, false
-		return nil
+		_, err = tx.Exec(ctx, `INSERT INTO merchant_account_closures (merchant_account_id, closed, reopened_at, audit_floor)
+			VALUES ($1, false, clock_timestamp(), coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit_events', 'id')), 0))
+			ON CONFLICT (merchant_account_id) DO UPDATE SET closed = false, reopened_at = EXCLUDED.reopened_at, audit_floor = EXCLUDED.audit_floor`,
+			merchantAccountID)
+		return err
 	})
 	if err != nil {
 		return nil, false, err
@@ -170,12 +187,4 @@ func anyHeld(usage map[string]int64) bool {
 		}
 	}
 	return false
-}
-
-// CancelCloseMerchantAccount undoes a closure whose deletion then failed in
-// core-api: the account lives on, with its audit trail as it was.
-func (db *DB) CancelCloseMerchantAccount(ctx context.Context, merchantAccountID string) error {
-	_, err := db.Pool.Exec(ctx, `UPDATE merchant_account_closures SET closed = false
-		WHERE merchant_account_id = $1 AND closed`, merchantAccountID)
-	return err
 }

@@ -73,9 +73,10 @@ func TestCloseMerchantAccount(t *testing.T) {
 		c := &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
 		return c.ID, db.InsertConfig(ctx, c)
 	}
+	attempt := uuid.New()
 	closeAccount := func(merchant string, want bool) {
 		t.Helper()
-		usage, closed, err := db.CloseMerchantAccount(ctx, merchant)
+		usage, closed, err := db.CloseMerchantAccount(ctx, merchant, attempt)
 		if err != nil || closed != want || len(usage) != 4 {
 			t.Fatalf("close %s = %v, %v, %v; want closed %v with every count", merchant, usage, closed, err, want)
 		}
@@ -106,16 +107,22 @@ func TestCloseMerchantAccount(t *testing.T) {
 		t.Fatalf("the refused card left %d rows", n)
 	}
 
-	// A holding left under a closed id (stored before this check existed)
-	// keeps it closed: it would pass to the new account.
+	// A holding left under a deleted id (stored before this check
+	// existed) keeps it from being reopened, closed or not: it would pass
+	// to the new account.
 	stray := r.card("acme")
 	usage, closed, err := db.ReopenMerchantAccount(ctx, "acme")
 	if err != nil || !closed || usage[postgres.UsagePaymentMethods] != 1 {
 		t.Fatalf("reopen with a card left = %v, closed %v, %v; want refused naming the card", usage, closed, err)
 	}
-	r.exec(`DELETE FROM vaulted_cards WHERE id = $1`, stray)
+	strayOpen := r.card("gamma")
+	if usage, closed, err := db.ReopenMerchantAccount(ctx, "gamma"); err != nil || closed || usage[postgres.UsagePaymentMethods] != 1 ||
+		r.count(`SELECT count(*) FROM merchant_account_closures WHERE merchant_account_id = 'gamma'`) != 0 {
+		t.Fatalf("reopen of an open id with a card left = %v, closed %v, %v; want refused naming the card, nothing written", usage, closed, err)
+	}
+	r.exec(`DELETE FROM vaulted_cards WHERE id = ANY($1)`, []uuid.UUID{stray, strayOpen})
 
-	if err := db.CancelCloseMerchantAccount(ctx, "acme"); err != nil {
+	if err := db.CancelCloseMerchantAccount(ctx, "acme", attempt); err != nil {
 		t.Fatal(err)
 	}
 	if n := r.count(`SELECT count(*) FROM merchant_account_closures WHERE merchant_account_id = 'acme' AND reopened_at IS NULL AND audit_floor = 0`); n != 1 {
@@ -123,6 +130,57 @@ func TestCloseMerchantAccount(t *testing.T) {
 	}
 	if _, err := insertConfig("acme"); err != nil {
 		t.Fatalf("config after the closure was cancelled: %v", err)
+	}
+}
+
+// A cancellation undoes its own attempt's closure and no other, whenever
+// it arrives, and a close that arrives after its own cancellation closes
+// nothing: the deletion attempt's id fences both.
+func TestMerchantAccountClosureCancellationIsFenced(t *testing.T) {
+	r := newVaultRows(t)
+	db, ctx := r.db, context.Background()
+	first, second, third := uuid.New(), uuid.New(), uuid.New()
+	closed := func() bool {
+		return r.count(`SELECT count(*) FROM merchant_account_closures WHERE merchant_account_id = 'acme' AND closed`) == 1
+	}
+	closeAs := func(attempt uuid.UUID) bool {
+		t.Helper()
+		_, ok, err := db.CloseMerchantAccount(ctx, "acme", attempt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	cancelAs := func(attempt uuid.UUID) {
+		t.Helper()
+		if err := db.CancelCloseMerchantAccount(ctx, "acme", attempt); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if !closeAs(first) {
+		t.Fatal("the first close closed nothing")
+	}
+	cancelAs(second) // another attempt's cancellation
+	if !closed() {
+		t.Fatal("a cancellation undid another attempt's closure")
+	}
+	cancelAs(first)
+	if closed() {
+		t.Fatal("the first attempt's cancellation left its closure")
+	}
+	if closeAs(first) || closed() {
+		t.Fatal("a close that arrived after its cancellation closed the id")
+	}
+	if closeAs(second) {
+		t.Fatal("a close whose attempt was cancelled before it closed the id")
+	}
+	if !closeAs(third) {
+		t.Fatal("the third attempt's close closed nothing")
+	}
+	cancelAs(first) // late, again
+	if !closed() {
+		t.Fatal("a late cancellation undid a later attempt's closure")
 	}
 }
 
@@ -154,7 +212,7 @@ func TestCloseMerchantAccountRacesAHolding(t *testing.T) {
 				}()
 				go func() {
 					defer wg.Done()
-					_, closed, closeErr = db.CloseMerchantAccount(ctx, merchant)
+					_, closed, closeErr = db.CloseMerchantAccount(ctx, merchant, uuid.New())
 				}()
 				wg.Wait()
 				if closeErr != nil || (insertErr != nil && !errors.Is(insertErr, vaultproxy.ErrMerchantAccountClosed)) {
@@ -197,7 +255,7 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	event("acme", "old-2", time.Hour)
 	event("acme", "old-skewed", -time.Hour)
 	event("beta", "beta-1", time.Hour)
-	if _, closed, err := db.CloseMerchantAccount(ctx, "acme"); err != nil || !closed {
+	if _, closed, err := db.CloseMerchantAccount(ctx, "acme", uuid.New()); err != nil || !closed {
 		t.Fatalf("close: %v %v", closed, err)
 	}
 	if got := requests("acme"); !slices.Equal(got, []string{"old-skewed", "old-2", "old-1"}) {
@@ -211,11 +269,14 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	if got := requests("acme"); !slices.Equal(got, []string{"new-1"}) {
 		t.Fatalf("the new account's trail = %v, want only its own event", got)
 	}
-	if _, closed, err := db.ReopenMerchantAccount(ctx, "acme"); err != nil || closed { // not closed: no change
-		t.Fatalf("second reopen: closed %v, %v", closed, err)
+	// An id deleted before closures existed has no closure row: reopening
+	// it starts a new trail all the same.
+	event("legacy", "legacy-old", time.Minute)
+	if _, closed, err := db.ReopenMerchantAccount(ctx, "legacy"); err != nil || closed {
+		t.Fatalf("reopen of an id never closed: closed %v, %v", closed, err)
 	}
-	if got := requests("acme"); !slices.Equal(got, []string{"new-1"}) {
-		t.Fatalf("after a second reopen the trail = %v", got)
+	if got := requests("legacy"); len(got) != 0 {
+		t.Fatalf("the new account legacy reads %v", got)
 	}
 	if got := requests("beta"); !slices.Equal(got, []string{"beta-1"}) {
 		t.Fatalf("another account's trail = %v", got)
