@@ -201,7 +201,7 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	attempt := uuid.NewString()
 	closed := false
-	err = h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
+	xid, err := h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
 		// Not cut short by the client, so that the answer usually comes.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 		defer cancel()
@@ -219,13 +219,7 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil && closed {
-		// An account gone after all (a commit whose answer was lost) keeps
-		// its closure.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
-		defer cancel()
-		if _, ferr := h.d.DB.FindMerchantAccount(dctx, id); !errors.Is(ferr, coreapi.ErrNotFound) {
-			h.cancelClosure(ctx, id, attempt)
-		}
+		err = h.afterFailedDeletion(ctx, id, attempt, xid, err)
 	}
 	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
 		return accountInUse(id, iu.Remaining, h.vaultUsage(ctx, id))
@@ -268,6 +262,29 @@ func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.
 		return nil
 	}
 	return usedRecords(u.Records)
+}
+
+// afterFailedDeletion settles a deletion whose transaction failed after
+// vault-proxy closed the account: once the transaction has ended, a
+// rollback cancels the attempt's closure, and a commit whose answer was
+// lost is the deletion done (nil). When the outcome cannot be learnt the
+// closure is kept (the account may be gone) and the error logged: a live
+// account left closed takes no new payment method or vault-forward config
+// until it is deleted again or the closure is cancelled by hand.
+func (h merchantHandlers) afterFailedDeletion(ctx context.Context, id, attempt, xid string, err error) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
+	defer cancel()
+	committed, oerr := h.d.DB.TransactionCommitted(dctx, xid)
+	switch {
+	case oerr != nil:
+		h.d.Log.ErrorContext(ctx, "a merchant account's deletion failed with an unknown outcome; vault-proxy keeps it closed",
+			"merchant_account_id", id, "attempt_id", attempt, "error", oerr)
+	case committed:
+		return nil
+	default:
+		h.cancelClosure(ctx, id, attempt)
+	}
+	return err
 }
 
 // vaultCloseWait bounds each call to vault-proxy about a deletion (the

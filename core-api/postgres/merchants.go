@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -138,8 +139,12 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error
 // move to mandates_of_deleted_accounts in the same transaction, so the
 // record of their revocation survives the account and a later account with
 // the same id does not inherit it; the id goes to deleted_merchant_accounts.
-func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) error {
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+//
+// xid names the deleting transaction once it has one (before closeVault
+// runs): after an error, TransactionCommitted tells whether it committed
+// all the same (a commit whose answer was lost).
+func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) (xid string, err error) {
+	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		// Every insert referring to the account takes a key-share lock on
 		// its row (the foreign key), so after this none can appear
 		// between the count and the delete.
@@ -152,6 +157,9 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 		}
 		if len(in) > 0 {
 			return &InUseError{Remaining: in}
+		}
+		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
+			return err
 		}
 		if err := closeVault(ctx); err != nil {
 			return err
@@ -170,9 +178,35 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return &InUseError{}
+		return xid, &InUseError{}
 	}
-	return err
+	return xid, err
+}
+
+// TransactionCommitted waits until transaction xid (as
+// DeleteMerchantAccount names it) has ended, and reports whether it
+// committed. A transaction whose connection broke may still run for a
+// while on the server; ctx bounds the wait.
+func (db *DB) TransactionCommitted(ctx context.Context, xid string) (bool, error) {
+	for {
+		var status *string
+		if err := db.Pool.QueryRow(ctx, `SELECT pg_xact_status($1::xid8)`, xid).Scan(&status); err != nil {
+			return false, err
+		}
+		switch {
+		case status == nil:
+			return false, fmt.Errorf("postgres: transaction %s is too old to tell", xid)
+		case *status == "committed":
+			return true, nil
+		case *status == "aborted":
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // lockMerchantRow locks account id's row until tx ends; a missing account

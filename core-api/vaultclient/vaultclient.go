@@ -159,8 +159,8 @@ func (c *Client) closure(ctx context.Context, merchant, action string, in any) (
 }
 
 // ReopenMerchantAccount tells vault-proxy a new account has a deleted
-// account's id. vault-proxy refuses (Closed stays true) while it still
-// holds anything under the id.
+// account's id. vault-proxy refuses while it still holds anything under
+// the id: Records then names it.
 func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
 	return c.closure(ctx, merchant, "reopen", nil)
 }

@@ -105,10 +105,10 @@ type MerchantAccountClosureAttempt struct {
 // /internal/merchant-accounts/{id}/close, which core-api sends inside the
 // transaction that deletes an account, and to .../reopen, which it sends
 // inside the one that creates an account with a deleted account's id.
-// Closed is whether the id is closed after the call: a close closes it
-// only when the vault holds nothing under it (and its attempt was not
-// cancelled), and a reopen refuses while the vault holds anything under
-// it. A closed id takes no new payment method or vault-forward config (the
+// Closed is, for a close, whether this attempt closed the id (only when
+// the vault holds nothing under it and the attempt was not cancelled
+// first), and for a reopen, whether the id is still closed (a reopen
+// refuses while the vault holds anything under the id, closed or not). A closed id takes no new payment method or vault-forward config (the
 // other holdings belong to one of those). Records is the count either way,
 // as in MerchantAccountUsage. /cancel-close undoes one attempt's closure,
 // whose deletion failed.

@@ -10,3 +10,11 @@ CREATE TABLE deleted_merchant_accounts (
     deleted_at         timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (id, account_created_at)
 );
+
+-- Accounts deleted before this table existed are known only by the
+-- revoked or failed mandates they left behind; the others are not known as deleted, and
+-- their ids reused do not reopen (docs/api-conventions.md).
+INSERT INTO deleted_merchant_accounts (id, account_created_at, deleted_at)
+SELECT merchant_account_id, account_created_at, min(account_deleted_at)
+FROM mandates_of_deleted_accounts
+GROUP BY merchant_account_id, account_created_at;
