@@ -652,6 +652,15 @@ func (f *fixture) pausing() (*networktoken.Service, *pausingTSP) {
 	return &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}, tsp
 }
 
+// pausedCard sets up a fixture with a pausing service and merchant m1's
+// vaulted card.
+func pausedCard(t *testing.T) (*fixture, *networktoken.Service, *pausingTSP, uuid.UUID) {
+	t.Helper()
+	f := setup(t)
+	svc, tsp := f.pausing()
+	return f, svc, tsp, f.vault(t, "m1", "4111111111111111")
+}
+
 // A use of the card that opened it before its deletion provisions a
 // network token while the card is being deleted (DELETE
 // /internal/cards/{token}: DeleteAll, then the card). Whenever the token
@@ -706,10 +715,8 @@ func TestProvisioningRacingTheCardsDeletion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := setup(t)
+			f, svc, tsp, pm := pausedCard(t)
 			ctx := context.Background()
-			svc, tsp := f.pausing()
-			pm := f.vault(t, "m1", "4111111111111111")
 			r := f.reveal(t, "m1", pm) // a forward's reveal, before the deletion starts
 
 			used, delErr := tc.race(f, svc, tsp, r)
@@ -787,10 +794,8 @@ func TestLifecycleOperationsTakeTurns(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := setup(t)
+			f, svc, tsp, pm := pausedCard(t)
 			ctx := context.Background()
-			svc, tsp := f.pausing()
-			pm := f.vault(t, "m1", "4111111111111111")
 			nt, _, err := svc.Provision(ctx, caller("m1"), pm)
 			if err != nil {
 				t.Fatal(err)
