@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 	"time"
 
@@ -106,8 +105,8 @@ func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
 // closureAttempt reads the deletion attempt's id from the body.
 func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 	var in zone.MerchantAccountClosureAttempt
-	if err := json.Unmarshal(ctx.PostBody(), &in); err != nil {
-		return uuid.Nil, apierror.BadRequest("the body must be a JSON object")
+	if err := decodeInternal(ctx, "closure attempt", &in); err != nil {
+		return uuid.Nil, err
 	}
 	id, err := uuid.Parse(in.AttemptID)
 	if err != nil || len(in.AttemptID) != 36 {
