@@ -501,7 +501,9 @@ func BenchmarkForwardDirect(b *testing.B) {
 // the machine does not favour either path, and the added p99 is the median
 // of the pairs' differences: on these shared VMs a host stall can put
 // either run's p99 off by milliseconds, and a pair's two runs are the
-// closest in time. Each result is one line:
+// closest in time. BENCH_LATENCY_SAMEWORK=1 adds a run of the same-work
+// pass-through to each pair (information: where a tail comes from, the
+// card work or the steps every forward takes). Each result is one line:
 //
 //	FORWARD_LATENCY path=<p> pair=<i> rate=2000 sent=<n> errors=<n> achieved_rps=<r> p50_us=.. p90_us=.. p99_us=.. p999_us=.. max_us=..
 //	FORWARD_LATENCY_PAIR pair=<i> added_p99_us=<vault p99 - pass p99>
@@ -547,6 +549,10 @@ func TestForwardLatencyAt2000RPS(t *testing.T) {
 	run("direct", 0, fb.directReq, d)
 	run("warmup-pass", -1, fb.passReq, warm)
 	run("warmup-vault", -1, fb.vaultReq, warm)
+	sameWork := os.Getenv("BENCH_LATENCY_SAMEWORK") == "1"
+	if sameWork {
+		run("warmup-same-work", -1, fb.sameWorkReq, warm)
+	}
 
 	added := make([]time.Duration, 0, pairs)
 	var addedP50 []time.Duration
@@ -558,6 +564,9 @@ func TestForwardLatencyAt2000RPS(t *testing.T) {
 		} else {
 			vault = run("vault-forward", i, fb.vaultReq, d)
 			pass = run("pass-through", i, fb.passReq, d)
+		}
+		if sameWork {
+			run("same-work", i, fb.sameWorkReq, d)
 		}
 		added = append(added, vault.P99-pass.P99)
 		addedP50 = append(addedP50, vault.P50-pass.P50)
