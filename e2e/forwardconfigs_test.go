@@ -8,7 +8,9 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -193,6 +195,34 @@ func TestForwardConfigsCRUD(t *testing.T) {
 	})
 }
 
+// Two partial updates of one config crossing each other keep both
+// changes: renaming a config cannot put back hosts that a concurrent
+// update removed (DESIGN section 4: omitted fields stay as they are).
+func TestForwardConfigPartialUpdatesKeepEachOthersChanges(t *testing.T) {
+	s := stack.Start(t)
+	w := s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read")
+	base := s.PublicURL + "/vault-forward/configs/"
+	for i := range 30 {
+		cfg := createForwardConfig(t, s, w, "old.processor.example")
+		var wg sync.WaitGroup
+		codes := make([]int, 2)
+		for j, body := range []map[string]any{{"hosts": []string{"new.processor.example"}}, {"display_name": "renamed"}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				codes[j], _ = s.Do(t, s.PublicClient, http.MethodPut, base+cfg, w, body)
+			}()
+		}
+		wg.Wait()
+		_, raw := s.Do(t, s.PublicClient, http.MethodGet, base+cfg, w, nil)
+		var c configOut
+		if err := json.Unmarshal(raw, &c); err != nil || codes[0] != 200 || codes[1] != 200 ||
+			strings.Join(c.Hosts, ",") != "new.processor.example" || c.DisplayName != "renamed" {
+			t.Fatalf("round %d: updates answered %v, then the config is %s; want both changes", i, codes, raw)
+		}
+	}
+}
+
 func TestForwardAuthenticationMethodsKeepSecretsSealed(t *testing.T) {
 	s := stack.Start(t)
 	w := s.Token(t, "vault-forward-configs.write")
@@ -258,6 +288,12 @@ func TestForwardAuthenticationMethodsKeepSecretsSealed(t *testing.T) {
 			{"extra member", `{"kind":"mle","display_name":"x","fields":[{"key":"public_key","value":"a","secret":true}]}`, "/fields/0/secret"},
 			{"missing display_name", `{"kind":"mle","fields":[{"key":"public_key","value":"a"}]}`, "/display_name"},
 			{"unknown field", `{"kind":"mle","display_name":"x","fields":[{"key":"public_key","value":"a"}],"config_id":"x"}`, "/config_id"},
+			// Which of two was meant is not for the vault to guess.
+			{"key twice in one field", `{"kind":"mle","display_name":"x","fields":[{"key":"public_key","value":"k"},{"key":"algorithm","key":"key_id"}]}`, "/fields/1/key"},
+			{"value twice in one field", `{"kind":"mle","display_name":"x","fields":[{"key":"public_key","value":"k","value":"l"}]}`, "/fields/0/value"},
+			// A credential is kept exactly as entered: half a surrogate
+			// pair cannot be, so the body is refused, not changed.
+			{"half a surrogate pair in a credential", `{"kind":"mle","display_name":"x","fields":[{"key":"public_key","value":"k"},{"key":"key_id","value":"a\ud800b"}]}`, ""},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

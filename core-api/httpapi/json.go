@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging/panscan"
@@ -77,13 +76,8 @@ func DecodeStrictBytes(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errEmptyBody
 	}
-	if !utf8.Valid(body) {
-		return apierror.BadRequest("request body is not valid UTF-8", bodyDetail("", "not valid UTF-8", "value_error.jsondecode"))
-	}
-	if hasLoneSurrogate(body) {
-		// encoding/json would store U+FFFD in its place without a word.
-		return apierror.BadRequest("request body holds half a UTF-16 surrogate pair",
-			bodyDetail("", "a \\u escape of an unpaired surrogate (U+D800 to U+DFFF) is not a character", "value_error.str.encoding"))
+	if err := apierror.CheckJSONText(body); err != nil {
+		return err
 	}
 	tree, err := parseTree(body)
 	if err != nil {
@@ -162,47 +156,6 @@ func cardDetail(problems *[]apierror.Detail, pointer, what string) {
 	if len(*problems) < maxDetails {
 		*problems = append(*problems, bodyDetail(pointer, what+"looks like a card number; card data are accepted only by vault-proxy", "value_error.card_data"))
 	}
-}
-
-// hasLoneSurrogate reports whether JSON text b holds a \u escape of half a
-// UTF-16 surrogate pair without its other half. A backslash occurs only
-// inside strings, so reading escapes pairwise from the start suffices.
-func hasLoneSurrogate(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' {
-			continue
-		}
-		i++ // the escaped character: "\\" is skipped whole
-		if i >= len(b) || b[i] != 'u' {
-			continue
-		}
-		r, ok := hex4(b, i+1)
-		if !ok {
-			continue // malformed: the parser refuses it
-		}
-		i += 4
-		switch {
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return true
-		case r >= 0xD800 && r <= 0xDBFF:
-			if i+2 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-				if lo, ok := hex4(b, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
-					i += 6
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (rune, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(b[at:at+4]), 16, 16)
-	return rune(n), err == nil
 }
 
 var errTooDeep = errors.New("too deep")

@@ -117,7 +117,9 @@ type Store interface {
 	InsertConfig(ctx context.Context, c *Config) error
 	ForwardConfigs(ctx context.Context, merchantAccountID string, after uuid.UUID, limit int) ([]*Config, error)
 	ForwardConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) (*Config, error)
-	UpdateConfig(ctx context.Context, c *Config) error
+	// UpdateConfig applies change to the config under its row lock and
+	// stores the result, in one transaction; change's error is returned.
+	UpdateConfig(ctx context.Context, merchantAccountID string, id uuid.UUID, change func(*Config) error) (*Config, error)
 	// DeleteConfig removes the config and its methods, returning the
 	// methods' sealed records so their cached keys can be forgotten.
 	DeleteConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) ([]envelope.Sealed, error)
@@ -203,16 +205,16 @@ func (s *Service) CreateConfig(ctx context.Context, merchantAccountID string, in
 	return c, nil
 }
 
-// UpdateConfig changes the fields given; omitted ones stay.
+// UpdateConfig changes the fields given; omitted ones stay, whatever a
+// concurrent update changes.
 func (s *Service) UpdateConfig(ctx context.Context, merchantAccountID string, id uuid.UUID, in ConfigInput) (*Config, error) {
-	c, err := s.Store.ForwardConfig(ctx, merchantAccountID, id)
+	c, err := s.Store.UpdateConfig(ctx, merchantAccountID, id, func(c *Config) error {
+		if errs := apply(c, in); len(errs) > 0 {
+			return errs
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	if errs := apply(c, in); len(errs) > 0 {
-		return nil, errs
-	}
-	if err := s.Store.UpdateConfig(ctx, c); err != nil {
 		return nil, err
 	}
 	s.hostCache().Remove(merchantAccountID)

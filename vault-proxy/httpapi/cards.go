@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
@@ -252,11 +251,12 @@ func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte)
 	if !gjson.ValidBytes(body) {
 		return nil, apierror.BadRequest("request body is not valid JSON")
 	}
-	// gjson passes invalid UTF-8 through, and encoding/json would then turn
-	// it into U+FFFD when a credential is sealed: the body is refused whole,
-	// as core-api refuses it, rather than a value being silently changed.
-	if !utf8.Valid(body) {
-		return nil, apierror.BadRequest("request body is not valid UTF-8", apierror.Detail{Location: apierror.LocationBody, Pointer: "", Message: "not valid UTF-8", Type: "value_error.jsondecode"})
+	// gjson passes invalid UTF-8 through and turns an unpaired surrogate
+	// escape into U+FFFD, so a credential would be sealed other than as
+	// entered: the body is refused whole, as core-api refuses it, rather
+	// than a value being silently changed.
+	if err := apierror.CheckJSONText(body); err != nil {
+		return nil, err
 	}
 	root := parse(body)
 	if !root.IsObject() {

@@ -305,23 +305,29 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 				continue
 			}
 			var fld forwarding.Field
-			seen := 0
+			seen := map[string]bool{}
 			item.ForEach(func(k, v gjson.Result) bool {
+				pointer := p + "/" + apierror.PointerToken(k.Str)
 				switch {
 				case k.Str != "key" && k.Str != "value":
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p + "/" + k.Str, Message: "unknown field", Type: "value_error.extra"})
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "unknown field", Type: "value_error.extra"})
+				case seen[k.Str]:
+					// Which of two values was meant is not for the vault to
+					// guess, as for the body's own fields.
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "duplicate field", Type: "value_error.duplicate"})
 				case v.Type != gjson.String:
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p + "/" + k.Str, Message: "must be a string", Type: "type_error.str"})
+					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "must be a string", Type: "type_error.str"})
 				case k.Str == "key":
-					fld.Key, seen = v.Str, seen+1
+					fld.Key = v.Str
 				default:
 					// gjson unescapes the JSON string; the value is kept
 					// exactly as entered, spaces and new lines included.
-					fld.Value, seen = v.Str, seen+1
+					fld.Value = v.Str
 				}
+				seen[k.Str] = true
 				return true
 			})
-			if seen != 2 {
+			if !seen["key"] || !seen["value"] {
 				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must have a string key and a string value", Type: "value_error.missing"})
 				continue
 			}

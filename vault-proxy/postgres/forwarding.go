@@ -66,15 +66,33 @@ func (db *DB) ForwardConfig(ctx context.Context, merchantAccountID string, id uu
 		WHERE c.merchant_account_id = $1 AND c.id = $2`, merchantAccountID, id))
 }
 
-// UpdateConfig replaces a config's display name and hosts.
-func (db *DB) UpdateConfig(ctx context.Context, c *forwarding.Config) error {
-	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE forward_configs SET display_name = $3, updated_at = now()
-			WHERE merchant_account_id = $1 AND id = $2 RETURNING updated_at`, c.MerchantAccountID, c.ID, c.DisplayName).Scan(&c.UpdatedAt)
-		if errors.Is(err, pgx.ErrNoRows) {
+// UpdateConfig changes one of the merchant's configs: change edits it as
+// read under its row lock, and its display name and hosts are written in
+// the same transaction, so two partial updates crossing each other cannot
+// write back what the other changed. An error of change is returned as it
+// is, and nothing is written.
+func (db *DB) UpdateConfig(ctx context.Context, merchantAccountID string, id uuid.UUID, change func(*forwarding.Config) error) (*forwarding.Config, error) {
+	var c *forwarding.Config
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		// The lock first, then the read in a statement of its own: a
+		// statement that waited for the lock re-reads the config's row but
+		// not its hosts, which it would see as they were before the update
+		// it waited for.
+		tag, err := tx.Exec(ctx, `SELECT 1 FROM forward_configs WHERE merchant_account_id = $1 AND id = $2 FOR UPDATE`, merchantAccountID, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
 			return vaultproxy.ErrNotFound
 		}
-		if err != nil {
+		if c, err = scanConfig(tx.QueryRow(ctx, `SELECT `+configColumns+` FROM forward_configs c WHERE c.id = $1`, id)); err != nil {
+			return err
+		}
+		if err := change(c); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `UPDATE forward_configs SET display_name = $2, updated_at = now()
+			WHERE id = $1 RETURNING updated_at`, c.ID, c.DisplayName).Scan(&c.UpdatedAt); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM forward_config_hosts WHERE config_id = $1`, c.ID); err != nil {
@@ -82,6 +100,10 @@ func (db *DB) UpdateConfig(ctx context.Context, c *forwarding.Config) error {
 		}
 		return insertHosts(ctx, tx, c.ID, c.Hosts)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // DeleteConfig removes a config, its hosts and its methods.
