@@ -68,6 +68,20 @@ func (e Expiry) Expired(now time.Time) bool {
 	return y > e.Year || (y == e.Year && int(m) > e.Month)
 }
 
+// firstTimeZone is the offset of the first place on Earth where a day
+// begins (UTC+14).
+const firstTimeZone = 14 * time.Hour
+
+// ExpiredSomewhere reports whether the expiry month has ended anywhere on
+// Earth (from UTC+14): the strict reading, for a credential the vault
+// itself replaces (a network token), which should not be sent once any
+// issuer or network may hold it expired. Expired stays the lenient one, for
+// refusing a card.
+func (e Expiry) ExpiredSomewhere(now time.Time) bool {
+	y, m, _ := now.UTC().Add(firstTimeZone).Date()
+	return y > e.Year || (y == e.Year && int(m) > e.Month)
+}
+
 // IsValid reports whether Month is 1-12 and Year 2000-2099, the values
 // ParseExpiry can produce.
 func (e Expiry) IsValid() bool {

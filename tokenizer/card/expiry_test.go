@@ -215,3 +215,28 @@ func TestExpiryText(t *testing.T) {
 		}
 	})
 }
+
+// ExpiredSomewhere is the strict reading: the month is over as soon as it
+// is over in the first zone (UTC+14), 26 hours before Expired says so.
+func TestExpiredSomewhereBoundary(t *testing.T) {
+	jan26 := card.Expiry{Month: 1, Year: 2026}
+	dec26 := card.Expiry{Month: 12, Year: 2026}
+	for _, tc := range []struct {
+		name    string
+		e       card.Expiry
+		now     time.Time
+		expired bool
+	}{
+		{"still the 31st in UTC+14", jan26, time.Date(2026, 1, 31, 9, 59, 59, 0, time.UTC), false},
+		{"the 1st in UTC+14", jan26, time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC), true},
+		{"the 1st in UTC, still valid for Expired", jan26, time.Date(2026, 2, 1, 6, 0, 0, 0, time.UTC), true},
+		{"december, year rollover, valid", dec26, time.Date(2026, 12, 31, 9, 59, 59, 0, time.UTC), false},
+		{"december, year rollover, expired", dec26, time.Date(2026, 12, 31, 10, 0, 0, 0, time.UTC), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.e.ExpiredSomewhere(tc.now); got != tc.expired {
+				t.Errorf("ExpiredSomewhere(%s) = %v, want %v", tc.now.Format(time.RFC3339), got, tc.expired)
+			}
+		})
+	}
+}

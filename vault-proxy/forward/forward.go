@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/tokenizer/card"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -145,7 +146,11 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	defer rv.zero()
 	buf.B, err = tpl.Render(buf.B[:0], substitute.EncodingFor(r.ContentType), rv.resolve)
 	if err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: placeholder", detail(0))
+		outcome := "failure: placeholder"
+		if se := (*substitute.Error)(nil); !errors.As(err, &se) {
+			outcome = "failure: network_token" // the vault's own failure to serve one
+		}
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, detail(0))
 		return res, err
 	}
 	req.SetBodyRaw(buf.B)
@@ -242,6 +247,13 @@ func (rv *resolver) resolve(p substitute.Placeholder) ([]byte, error) {
 	}
 	v, err := rv.networkValue(p, c)
 	if err != nil {
+		// Only the card's having no usable token is the placeholder's to
+		// answer for; the vault's own failure (its database, Vault, a
+		// deadline) is a server error, not a 400 nor an empty value sent
+		// on as if the card had none.
+		if !errors.Is(err, errNoTokenService) && !networktoken.Unavailable(err) {
+			return nil, err
+		}
 		if p.OrEmpty {
 			return nil, nil
 		}
@@ -250,9 +262,13 @@ func (rv *resolver) resolve(p substitute.Placeholder) ([]byte, error) {
 	return v, nil
 }
 
+// errNoTokenService: an engine without NetworkTokens serves no network
+// token.
+var errNoTokenService = errors.New("forward: no token service")
+
 func (rv *resolver) networkValue(p substitute.Placeholder, c *vaulting.Revealed) ([]byte, error) {
 	if rv.e.NetworkTokens == nil {
-		return nil, errors.New("no token service")
+		return nil, errNoTokenService
 	}
 	if rv.nt == nil {
 		rv.nt = map[int]*ntValue{}

@@ -47,6 +47,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/tokenizer/envelope"
+	vaultproxy "github.com/payorch/vault-proxy"
 )
 
 // Status is a network token's lifecycle state.
@@ -183,6 +184,20 @@ var (
 	// ErrConflict: the token changed between read and write.
 	ErrConflict = errors.New("networktoken: the network token changed concurrently")
 )
+
+// Unavailable reports whether err, from Service.Token or Cryptogram, means
+// the card has no usable network token for this request: provisioning was
+// refused or no provider serves the card, the token is suspended or was
+// deleted meanwhile, the payment method is not a card, or the TSP failed.
+// A forward then leaves the value empty (the _OR_EMPTY_STRING forms) or
+// refuses the placeholder. Any other error (the database, Vault, a
+// deadline) is the vault's own failure, not the card's, and is not
+// Unavailable.
+func Unavailable(err error) bool {
+	var pe *ProviderError
+	return errors.Is(err, ErrProvisioning) || errors.Is(err, ErrSuspended) || errors.Is(err, ErrDeleted) ||
+		errors.Is(err, ErrNotCard) || errors.Is(err, vaultproxy.ErrNotFound) || errors.As(err, &pe)
+}
 
 // ProviderError is a TSP that failed a lifecycle call or a cryptogram (not a
 // provisioning refusal).

@@ -114,7 +114,7 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 		return nil, nil, false, err
 	case t.Status == StatusSuspended:
 		return t, nil, false, ErrSuspended
-	case t.Expiry.Expired(s.now()):
+	case t.Expiry.ExpiredSomewhere(s.now()):
 		// A token past its expiry is useless: retire it and provision
 		// another, as a TSP's lifecycle update would.
 		if err := s.remove(ctx, c, t.PaymentMethodID, t.ID); err != nil {
@@ -242,7 +242,7 @@ func (s *Service) Provision(ctx context.Context, c vaulting.Caller, pm uuid.UUID
 		return nil, false, err
 	}
 	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, pm)
-	if err == nil && !t.Expiry.Expired(s.now()) {
+	if err == nil && !t.Expiry.ExpiredSomewhere(s.now()) {
 		return t, false, nil
 	}
 	if err != nil && !errors.Is(err, vaultproxy.ErrNotFound) {

@@ -858,3 +858,25 @@ func TestLifecycleOperationsTakeTurns(t *testing.T) {
 		})
 	}
 }
+
+// A token whose month is over anywhere on Earth is replaced before it is
+// sent again, though a card of the same expiry would still be accepted
+// (docs/network-tokens.md, Expired).
+func TestTokenPastItsMonthInTheFirstZoneIsReplaced(t *testing.T) {
+	f := setup(t)
+	pm := f.vault(t, "m1", "4111111111111111")
+	first, exp, err := f.token(t, "m1", pm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.now = time.Date(exp.Year, time.Month(exp.Month)+1, 1, 6, 0, 0, 0, time.UTC) // 6 h into the next month in UTC
+	f.mu.Unlock()
+	if exp.Expired(f.clock()) {
+		t.Fatal("the lenient reading already calls it expired; the test proves nothing")
+	}
+	second, _, err := f.token(t, "m1", pm)
+	if err != nil || second == first {
+		t.Fatalf("the token expiring %s was still sent at %s (err %v)", exp, f.clock(), err)
+	}
+}
