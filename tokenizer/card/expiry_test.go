@@ -77,7 +77,8 @@ func TestParseExpiry(t *testing.T) {
 }
 
 // TestExpiryBoundary pins "valid through the last day of the month,
-// anywhere on Earth" (UTC-12).
+// anywhere on Earth" (UTC-12), and the strict reading beside it (the month
+// over from UTC+14, 26 hours earlier).
 func TestExpiryBoundary(t *testing.T) {
 	jan26 := card.Expiry{Month: 1, Year: 2026}
 	dec26 := card.Expiry{Month: 12, Year: 2026}
@@ -85,23 +86,30 @@ func TestExpiryBoundary(t *testing.T) {
 		name    string
 		e       card.Expiry
 		now     time.Time
-		expired bool
+		expired bool // Expired, the lenient reading
+		strict  bool // ExpiredSomewhere: over from UTC+14
 	}{
-		{"before the month", jan26, time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC), false},
-		{"first day", jan26, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), false},
-		{"last second of the month in UTC", jan26, time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC), false},
-		{"still the 31st in UTC-12", jan26, time.Date(2026, 2, 1, 11, 59, 59, 999999999, time.UTC), false},
-		{"the month is over everywhere", jan26, time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC), true},
-		{"next year", jan26, time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), true},
-		{"zone of now does not matter", jan26, time.Date(2026, 2, 1, 12, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)), false},
-		{"zone of now does not matter, expired", jan26, time.Date(2026, 2, 2, 2, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)), true},
-		{"december, year rollover, valid", dec26, time.Date(2027, 1, 1, 11, 59, 59, 0, time.UTC), false},
-		{"december, year rollover, expired", dec26, time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC), true},
+		{"before the month", jan26, time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC), false, false},
+		{"first day", jan26, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), false, false},
+		{"still the 31st in UTC+14", jan26, time.Date(2026, 1, 31, 9, 59, 59, 0, time.UTC), false, false},
+		{"the 1st in UTC+14", jan26, time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC), false, true},
+		{"last second of the month in UTC", jan26, time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC), false, true},
+		{"still the 31st in UTC-12", jan26, time.Date(2026, 2, 1, 11, 59, 59, 999999999, time.UTC), false, true},
+		{"the month is over everywhere", jan26, time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC), true, true},
+		{"next year", jan26, time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC), true, true},
+		{"zone of now does not matter", jan26, time.Date(2026, 2, 1, 12, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)), false, true},
+		{"zone of now does not matter, expired", jan26, time.Date(2026, 2, 2, 2, 0, 0, 0, time.FixedZone("UTC+14", 14*3600)), true, true},
+		{"december, year rollover, still valid in UTC+14", dec26, time.Date(2026, 12, 31, 9, 59, 59, 0, time.UTC), false, false},
+		{"december, year rollover, valid", dec26, time.Date(2027, 1, 1, 11, 59, 59, 0, time.UTC), false, true},
+		{"december, year rollover, expired", dec26, time.Date(2027, 1, 1, 12, 0, 0, 0, time.UTC), true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.e.Expired(tc.now); got != tc.expired {
 				t.Errorf("Expired(%s) = %v, want %v", tc.now.Format(time.RFC3339), got, tc.expired)
+			}
+			if got := tc.e.ExpiredSomewhere(tc.now); got != tc.strict {
+				t.Errorf("ExpiredSomewhere(%s) = %v, want %v", tc.now.Format(time.RFC3339), got, tc.strict)
 			}
 			_, err := card.ParseExpiry(tc.e.String(), tc.now)
 			if (err != nil) != tc.expired {
@@ -214,29 +222,4 @@ func TestExpiryText(t *testing.T) {
 			}
 		}
 	})
-}
-
-// ExpiredSomewhere is the strict reading: the month is over as soon as it
-// is over in the first zone (UTC+14), 26 hours before Expired says so.
-func TestExpiredSomewhereBoundary(t *testing.T) {
-	jan26 := card.Expiry{Month: 1, Year: 2026}
-	dec26 := card.Expiry{Month: 12, Year: 2026}
-	for _, tc := range []struct {
-		name    string
-		e       card.Expiry
-		now     time.Time
-		expired bool
-	}{
-		{"still the 31st in UTC+14", jan26, time.Date(2026, 1, 31, 9, 59, 59, 0, time.UTC), false},
-		{"the 1st in UTC+14", jan26, time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC), true},
-		{"the 1st in UTC, still valid for Expired", jan26, time.Date(2026, 2, 1, 6, 0, 0, 0, time.UTC), true},
-		{"december, year rollover, valid", dec26, time.Date(2026, 12, 31, 9, 59, 59, 0, time.UTC), false},
-		{"december, year rollover, expired", dec26, time.Date(2026, 12, 31, 10, 0, 0, 0, time.UTC), true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.e.ExpiredSomewhere(tc.now); got != tc.expired {
-				t.Errorf("ExpiredSomewhere(%s) = %v, want %v", tc.now.Format(time.RFC3339), got, tc.expired)
-			}
-		})
-	}
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
+	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/outbound"
+	"github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -33,20 +35,7 @@ func (r resolveTo) LookupNetIP(context.Context, string, string) ([]netip.Addr, e
 // refusal before the send.
 func TestConnectTimeRefusalIsAuditedWithItsRule(t *testing.T) {
 	ctx := context.Background()
-	db, _ := postgrestest.Open(t)
-	env := transittest.New(t)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	audits := auditspooltest.Open(t, db)
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	svc := vaulting.New(db, audits, sealer, key, vaulting.NewSecurityCodes(time.Minute), time.Now)
-	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req-rule"}
-	rec, err := svc.Vault(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, audits, svc, caller, token := vaultedCard(t)
 
 	for _, tc := range []struct{ addr, rule string }{
 		{"169.254.169.254", "address_link_local"},
@@ -61,7 +50,7 @@ func TestConnectTimeRefusalIsAuditedWithItsRule(t *testing.T) {
 			var resp fasthttp.Response
 			e := &forward.Engine{Vault: svc}
 			_, err = e.Send(ctx, forward.Request{Caller: caller, Action: "forward", Purpose: "vault-forward", Method: "POST", URL: u,
-				ContentType: "application/json", Body: []byte(`{"n":"{{ CARD_NUMBER_1 }}"}`), Tokens: []uuid.UUID{rec.Token}},
+				ContentType: "application/json", Body: []byte(`{"n":"{{ CARD_NUMBER_1 }}"}`), Tokens: []uuid.UUID{token}},
 				&resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 					return client.Do(ctx, req, resp, outbound.CallOptions{Timeout: 5 * time.Second})
 				})
@@ -80,4 +69,27 @@ func TestConnectTimeRefusalIsAuditedWithItsRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// vaultedCard is a vaulting service on a real database and Vault, with its
+// audit spool, a caller of merchant m1 and the token of one card vaulted
+// for it.
+func vaultedCard(t *testing.T) (*postgres.DB, *auditspool.Spool, *vaulting.Service, vaulting.Caller, uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := postgrestest.Open(t)
+	env := transittest.New(t)
+	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audits := auditspooltest.Open(t, db)
+	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
+	svc := vaulting.New(db, audits, sealer, key, vaulting.NewSecurityCodes(time.Minute), time.Now)
+	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req-forward"}
+	rec, err := svc.Vault(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, audits, svc, caller, rec.Token
 }

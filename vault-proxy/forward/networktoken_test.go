@@ -5,17 +5,10 @@ import (
 	"errors"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/payorch/tokenizer/card"
-	"github.com/payorch/tokenizer/envelope"
-	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/tokenizer/transit/transittest"
-	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/forward"
-	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -40,27 +33,14 @@ func (brokenNT) Cryptogram(context.Context, vaulting.Caller, *vaulting.Revealed,
 // the card had no token. Nothing is sent, and the error stays the vault's.
 func TestNetworkTokenServiceFailureIsNotThePlaceholders(t *testing.T) {
 	ctx := context.Background()
-	db, _ := postgrestest.Open(t)
-	env := transittest.New(t)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	audits := auditspooltest.Open(t, db)
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	svc := vaulting.New(db, audits, sealer, key, vaulting.NewSecurityCodes(time.Minute), time.Now)
-	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req"}
-	rec, err := svc.Vault(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, svc, caller, token := vaultedCard(t)
 	u, _ := url.Parse("https://processor.example/pay")
 	e := &forward.Engine{Vault: svc, NetworkTokens: brokenNT{}}
 	for _, body := range []string{`{"t":"{{ CARD_NETWORK_TOKEN_1 }}"}`, `{"t":"{{ CARD_NETWORK_TOKEN_OR_EMPTY_STRING_1 }}"}`} {
 		sent := false
 		var resp fasthttp.Response
 		_, err := e.Send(ctx, forward.Request{Caller: caller, Action: "forward", Purpose: "vault-forward", Method: "POST", URL: u,
-			ContentType: "application/json", Body: []byte(body), Tokens: []uuid.UUID{rec.Token}},
+			ContentType: "application/json", Body: []byte(body), Tokens: []uuid.UUID{token}},
 			&resp, func(context.Context, *fasthttp.Request, *fasthttp.Response) error { sent = true; return nil })
 		var se *substitute.Error
 		if sent || errors.As(err, &se) || !errors.Is(err, errInfra) {

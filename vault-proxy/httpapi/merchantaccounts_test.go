@@ -56,15 +56,9 @@ func TestMerchantAccountUsage(t *testing.T) {
 		{"the store fails", "/internal/merchant-accounts/broken/usage", fasthttp.StatusInternalServerError, nil, apierror.CodeServerError},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var req fasthttp.Request
-			req.SetRequestURI(tc.path)
-			var ctx fasthttp.RequestCtx
-			ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
-			rt.Handler()(&ctx)
-
-			body := ctx.Response.Body()
-			if ctx.Response.StatusCode() != tc.status {
-				t.Fatalf("= %d %s, want %d", ctx.Response.StatusCode(), body, tc.status)
+			status, body := serveInternal(rt, fasthttp.MethodGet, tc.path, "")
+			if status != tc.status {
+				t.Fatalf("= %d %s, want %d", status, body, tc.status)
 			}
 			if tc.want == nil {
 				if e, err := apierror.Parse(body); err != nil || e.Code != tc.code {
@@ -104,17 +98,9 @@ func TestMerchantAccountClosureRoutesRefuseBadBodies(t *testing.T) {
 		{"an id that cannot be an account", "/internal/merchant-accounts/Acme%20Corp/close", attempt, fasthttp.StatusBadRequest, "merchant_account_id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var req fasthttp.Request
-			req.Header.SetMethod(fasthttp.MethodPost)
-			req.SetRequestURI(tc.path)
-			req.SetBodyString(tc.body)
-			var ctx fasthttp.RequestCtx
-			ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
-			rt.Handler()(&ctx)
-
-			body := ctx.Response.Body()
-			if ctx.Response.StatusCode() != tc.status {
-				t.Fatalf("= %d %s, want %d", ctx.Response.StatusCode(), body, tc.status)
+			status, body := serveInternal(rt, fasthttp.MethodPost, tc.path, tc.body)
+			if status != tc.status {
+				t.Fatalf("= %d %s, want %d", status, body, tc.status)
 			}
 			switch tc.status {
 			case fasthttp.StatusOK:
@@ -131,4 +117,17 @@ func TestMerchantAccountClosureRoutesRefuseBadBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveInternal runs one request through rt, as the internal listener
+// would, and returns the answer's status and body.
+func serveInternal(rt *httpapi.Router, method, path, body string) (int, []byte) {
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI(path)
+	req.SetBodyString(body)
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
+	rt.Handler()(&ctx)
+	return ctx.Response.StatusCode(), ctx.Response.Body()
 }
