@@ -8,17 +8,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/payorch/tokenizer/envelope"
-	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
-	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/postgres"
-	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
+	"github.com/payorch/vault-proxy/vaulting/vaultingtest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -76,20 +72,11 @@ func TestConnectTimeRefusalIsAuditedWithItsRule(t *testing.T) {
 // for it.
 func vaultedCard(t *testing.T) (*postgres.DB, *auditspool.Spool, *vaulting.Service, vaulting.Caller, uuid.UUID) {
 	t.Helper()
-	ctx := context.Background()
-	db, _ := postgrestest.Open(t)
-	env := transittest.New(t)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	audits := auditspooltest.Open(t, db)
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	svc := vaulting.New(db, audits, sealer, key, vaulting.NewSecurityCodes(time.Minute), time.Now)
+	p := vaultingtest.New(t, nil)
 	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req-forward"}
-	rec, err := svc.Vault(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
+	rec, err := p.Service.Vault(context.Background(), caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, audits, svc, caller, rec.Token
+	return p.DB, p.Audits, p.Service, caller, rec.Token
 }

@@ -14,16 +14,13 @@ import (
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/tokenizer/envelope"
-	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
-	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
-	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
+	"github.com/payorch/vault-proxy/vaulting/vaultingtest"
 )
 
 var _ forward.NetworkTokens = (*networktoken.Service)(nil)
@@ -70,21 +67,12 @@ func (f *fixture) clock() time.Time {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	db, dbs := postgrestest.Open(t)
-	env := transittest.New(t)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{db: db, dbs: dbs, now: time.Now()}
-	sealer := envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	f.audits = auditspooltest.Open(t, db)
-	f.cards = vaulting.New(db, f.audits, sealer, key, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	p := vaultingtest.New(t, nil)
+	f := &fixture{db: p.DB, dbs: p.DBs, now: time.Now(), audits: p.Audits, cards: p.Service}
 	f.tsp = &counting{Provider: &networktoken.Sandbox{Now: f.clock}}
 	reg := &networktoken.Registry{}
 	reg.Register(f.tsp, networktoken.SandboxSchemes...)
-	f.svc = &networktoken.Service{Store: db, Audits: f.audits, Sealer: sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+	f.svc = &networktoken.Service{Store: p.DB, Audits: f.audits, Sealer: p.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}
 	return f
 }
 

@@ -12,13 +12,11 @@ import (
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
-	"github.com/payorch/vault-proxy/auditspool/auditspooltest"
 	"github.com/payorch/vault-proxy/postgres"
-	"github.com/payorch/vault-proxy/postgres/postgrestest"
 	"github.com/payorch/vault-proxy/vaulting"
+	"github.com/payorch/vault-proxy/vaulting/vaultingtest"
 )
 
 var testPANs = []string{"4111111111111111", "5555555555554444", "378282246310005"}
@@ -39,17 +37,9 @@ type fixture struct {
 // fresh transit mount of the real Vault, with a fixed clock.
 func setup(t testing.TB) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	db, dbs := postgrestest.Open(t)
-	env := transittest.New(t)
-	key, err := env.Service.HMACKey(ctx, transit.FingerprintKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{db: db, dbs: dbs, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), codes: vaulting.NewSecurityCodes(15 * time.Minute), key: key, src: env.Service}
-	f.sealer = envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})
-	f.audits = auditspooltest.Open(t, db)
-	f.svc = vaulting.New(db, f.audits, f.sealer, key, f.codes, func() time.Time { return f.now })
+	f := &fixture{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	p := vaultingtest.New(t, func() time.Time { return f.now })
+	f.db, f.dbs, f.codes, f.key, f.src, f.sealer, f.audits, f.svc = p.DB, p.DBs, p.Codes, p.Key, p.Transit, p.Sealer, p.Audits, p.Service
 	return f
 }
 
