@@ -44,8 +44,14 @@ func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
 
 func newGiftCard(t *testing.T, db *postgres.DB, buyer string) string {
 	t.Helper()
-	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodGiftCard,
-		Status: coreapi.StatusSucceeded, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer}
+	return storePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodGiftCard, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer})
+}
+
+// storePaymentMethod stores pm as a succeeded payment method of the default
+// merchant account, under a new id, and returns the id.
+func storePaymentMethod(t *testing.T, db *postgres.DB, pm *coreapi.PaymentMethod) string {
+	t.Helper()
+	pm.ID, pm.MerchantAccountID, pm.Status = uuid.NewString(), "default", coreapi.StatusSucceeded
 	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -204,12 +210,7 @@ func (v *fakeVault) set(_ context.Context, _ *coreapi.PaymentMethod, expiry stri
 
 func newCard(t *testing.T, db *postgres.DB, expiry string) string {
 	t.Helper()
-	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodCard,
-		Status: coreapi.StatusSucceeded, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry}
-	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
-		t.Fatal(err)
-	}
-	return pm.ID
+	return storePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry})
 }
 
 func newBankAccount(t *testing.T, db *postgres.DB) string {
