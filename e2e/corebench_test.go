@@ -16,9 +16,9 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/pagination"
 	"github.com/valyala/fasthttp"
 )
 
@@ -295,7 +295,7 @@ func BenchmarkCoreBareSelectBuyers(b *testing.B) {
 	ctx := context.Background()
 	// The page the handler parses for ?limit=20 (its codec's key plays no
 	// part in a first page's query).
-	page, err := pagination.RandomCodec().ParseRequest(url.Values{"limit": {strconv.Itoa(coreBenchLimit)}}, "buyers",
+	page, err := pagination.RandomCodec("core-api").ParseRequest(url.Values{"limit": {strconv.Itoa(coreBenchLimit)}}, "buyers",
 		pagination.Binding(coreBenchMerchant, "", ""))
 	if err != nil {
 		b.Fatal(err)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/core-api/httpapi"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/pagination"
 )
 
 // Main is one running core-api.
@@ -78,11 +78,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	cursors := pagination.RandomCodec()
-	if m.Config.CursorKey.IsZero() {
-		m.Log.Warn("CORE_API_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
-	} else if cursors, err = pagination.NewCodec([]byte(m.Config.CursorKey.Reveal())); err != nil {
+	cursors, random, err := pagination.OpenCodec("core-api", m.Config.CursorKey)
+	if err != nil {
 		return err
+	}
+	if random {
+		m.Log.Warn("CORE_API_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
 	}
 
 	rt := httpapi.NewRouter(m.Log)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/httpapi"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/secret"
 )
 
@@ -89,13 +89,8 @@ func (c Config) Validate() error {
 	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
 		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
 	}
-	if !c.CursorKey.IsZero() && len(c.CursorKey.Reveal()) < pagination.MinKeyLen {
-		errs = append(errs, errors.New("CORE_API_CURSOR_KEY must be at least 32 bytes"))
-	}
-	// Without it each instance signs cursors with its own random key, and a
-	// cursor fails on any other instance or after a restart.
-	if c.Environment == config.Production && c.CursorKey.IsZero() {
-		errs = append(errs, errors.New("CORE_API_CURSOR_KEY (or CORE_API_CURSOR_KEY_FILE) is required in production"))
+	if err := pagination.CheckKey("CORE_API_CURSOR_KEY", c.CursorKey, c.Environment == config.Production); err != nil {
+		errs = append(errs, err)
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/pgtext"
 )
 

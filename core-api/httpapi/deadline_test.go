@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payorch/core-api/app"
 	"github.com/payorch/core-api/httpapi"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/testsupport"
 )
 
@@ -91,7 +91,7 @@ func TestRequestDeadline(t *testing.T) {
 			t.Cleanup(db.Close)
 			rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 			rt.SetRequestTimeout(tc.requestTimeout)
-			httpapi.Routes(rt, httpapi.Deps{Log: slog.New(slog.DiscardHandler), DB: db, Auth: authz, Cursors: pagination.RandomCodec()})
+			httpapi.Routes(rt, httpapi.Deps{Log: slog.New(slog.DiscardHandler), DB: db, Auth: authz, Cursors: pagination.RandomCodec("core-api")})
 
 			unblock := tc.block(t, db)
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))

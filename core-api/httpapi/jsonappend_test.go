@@ -9,7 +9,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/pagination"
 )
 
 var jsonStringCases = []string{

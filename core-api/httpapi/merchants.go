@@ -10,11 +10,11 @@ import (
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
 

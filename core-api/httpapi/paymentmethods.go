@@ -10,11 +10,11 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
 

@@ -3,10 +3,10 @@ package httpapi
 import (
 	"log/slog"
 
-	"github.com/payorch/core-api/pagination"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/pagination"
 )
 
 // Deps is what handlers need; app builds it.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/testsupport"
 )
 
@@ -28,7 +28,7 @@ func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 	if _, err := db.Pool.Exec(ctx, `ANALYZE buyers`); err != nil {
 		t.Fatal(err)
 	}
-	codec := pagination.RandomCodec()
+	codec := pagination.RandomCodec("core-api")
 	first, _ := codec.ParseRequest(url.Values{}, "buyers", "")
 	rows, err := db.ListBuyers(ctx, "default", coreapi.BuyerFilter{}, first)
 	if err != nil || len(rows) != first.FetchLimit() {

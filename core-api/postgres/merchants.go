@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/pagination"
 )
 
 const merchantColumns = `id, display_name, created_at, updated_at`

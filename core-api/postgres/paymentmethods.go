@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/pagination"
+	"github.com/payorch/shared/pagination"
 )
 
 // pmColumns is the select list scanned by scanPaymentMethod: the payment

@@ -14,7 +14,7 @@ import (
 
 func codec(t testing.TB, fill byte) *Codec {
 	t.Helper()
-	c, err := NewCodec(bytes.Repeat([]byte{fill}, 32))
+	c, err := NewCodec("core-api", bytes.Repeat([]byte{fill}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func codec(t testing.TB, fill byte) *Codec {
 }
 
 func TestNewCodecRefusesShortKeys(t *testing.T) {
-	if _, err := NewCodec(make([]byte, 31)); err == nil {
+	if _, err := NewCodec("core-api", make([]byte, 31)); err == nil {
 		t.Fatal("31-byte key accepted")
 	}
 }
@@ -115,6 +115,10 @@ func TestParseRequest(t *testing.T) {
 func TestCursorIsBoundToListBindingAndKey(t *testing.T) {
 	c := codec(t, 1)
 	s := c.encode(Next, Key{Time: time.Unix(5, 0), ID: "id"}, "buyers", Binding("m1", ""))
+	otherService, err := NewCodec("vault-proxy", bytes.Repeat([]byte{1}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name  string
 		c     *Codec
@@ -127,6 +131,7 @@ func TestCursorIsBoundToListBindingAndKey(t *testing.T) {
 		{"other filter", c, "buyers", Binding("m1", "q"), false},
 		{"other list", c, "merchant-accounts", Binding("m1", ""), false},
 		{"other key", codec(t, 2), "buyers", Binding("m1", ""), false},
+		{"other service, same key", otherService, "buyers", Binding("m1", ""), false},
 		// length prefixes keep part boundaries apart
 		{"shifted parts", c, "buyers", Binding("m", "1"), false},
 	}
@@ -208,6 +213,36 @@ func TestBuild(t *testing.T) {
 	b, _ := json.Marshal(empty)
 	if string(b) != `{"items":[],"limit":2,"next_cursor":null,"previous_cursor":null}` {
 		t.Fatalf("empty envelope %s", b)
+	}
+}
+
+func TestKeysetID(t *testing.T) {
+	boundary := &Key{ID: "42"}
+	cases := []struct {
+		name        string
+		page        Page
+		newestFirst bool
+		where       string
+		order       string
+		args        int
+	}{
+		{"first page, newest first", Page{Direction: Next}, true, "", "id DESC", 0},
+		{"first page, oldest first", Page{Direction: Next}, false, "", "id ASC", 0},
+		{"next, newest first", Page{Direction: Next, Boundary: boundary}, true, "id < $2", "id DESC", 1},
+		{"previous, newest first", Page{Direction: Previous, Boundary: boundary}, true, "id > $2", "id ASC", 1},
+		{"next, oldest first", Page{Direction: Next, Boundary: boundary}, false, "id > $2", "id ASC", 1},
+		{"previous, oldest first", Page{Direction: Previous, Boundary: boundary}, false, "id < $2", "id DESC", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			where, order, args := tc.page.KeysetID("id", 2, tc.newestFirst)
+			if where != tc.where || order != tc.order || len(args) != tc.args {
+				t.Fatalf("KeysetID = %q %q %v", where, order, args)
+			}
+			if tc.args == 1 && args[0] != "42" {
+				t.Fatalf("args = %v", args)
+			}
+		})
 	}
 }
 

@@ -1,5 +1,5 @@
-// Package pagination is the keyset cursor pagination every core-api list
-// uses (DESIGN.md section 4): `limit` (default 20, 1..100) and an opaque,
+// Package pagination is the keyset cursor pagination every list of both
+// services uses (DESIGN.md section 4): `limit` (default 20, 1..100) and an opaque,
 // tamper-evident `cursor`; the response is the page envelope
 //
 //	{"items": [...], "limit": 20, "next_cursor": "..." | null, "previous_cursor": "..." | null}
@@ -10,8 +10,8 @@
 // holds the boundary row's key, never an offset, so rows inserted while a
 // client walks a list never shift a page (no duplicates, no gaps among the
 // rows that existed when the walk started; new rows sort before the first
-// page). A list may instead use a single monotonic key: leave Key.Time zero
-// and put the key in Key.ID, and write the predicate by hand.
+// page). A list may instead use a single monotonic key, newest or oldest
+// first: leave Key.Time zero, put the key in Key.ID and use KeysetID.
 //
 // # Cursors
 //
@@ -24,9 +24,10 @@
 // digest of the filters, see Binding). A cursor changed in any bit, made
 // with another key, or presented to another list, another merchant account
 // or with other filters fails with 400 on `cursor`. Cursors carry no expiry;
-// they live as long as the key. The key is per instance (CORE_API_CURSOR_KEY
-// or CORE_API_CURSOR_KEY_FILE, at least 32 bytes); when it is not configured
-// app generates a random one at start, and cursors then do not survive a
+// they live as long as the key. The key is per service and the same on all
+// of its instances (CORE_API_CURSOR_KEY, VAULT_PROXY_CURSOR_KEY, or their
+// _FILE forms, at least 32 bytes); when it is not configured the service
+// generates a random one at start, and cursors then do not survive a
 // restart or work across instances behind one load balancer.
 //
 // # Use in a handler and a store
@@ -62,6 +63,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -69,6 +71,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/secret"
 )
 
 // Limits of the limit parameter.
@@ -128,16 +131,36 @@ func (p Page) FetchLimit() int { return p.Limit + 1 }
 // output column of the same name (such as id::text AS id): ORDER BY would
 // otherwise sort by that expression instead of following the index.
 func (p Page) Keyset(timeCol, idCol string, firstArg int) (where, orderBy string, args []any) {
-	cmp, dir := "<", "DESC"
-	if p.Direction == Previous {
-		cmp, dir = ">", "ASC"
-	}
+	cmp, dir := p.order(true)
 	orderBy = timeCol + " " + dir + ", " + idCol + " " + dir
 	if p.Boundary == nil {
 		return "", orderBy, nil
 	}
 	where = "(" + timeCol + ", " + idCol + ") " + cmp + " ($" + strconv.Itoa(firstArg) + ", $" + strconv.Itoa(firstArg+1) + ")"
 	return where, orderBy, []any{p.Boundary.Time, p.Boundary.ID}
+}
+
+// KeysetID is Keyset for a list ordered by one unique column whose order
+// is creation order (a UUIDv7 id, a sequence), newest or oldest first.
+// The key is in Key.ID (Key.Time stays zero), passed as text in the one
+// placeholder $firstArg; PostgreSQL reads it as the column's type.
+func (p Page) KeysetID(col string, firstArg int, newestFirst bool) (where, orderBy string, args []any) {
+	cmp, dir := p.order(newestFirst)
+	orderBy = col + " " + dir
+	if p.Boundary == nil {
+		return "", orderBy, nil
+	}
+	return col + " " + cmp + " $" + strconv.Itoa(firstArg), orderBy, []any{p.Boundary.ID}
+}
+
+// order is the comparison with the boundary and the sort direction that
+// read this page's rows nearest the boundary first, so that the LIMIT
+// applies there.
+func (p Page) order(newestFirst bool) (cmp, dir string) {
+	if newestFirst == (p.Direction == Next) {
+		return "<", "DESC"
+	}
+	return ">", "ASC"
 }
 
 // Envelope is the page response.
@@ -199,24 +222,25 @@ type Codec struct {
 	key []byte
 }
 
-// NewCodec returns a codec keyed with key (at least MinKeyLen bytes; the
-// MAC key is derived from it, so the same secret may serve no other use
-// unchanged).
-func NewCodec(key []byte) (*Codec, error) {
+// NewCodec returns service's codec keyed with key (at least MinKeyLen
+// bytes). The MAC key is derived from both, so one secret given to two
+// services by mistake still makes cursors that only their own service
+// accepts.
+func NewCodec(service string, key []byte) (*Codec, error) {
 	if len(key) < MinKeyLen {
 		return nil, errors.New("pagination: cursor key must be at least 32 bytes")
 	}
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("payorch core-api cursor v1"))
+	m.Write([]byte("payorch " + service + " cursor v1"))
 	return &Codec{key: m.Sum(nil)}, nil
 }
 
 // RandomCodec returns a codec with a fresh random key: its cursors die with
 // the process.
-func RandomCodec() *Codec {
+func RandomCodec(service string) *Codec {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
-	c, _ := NewCodec(k)
+	c, _ := NewCodec(service, k)
 	return c
 }
 
@@ -319,4 +343,30 @@ func (c *Codec) decode(s, list, binding string) (Direction, Key, bool) {
 		d = Previous
 	}
 	return d, k, true
+}
+
+// CheckKey is a service's start-up check of its cursor key setting, named
+// name in the errors: a key shorter than MinKeyLen is refused, and so is
+// none in production, where each instance would sign with a random key of
+// its own and a cursor would fail on any other instance or after a
+// restart.
+func CheckKey(name string, key secret.String, production bool) error {
+	switch {
+	case !key.IsZero() && len(key.Reveal()) < MinKeyLen:
+		return fmt.Errorf("%s must be at least %d bytes", name, MinKeyLen)
+	case key.IsZero() && production:
+		return fmt.Errorf("%s (or %s_FILE) is required in production", name, name)
+	}
+	return nil
+}
+
+// OpenCodec returns service's codec keyed with key, or, when key is not
+// set, one with a random key; random says which, so that the service can
+// warn that its cursors die with the process.
+func OpenCodec(service string, key secret.String) (c *Codec, random bool, err error) {
+	if key.IsZero() {
+		return RandomCodec(service), true, nil
+	}
+	c, err = NewCodec(service, []byte(key.Reveal()))
+	return c, false, err
 }
