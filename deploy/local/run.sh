@@ -61,12 +61,14 @@ export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
 # List cursors are signed; a key kept in .data lets them survive restarts.
 [ -s "$data/cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/cursor.key")
 export CORE_API_CURSOR_KEY_FILE="$data/cursor.key"
+[ -s "$data/vault-proxy-cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/vault-proxy-cursor.key")
 
 # 5. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
 VAULT_PROXY_INTERNAL_CERT_FILE="$c/vault-proxy.pem" VAULT_PROXY_INTERNAL_KEY_FILE="$c/vault-proxy-key.pem" \
 VAULT_PROXY_CLIENT_CA_FILE="$c/ca.pem" VAULT_PROXY_AUDIT_SPOOL_DIR="$data/audit-spool" \
+VAULT_PROXY_CURSOR_KEY_FILE="$data/vault-proxy-cursor.key" \
   "$bin/vault-proxy" serve &
 pids+=($!)
 

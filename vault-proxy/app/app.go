@@ -17,6 +17,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
@@ -146,6 +147,13 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	cards := &httpapi.Cards{Vault: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
 
 	prod := m.Config.Environment == config.Production
+	cursors, random, err := pagination.OpenCodec("vault-proxy", m.Config.CursorKey)
+	if err != nil {
+		return err
+	}
+	if random {
+		m.Log.Warn("VAULT_PROXY_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
+	}
 	if m.Outbound, err = outbound.New(forwardPolicy(m.Config, extraCAs)); err != nil {
 		return err
 	}
@@ -155,7 +163,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Forwarding = &forwarding.Service{Store: m.DB, Sealer: m.Sealer}
 	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.Forwarding, Client: m.Outbound, Auth: authn,
 		RequireListedHost: prod, Log: m.Log}
-	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn}
+	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn, Cursors: cursors}
 	detok := &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests}
 
 	checks := []httpapi.Check{
@@ -176,7 +184,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	public := httpapi.NewRouter(m.Log.With("listener", "public"))
 	public.Health(checks...)
 	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
-	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Spool: m.Audit, Auth: authn}).List)
+	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Spool: m.Audit, Auth: authn, Cursors: cursors}).List)
 	public.Handle(fasthttp.MethodPost, "/vault-forward", fwd.Handle)
 	fwdConfigs.Routes(public)
 	(&httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn}).Routes(public)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/secret"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/destinations"
 )
@@ -46,6 +48,11 @@ type Config struct {
 	// audit spool (auditspool): a directory on persistent local disk that
 	// no other instance uses.
 	AuditSpoolDir string
+
+	// CursorKey (VAULT_PROXY_CURSOR_KEY or _FILE, at least 32 bytes, the
+	// same on every instance) signs list cursors. Empty: a random key per
+	// start; required in production.
+	CursorKey secret.String
 }
 
 // EnvPrefixes name vault-proxy's own variables: one with a name the loader
@@ -90,6 +97,7 @@ func LoadConfig(l *config.Loader) Config {
 		ExtraCAFile:            l.String("VAULT_FORWARD_EXTRA_CA_FILE", config.Optional()),
 		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),
 		AuditSpoolDir:          l.String("VAULT_PROXY_AUDIT_SPOOL_DIR"),
+		CursorKey:              l.Secret("VAULT_PROXY_CURSOR_KEY", config.Optional()),
 	}
 }
 
@@ -120,6 +128,9 @@ func (c Config) Validate() error {
 	}
 	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
 		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
+	}
+	if err := pagination.CheckKey("VAULT_PROXY_CURSOR_KEY", c.CursorKey, c.Environment == config.Production); err != nil {
+		errs = append(errs, err)
 	}
 	if !loopback(c.AdminAddr) {
 		errs = append(errs, errors.New("VAULT_PROXY_ADMIN_ADDR must be a loopback address"))

@@ -22,6 +22,7 @@ var validEnv = map[string]string{
 	"AUTH_PUBLIC_KEYS_FILE":          "keys.pem",
 	"CORE_API_URL":                   "https://core.internal:8080",
 	"VAULT_PROXY_AUDIT_SPOOL_DIR":    "/var/lib/vault-proxy/audit-spool",
+	"VAULT_PROXY_CURSOR_KEY":         strings.Repeat("c", 32),
 }
 
 // loadWith loads validEnv with over applied ("<unset>" removes a variable)
@@ -70,6 +71,8 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"a detokenize destination at [::1] in production", map[string]string{"VAULT_PROXY_DESTINATIONS": "mock=https://[::1]:9999"}, "mock must be an https URL"},
 		{"a malformed destination list", map[string]string{"VAULT_PROXY_DESTINATIONS": "acquirer"}, "VAULT_PROXY_DESTINATIONS"},
 		{"no auth keys", map[string]string{"AUTH_PUBLIC_KEYS_FILE": "<unset>"}, "AUTH_PUBLIC_KEYS_FILE"},
+		{"no cursor key in production: cursors would fail across instances", map[string]string{"VAULT_PROXY_CURSOR_KEY": "<unset>"}, "VAULT_PROXY_CURSOR_KEY"},
+		{"a short cursor key", map[string]string{"VAULT_PROXY_CURSOR_KEY": "short"}, "at least 32 bytes"},
 		{"no audit spool: reveals could not be recorded", map[string]string{"VAULT_PROXY_AUDIT_SPOOL_DIR": "<unset>"}, "VAULT_PROXY_AUDIT_SPOOL_DIR"},
 	}
 	for _, tc := range cases {

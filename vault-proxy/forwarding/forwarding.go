@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/pgtext"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -115,7 +116,7 @@ type Opened struct {
 // account; another account's record is vaultproxy.ErrNotFound.
 type Store interface {
 	InsertConfig(ctx context.Context, c *Config) error
-	ForwardConfigs(ctx context.Context, merchantAccountID string, after uuid.UUID, limit int) ([]*Config, error)
+	ForwardConfigs(ctx context.Context, merchantAccountID string, page pagination.Page) ([]*Config, error)
 	ForwardConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) (*Config, error)
 	// UpdateConfig applies change to the config under its row lock and
 	// stores the result, in one transaction; change's error is returned.
@@ -286,10 +287,10 @@ func NormalizeHosts(in []string) ([]string, FieldErrors) {
 	return out, errs
 }
 
-// Configs lists the merchant's configs after the given id (uuid.Nil for
-// the first page), oldest first.
-func (s *Service) Configs(ctx context.Context, merchantAccountID string, after uuid.UUID, limit int) ([]*Config, error) {
-	return s.Store.ForwardConfigs(ctx, merchantAccountID, after, limit)
+// Configs reads one page of the merchant's configs, oldest first, as the
+// store returns it (see pagination.Build).
+func (s *Service) Configs(ctx context.Context, merchantAccountID string, page pagination.Page) ([]*Config, error) {
+	return s.Store.ForwardConfigs(ctx, merchantAccountID, page)
 }
 
 // Config returns one config.

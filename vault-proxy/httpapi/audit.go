@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pagination"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/valyala/fasthttp"
 )
 
 // AuditLister reads the detokenization audit log.
 type AuditLister interface {
-	AuditEvents(ctx context.Context, merchantAccountID string, beforeID int64, limit int) ([]vaultproxy.AuditEvent, error)
+	AuditEvents(ctx context.Context, merchantAccountID string, page pagination.Page) ([]vaultproxy.AuditEvent, error)
 }
 
 // AuditFlusher waits until the records written so far are in the
@@ -26,9 +26,10 @@ type AuditFlusher interface {
 // newest first, under its own scope (audit-events.read) so that a token
 // that may vault cards cannot read who detokenized them.
 type Audit struct {
-	Store AuditLister
-	Spool AuditFlusher
-	Auth  *Authenticator
+	Store   AuditLister
+	Spool   AuditFlusher
+	Auth    *Authenticator
+	Cursors *pagination.Codec // the list's cursors
 }
 
 type auditEvent struct {
@@ -45,29 +46,17 @@ type auditEvent struct {
 	Detail            map[string]any `json:"detail"`
 }
 
-// List answers GET /audit-events?limit=&cursor=. The cursor is the id of
-// the last event seen; the log is append-only, so an id is a stable
-// keyset boundary.
+// List answers GET /audit-events?limit=&cursor=, newest first. The log
+// is append-only and its ids are a sequence, so an id is a stable keyset
+// boundary.
 func (h *Audit) List(ctx *fasthttp.RequestCtx) error {
 	c, err := h.Auth.Authorize(ctx, "audit-events.read")
 	if err != nil {
 		return err
 	}
-	limit := 20
-	if v := ctx.QueryArgs().Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 100 {
-			return apierror.BadRequest("limit must be an integer from 1 to 100", apierror.Detail{Location: apierror.LocationQuery, Pointer: "limit", Message: "must be 1..100", Type: "value_error.number"})
-		}
-		limit = n
-	}
-	var before int64
-	if v := ctx.QueryArgs().Peek("cursor"); len(v) > 0 {
-		n, err := strconv.ParseInt(string(v), 10, 64)
-		if err != nil || n < 1 {
-			return apierror.BadRequest("invalid cursor", apierror.Detail{Location: apierror.LocationQuery, Pointer: "cursor", Message: "not a cursor from this list", Type: "value_error.cursor"})
-		}
-		before = n
+	page, err := parsePage(h.Cursors, ctx, "audit-events", c.MerchantAccountID)
+	if err != nil {
+		return err
 	}
 	rctx, cancel := requestContext(ctx, 30*time.Second)
 	defer cancel()
@@ -77,17 +66,13 @@ func (h *Audit) List(ctx *fasthttp.RequestCtx) error {
 	if err := h.Spool.Flush(rctx); err != nil {
 		return err
 	}
-	events, err := h.Store.AuditEvents(rctx, c.MerchantAccountID, before, limit+1)
+	events, err := h.Store.AuditEvents(rctx, c.MerchantAccountID, page)
 	if err != nil {
 		return err
 	}
-	var next any
-	if len(events) > limit {
-		events = events[:limit]
-		next = strconv.FormatInt(events[limit-1].ID, 10)
-	}
-	items := make([]auditEvent, len(events))
-	for i, e := range events {
+	env := pagination.Build(page, events, func(e vaultproxy.AuditEvent) pagination.Key { return pagination.Key{ID: strconv.FormatInt(e.ID, 10)} })
+	items := make([]auditEvent, len(env.Items))
+	for i, e := range env.Items {
 		items[i] = auditEvent{
 			Type: "audit-event", ID: strconv.FormatInt(e.ID, 10), OccurredAt: e.OccurredAt.UTC().Format(time.RFC3339Nano),
 			Actor: e.Actor, MerchantAccountID: e.MerchantAccountID, Action: e.Action, Tokens: e.Tokens,
@@ -97,5 +82,7 @@ func (h *Audit) List(ctx *fasthttp.RequestCtx) error {
 			items[i].Tokens = []uuid.UUID{}
 		}
 	}
-	return WriteJSON(ctx, fasthttp.StatusOK, map[string]any{"items": items, "limit": limit, "next_cursor": next, "previous_cursor": nil})
+	return WriteJSON(ctx, fasthttp.StatusOK, pagination.Envelope[auditEvent]{
+		Items: items, Limit: env.Limit, NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor,
+	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pagination"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forwarding"
 	"github.com/tidwall/gjson"
@@ -26,6 +27,7 @@ const (
 type ForwardConfigs struct {
 	Service *forwarding.Service
 	Auth    *Authenticator
+	Cursors *pagination.Codec // the list's cursors
 }
 
 type configJSON struct {
@@ -186,43 +188,31 @@ func (h *ForwardConfigs) Create(fctx *fasthttp.RequestCtx) error {
 	return WriteJSON(fctx, fasthttp.StatusCreated, configOut(cfg))
 }
 
-// List answers GET /vault-forward/configs?limit=&cursor=, oldest first.
-// The cursor is the id of the last config seen (ids are time-ordered
-// UUIDv7, so the keyset is stable under concurrent inserts).
+// List answers GET /vault-forward/configs?limit=&cursor=, oldest first
+// (config ids are UUIDv7, so id order is creation order and a walk is
+// stable under concurrent inserts).
 func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
 	ctx, c, cancel, err := h.begin(fctx, ScopeForwardConfigsRead)
 	defer cancel()
 	if err != nil {
 		return err
 	}
-	limit := 20
-	if v := fctx.QueryArgs().Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 100 {
-			return apierror.BadRequest("limit must be an integer from 1 to 100", apierror.Detail{Location: apierror.LocationQuery, Pointer: "limit", Message: "must be 1..100", Type: "value_error.number"})
-		}
-		limit = n
-	}
-	var after uuid.UUID
-	if v := fctx.QueryArgs().Peek("cursor"); len(v) > 0 {
-		if after, err = uuid.Parse(string(v)); err != nil || len(v) != 36 {
-			return apierror.BadRequest("invalid cursor", apierror.Detail{Location: apierror.LocationQuery, Pointer: "cursor", Message: "not a cursor from this list", Type: "value_error.cursor"})
-		}
-	}
-	cfgs, err := h.Service.Configs(ctx, c.MerchantAccountID, after, limit+1)
+	page, err := parsePage(h.Cursors, fctx, "vault-forward-configs", c.MerchantAccountID)
 	if err != nil {
 		return err
 	}
-	var next any
-	if len(cfgs) > limit {
-		cfgs = cfgs[:limit]
-		next = cfgs[limit-1].ID.String()
+	cfgs, err := h.Service.Configs(ctx, c.MerchantAccountID, page)
+	if err != nil {
+		return err
 	}
-	items := make([]configJSON, len(cfgs))
-	for i, cfg := range cfgs {
+	env := pagination.Build(page, cfgs, func(cfg *forwarding.Config) pagination.Key { return pagination.Key{ID: cfg.ID.String()} })
+	items := make([]configJSON, len(env.Items))
+	for i, cfg := range env.Items {
 		items[i] = configOut(cfg)
 	}
-	return WriteJSON(fctx, fasthttp.StatusOK, map[string]any{"items": items, "limit": limit, "next_cursor": next, "previous_cursor": nil})
+	return WriteJSON(fctx, fasthttp.StatusOK, pagination.Envelope[configJSON]{
+		Items: items, Limit: env.Limit, NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor,
+	})
 }
 
 // Get answers GET /vault-forward/configs/{id}.

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/pgtext"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -274,25 +276,33 @@ func uuidArray(ids []uuid.UUID) [][16]byte {
 }
 
 // auditEventsPage is one page of a merchant account's events, newest
-// first; the primary key (merchant_account_id, id) answers it (migration 008).
-// An account reopened for a new account of the same id (migration 011)
-// starts after its floor and its reopening: the id bound keeps the scan
-// off the deleted account's events (and drops those an instance with a
-// fast clock stamped later than the reopening), and the time bound drops
-// the deleted account's last events that were still in an audit spool at
-// the reopening (shipped later, so with ids above the floor).
-const auditEventsPage = `
+// first, in the page's query order (see pagination.Build); the primary key
+// (merchant_account_id, id) answers it (migration 008). An account
+// reopened for a new account of the same id (migration 011) starts after
+// its floor and its reopening: the id bound keeps the scan off the deleted
+// account's events (and drops those an instance with a fast clock stamped
+// later than the reopening), and the time bound drops the deleted
+// account's last events that were still in an audit spool at the
+// reopening (shipped later, so with ids above the floor).
+func auditEventsPage(merchantAccountID string, page pagination.Page) (string, []any) {
+	where, order, args := page.KeysetID("id", 2, true)
+	if where == "" {
+		where = "true"
+	}
+	return `
 	SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
 	FROM audit_events
-	WHERE merchant_account_id = $1 AND ($2 = 0 OR id < $2)
+	WHERE merchant_account_id = $1 AND ` + where + `
 		AND id > coalesce((SELECT audit_floor FROM merchant_account_closures WHERE merchant_account_id = $1), 0)
 		AND occurred_at >= coalesce((SELECT reopened_at FROM merchant_account_closures WHERE merchant_account_id = $1), '-infinity')
-	ORDER BY id DESC LIMIT $3`
+	ORDER BY ` + order + ` LIMIT ` + strconv.Itoa(page.FetchLimit()), append([]any{merchantAccountID}, args...)
+}
 
-// AuditEvents lists a merchant account's events newest first, before the
-// given id (0 for the newest page).
-func (db *DB) AuditEvents(ctx context.Context, merchantAccountID string, beforeID int64, limit int) ([]vaultproxy.AuditEvent, error) {
-	rows, err := db.Pool.Query(ctx, auditEventsPage, merchantAccountID, beforeID, limit)
+// AuditEvents reads one page of a merchant account's events (newest
+// first): up to page.FetchLimit() rows, in the page's query order.
+func (db *DB) AuditEvents(ctx context.Context, merchantAccountID string, page pagination.Page) ([]vaultproxy.AuditEvent, error) {
+	sql, args := auditEventsPage(merchantAccountID, page)
+	rows, err := db.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}

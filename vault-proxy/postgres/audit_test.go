@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -136,10 +138,10 @@ func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 		before   int64
 		want     []int64 // ids of the page
 	}{
-		{"quiet", 0, []int64{200, 199}},
-		{"quiet", 3, []int64{2, 1}},
-		{"busy", 0, []int64{20200, 20199}},
-		{"busy", 10000, []int64{9999, 9998}},
+		{"quiet", 0, []int64{200, 199, 198}},
+		{"quiet", 4, []int64{3, 2, 1}},
+		{"busy", 0, []int64{20200, 20199, 20198}},
+		{"busy", 10000, []int64{9999, 9998, 9997}},
 		{"nobody", 0, nil},
 	}
 	for _, c := range cases {
@@ -150,7 +152,12 @@ func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 			}
 		}
 		var raw []byte
-		if err := db.Pool.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+postgres.AuditEventsPage, c.merchant, c.before, 2).Scan(&raw); err != nil {
+		page := pagination.Page{Limit: 2} // and one more row, which says there is more
+		if c.before != 0 {
+			page.Boundary = &pagination.Key{ID: strconv.FormatInt(c.before, 10)}
+		}
+		sql, args := postgres.AuditEventsPage(c.merchant, page)
+		if err := db.Pool.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal(raw, &plan); err != nil || len(plan) != 1 {
@@ -159,7 +166,7 @@ func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 		if n := plan[0].Plan.SharedHit + plan[0].Plan.SharedRead; n > maxBuffers {
 			t.Errorf("%s before %d: the page touched %d buffers, want at most %d; plan %s", c.merchant, c.before, n, maxBuffers, raw)
 		}
-		events, err := db.AuditEvents(ctx, c.merchant, c.before, 2)
+		events, err := db.AuditEvents(ctx, c.merchant, page)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +202,7 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 	if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, events...)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.AuditEvents(ctx, "m\tn", 0, 10)
+	got, err := db.AuditEvents(ctx, "m\tn", pagination.Page{Limit: 10})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("%d events, %v", len(got), err)
 	}
@@ -215,12 +222,12 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 		if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, e)); err != nil {
 			t.Fatal(err)
 		}
-		far, err := db.AuditEvents(ctx, "far", 0, 1)
-		if err != nil || len(far) != 1 || !far[0].OccurredAt.Equal(at) {
+		far, err := db.AuditEvents(ctx, "far", pagination.Page{Limit: 1})
+		if err != nil || len(far) == 0 || !far[0].OccurredAt.Equal(at) {
 			t.Fatalf("spooled at %v, stored %+v, %v", at, far, err)
 		}
 	}
-	got, err = db.AuditEvents(ctx, "m", 0, 10)
+	got, err = db.AuditEvents(ctx, "m", pagination.Page{Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Purpose != "" || got[0].RequestID != "" || len(got[0].Tokens) != 0 || len(got[0].Detail) != 0 ||
 		!got[0].OccurredAt.Equal(time.Date(2026, 11, 24, 1, 2, 4, 2000, time.UTC)) { // rounded to the microsecond
 		t.Fatalf("the event without optional members: %+v, %v", got, err)
@@ -239,7 +246,7 @@ func TestShipAuditStoresTextPostgreSQLCannotHold(t *testing.T) {
 	if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, e)); err != nil {
 		t.Fatalf("a record with U+0000 did not ship: %v", err)
 	}
-	got, err := db.AuditEvents(ctx, "nul", 0, 1)
+	got, err := db.AuditEvents(ctx, "nul", pagination.Page{Limit: 1})
 	if err != nil || len(got) != 1 || got[0].Actor != "token:a\uFFFDb" || got[0].Purpose != "p\uFFFDq" || got[0].RequestID != "r\uFFFD" {
 		t.Fatalf("stored %+v, %v", got, err)
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forwarding"
@@ -49,11 +51,17 @@ func scanConfig(r pgx.Row) (*forwarding.Config, error) {
 	return c, err
 }
 
-// ForwardConfigs lists a merchant's configs after the given id, oldest
-// first (ids are UUIDv7, so id order is creation order).
-func (db *DB) ForwardConfigs(ctx context.Context, merchantAccountID string, after uuid.UUID, limit int) ([]*forwarding.Config, error) {
+// ForwardConfigs reads one page of a merchant's configs, oldest first
+// (ids are UUIDv7, so id order is creation order): up to
+// page.FetchLimit() rows, in the page's query order.
+func (db *DB) ForwardConfigs(ctx context.Context, merchantAccountID string, page pagination.Page) ([]*forwarding.Config, error) {
+	where, order, args := page.KeysetID("c.id", 2, false)
+	if where != "" {
+		where = " AND " + where
+	}
 	rows, err := db.Pool.Query(ctx, `SELECT `+configColumns+` FROM forward_configs c
-		WHERE c.merchant_account_id = $1 AND c.id > $2 ORDER BY c.id LIMIT $3`, merchantAccountID, after, limit)
+		WHERE c.merchant_account_id = $1`+where+` ORDER BY `+order+` LIMIT `+strconv.Itoa(page.FetchLimit()),
+		append([]any{merchantAccountID}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forwarding"
@@ -240,7 +241,7 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	}
 	requests := func(merchant string) []string {
 		t.Helper()
-		events, err := db.AuditEvents(ctx, merchant, 0, 100)
+		events, err := db.AuditEvents(ctx, merchant, pagination.Page{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
