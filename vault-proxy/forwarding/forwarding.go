@@ -160,9 +160,13 @@ type Service struct {
 
 	// hosts caches each merchant's allowed hosts for the forward hot path.
 	// This instance drops an entry when a config changes; other instances
-	// within HostCacheTTL.
+	// within HostCacheTTL. hostsMu and hostsGen keep a read that began
+	// before a change from caching what it read after the change dropped
+	// the entry (see Hosts).
 	hostsOnce sync.Once
 	hosts     *expirable.LRU[string, []string]
+	hostsMu   sync.Mutex
+	hostsGen  uint64 // changes so far; under hostsMu
 }
 
 // HostCacheTTL bounds how long another instance may use a merchant's old
@@ -172,6 +176,15 @@ const HostCacheTTL = 10 * time.Second
 func (s *Service) hostCache() *expirable.LRU[string, []string] {
 	s.hostsOnce.Do(func() { s.hosts = expirable.NewLRU[string, []string](10_000, nil, HostCacheTTL) })
 	return s.hosts
+}
+
+// hostsChanged drops the merchant's cached hosts once a change to its
+// configs has been stored (or may have been).
+func (s *Service) hostsChanged(merchantAccountID string) {
+	s.hostsMu.Lock()
+	defer s.hostsMu.Unlock()
+	s.hostsGen++
+	s.hostCache().Remove(merchantAccountID)
 }
 
 // ConfigInput is a create or partial update; nil means absent.
@@ -199,10 +212,11 @@ func (s *Service) CreateConfig(ctx context.Context, merchantAccountID string, in
 		return nil, err
 	}
 	c.ID = id
-	if err := s.Store.InsertConfig(ctx, c); err != nil {
+	err = s.Store.InsertConfig(ctx, c)
+	s.hostsChanged(merchantAccountID) // an error may follow a commit
+	if err != nil {
 		return nil, err
 	}
-	s.hostCache().Remove(merchantAccountID)
 	return c, nil
 }
 
@@ -215,10 +229,10 @@ func (s *Service) UpdateConfig(ctx context.Context, merchantAccountID string, id
 		}
 		return nil
 	})
+	s.hostsChanged(merchantAccountID) // an error may follow a commit
 	if err != nil {
 		return nil, err
 	}
-	s.hostCache().Remove(merchantAccountID)
 	return c, nil
 }
 
@@ -301,7 +315,7 @@ func (s *Service) Config(ctx context.Context, merchantAccountID string, id uuid.
 // DeleteConfig removes a config and its methods.
 func (s *Service) DeleteConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) error {
 	sealed, err := s.Store.DeleteConfig(ctx, merchantAccountID, id)
-	s.hostCache().Remove(merchantAccountID)
+	s.hostsChanged(merchantAccountID)
 	if err != nil {
 		return err
 	}
@@ -311,16 +325,27 @@ func (s *Service) DeleteConfig(ctx context.Context, merchantAccountID string, id
 	return nil
 }
 
-// Hosts returns every host listed by the merchant's configs.
+// Hosts returns every host listed by the merchant's configs. A read that
+// a change overtook (a change stored after the read's snapshot, whose
+// hostsChanged ran before this read could cache) returns what it read but
+// does not cache it: a host removed from a config is refused on this
+// instance from the moment the change is answered.
 func (s *Service) Hosts(ctx context.Context, merchantAccountID string) ([]string, error) {
 	if h, ok := s.hostCache().Get(merchantAccountID); ok {
 		return h, nil
 	}
+	s.hostsMu.Lock()
+	gen := s.hostsGen
+	s.hostsMu.Unlock()
 	h, err := s.Store.ForwardHosts(ctx, merchantAccountID)
 	if err != nil {
 		return nil, err
 	}
-	s.hostCache().Add(merchantAccountID, h)
+	s.hostsMu.Lock()
+	if s.hostsGen == gen {
+		s.hostCache().Add(merchantAccountID, h)
+	}
+	s.hostsMu.Unlock()
 	return h, nil
 }
 

@@ -3,6 +3,7 @@ package forwarding_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -16,21 +17,93 @@ import (
 )
 
 // pausingStore is the real store, except that once armed its next
-// AuthMethodsByID call, having read the rows, says so on read and waits for
-// proceed: a forward that read a method just before it was deleted.
+// AuthMethodsByID or ForwardHosts call, having read the rows, says so on
+// read and waits for proceed: a forward that read a method or the hosts
+// just before they changed.
 type pausingStore struct {
 	forwarding.Store
 	armed         atomic.Bool
 	read, proceed chan struct{}
 }
 
-func (p *pausingStore) AuthMethodsByID(ctx context.Context, m string, ids []uuid.UUID) ([]*forwarding.AuthMethod, [][]string, error) {
-	methods, hosts, err := p.Store.AuthMethodsByID(ctx, m, ids)
+func (p *pausingStore) pause() {
 	if p.armed.CompareAndSwap(true, false) {
 		p.read <- struct{}{}
 		<-p.proceed
 	}
+}
+
+func (p *pausingStore) AuthMethodsByID(ctx context.Context, m string, ids []uuid.UUID) ([]*forwarding.AuthMethod, [][]string, error) {
+	methods, hosts, err := p.Store.AuthMethodsByID(ctx, m, ids)
+	p.pause()
 	return methods, hosts, err
+}
+
+func (p *pausingStore) ForwardHosts(ctx context.Context, m string) ([]string, error) {
+	hosts, err := p.Store.ForwardHosts(ctx, m)
+	p.pause()
+	return hosts, err
+}
+
+// A read of a merchant's hosts that began before a change to its configs
+// may return what it read, but does not cache it: once the change has
+// returned, this instance's next forward sees the new list, not the old
+// one for HostCacheTTL.
+func TestHostsReadRacingAChangeIsNotCached(t *testing.T) {
+	hosts := []string{"a.example", "b.example"}
+	cases := []struct {
+		name   string
+		change func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error
+		want   []string
+	}{
+		{"a host removed", func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error {
+			only := []string{"a.example"}
+			_, err := svc.UpdateConfig(ctx, "m1", cfg, forwarding.ConfigInput{Hosts: &only})
+			return err
+		}, []string{"a.example"}},
+		{"the config deleted", func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error {
+			return svc.DeleteConfig(ctx, "m1", cfg)
+		}, nil},
+		{"a config created", func(ctx context.Context, svc *forwarding.Service, _ uuid.UUID) error {
+			name, more := "second", []string{"c.example"}
+			_, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &more})
+			return err
+		}, []string{"a.example", "b.example", "c.example"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, _ := postgrestest.Open(t)
+			store := &pausingStore{Store: db, read: make(chan struct{}), proceed: make(chan struct{})}
+			svc := &forwarding.Service{Store: store}
+			name := "processor"
+			cfg, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &hosts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			store.armed.Store(true)
+			done := make(chan []string, 1)
+			go func() {
+				h, err := svc.Hosts(ctx, "m1")
+				if err != nil {
+					t.Error(err)
+				}
+				done <- h
+			}()
+			<-store.read // the old list is read; now the change
+			if err := tc.change(ctx, svc, cfg.ID); err != nil {
+				t.Fatal(err)
+			}
+			close(store.proceed)
+			if h := <-done; !slices.Equal(slices.Sorted(slices.Values(h)), hosts) {
+				t.Fatalf("the read that began first: %v", h)
+			}
+			got, err := svc.Hosts(ctx, "m1")
+			if err != nil || !slices.Equal(slices.Sorted(slices.Values(got)), tc.want) {
+				t.Fatalf("hosts after the change returned: %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
 }
 
 // An Open that read a method before it was deleted may finish with what it
