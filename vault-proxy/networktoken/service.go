@@ -299,10 +299,8 @@ func (s *Service) transition(ctx context.Context, c vaulting.Caller, pm, id uuid
 func (s *Service) change(ctx context.Context, c vaulting.Caller, pm, id uuid.UUID, op string, to Status,
 	call func(Provider, context.Context, string) error, needed func(Status) (bool, error)) (*NetworkToken, error) {
 	var (
-		provider  string
-		sealed    envelope.Sealed
-		called    bool
-		tspFailed bool
+		sealed envelope.Sealed
+		called bool
 	)
 	t, err := s.Store.ChangeNetworkToken(ctx, c.MerchantAccountID, pm, id, func(ctx context.Context, t *NetworkToken) (Status, error) {
 		if ok, err := needed(t.Status); !ok || err != nil {
@@ -312,28 +310,25 @@ func (s *Service) change(ctx context.Context, c vaulting.Caller, pm, id uuid.UUI
 		if err != nil {
 			return t.Status, err
 		}
-		provider, sealed = t.Provider, t.Sealed
+		sealed = t.Sealed
+		// Audited while the row lock is held, so that the trail lists the
+		// token's operations in the order they reached the TSP (the next
+		// one waits for this lock). The record is what the TSP did; a
+		// store that then fails to follow is the request's error.
+		detail := map[string]any{"network_token_id": id.String(), "provider": t.Provider}
 		if err := call(p, ctx, t.Reference); err != nil {
-			tspFailed = true
+			s.audit(ctx, c, pm, op, "failure: tsp_error", detail)
 			return t.Status, &ProviderError{Op: op, Err: err}
 		}
 		called = true
+		s.audit(ctx, c, pm, op, "success", detail)
 		return to, nil
 	})
-	// Audited once the row lock is released: the audit log writes to the
-	// database too.
-	detail := map[string]any{"network_token_id": id.String(), "provider": provider}
-	switch {
-	case tspFailed:
-		s.audit(ctx, c, pm, op, "failure: tsp_error", detail)
-	case err == nil && called:
-		if to == StatusDeleted {
-			s.Sealer.Forget(sealed)
-		}
-		s.audit(ctx, c, pm, op, "success", detail)
-	}
 	if err != nil {
 		return nil, err
+	}
+	if called && to == StatusDeleted {
+		s.Sealer.Forget(sealed)
 	}
 	return t, nil
 }

@@ -606,6 +606,20 @@ type pausingTSP struct {
 	called, proceed chan struct{}
 }
 
+// slowFirstAudit delays the first event it records by delay.
+type slowFirstAudit struct {
+	vaultproxy.AuditLog
+	delay time.Duration
+	done  atomic.Bool
+}
+
+func (a *slowFirstAudit) Record(ctx context.Context, e vaultproxy.AuditEvent) error {
+	if a.done.CompareAndSwap(false, true) {
+		time.Sleep(a.delay)
+	}
+	return a.AuditLog.Record(ctx, e)
+}
+
 func (p *pausingTSP) pause() {
 	if p.armed.CompareAndSwap(true, false) {
 		p.called <- struct{}{}
@@ -793,6 +807,9 @@ func TestLifecycleOperationsTakeTurns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The first operation's record is slowed down: written after its
+			// row lock is released, it would land behind the second's.
+			svc.Audits = &slowFirstAudit{AuditLog: f.audits, delay: 100 * time.Millisecond}
 			type result struct {
 				status networktoken.Status
 				err    error
