@@ -47,7 +47,7 @@ func caller(m string) vaulting.Caller {
 	return vaulting.Caller{MerchantAccountID: m, Actor: "test", RequestID: "req-1"}
 }
 
-func (f *fixture) vault(t *testing.T, m, pan, cvv string) *vaultproxy.VaultedCard {
+func (f *fixture) vault(t testing.TB, m, pan, cvv string) *vaultproxy.VaultedCard {
 	t.Helper()
 	rec, err := f.svc.Vault(context.Background(), caller(m), vaulting.CardRequest{
 		Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: "12/30", SecurityCode: []byte(cvv),
