@@ -89,6 +89,20 @@ func TestCache(t *testing.T) {
 			t.Errorf("cached principal modified through a returned one: %+v", p2)
 		}
 	})
+	t.Run("a hit needs the whole token", func(t *testing.T) {
+		v := newVerifier(t, auth.Config{})
+		if _, err := verify(v, tok, t0); err != nil {
+			t.Fatal(err)
+		}
+		last := tok[len(tok)-1]
+		for _, other := range []string{tok[:len(tok)-1], tok[:len(tok)-1] + string(last^1), tok + "A"} {
+			_, err := verify(v, other, t0)
+			wantAPIError(t, err, 401, "")
+		}
+		if n := auth.CacheLen(v); n != 1 {
+			t.Errorf("cache holds %d", n)
+		}
+	})
 	t.Run("concurrent use", func(t *testing.T) {
 		v := newVerifier(t, auth.Config{CacheSize: 2})
 		tokens := make([]string, 4)

@@ -72,8 +72,9 @@
 // CPU per token on a 2-vCPU development machine (Go 1.26, P-521 has no
 // assembly), against about 2.5 µs for a cached token. So the Verifier keeps
 // a bounded LRU (Config.CacheSize, default 4096) of verified tokens keyed by
-// the SHA-256 of the token. A hit skips only the signature check and claim
-// parsing: exp, nbf and iat are checked against now on every call, an
+// the token itself, compared whole (so no hash collision can make one token
+// pass for another; the entries hold the tokens, at most MaxTokenLen bytes
+// each). A hit skips only the signature check and claim parsing: exp, nbf and iat are checked against now on every call, an
 // expired entry is dropped, only tokens that passed every check are stored,
 // and an entry is used only if it was verified against the KeySet in use
 // now. Tokens that fail are never cached, so a flood of forged tokens that
