@@ -47,6 +47,25 @@ func TestMerchantAccount(t *testing.T) {
 	}
 }
 
+func TestValidMerchantIDIsTheRegexp(t *testing.T) {
+	for _, m := range append(merchantIDCases, "") {
+		if got, want := validMerchantID([]byte(m)), merchantID.MatchString(m); got != want {
+			t.Errorf("%q: %v, the regexp says %v", m, got, want)
+		}
+	}
+}
+
+func FuzzValidMerchantID(f *testing.F) {
+	for _, m := range merchantIDCases {
+		f.Add(m)
+	}
+	f.Fuzz(func(t *testing.T, m string) {
+		if got, want := validMerchantID([]byte(m)), merchantID.MatchString(m); got != want {
+			t.Errorf("%q: %v, the regexp says %v", m, got, want)
+		}
+	})
+}
+
 // benchAuthenticator verifies a token like the forward benchmark's: the
 // vault-forward.write scope, every merchant account, signed ES512; it returns
 // the Authorization header too.
