@@ -2,6 +2,7 @@ package auth_test
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +102,29 @@ func TestCache(t *testing.T) {
 		}
 		if n := auth.CacheLen(v); n != 1 {
 			t.Errorf("cache holds %d", n)
+		}
+	})
+	t.Run("copies of any size, unrestricted stays unrestricted", func(t *testing.T) {
+		v := newVerifier(t, auth.Config{})
+		scopes := []string{"a.read", "b.read", "c.read", "d.read", "e.read"}
+		for _, accounts := range [][]string{nil, {"acc-1"}, {"acc-1", "acc-2", "acc-3"}} {
+			restricted := mustMint(t, scopes, time.Hour, accounts)
+			for range 2 { // a miss, then a hit
+				p, err := verify(v, restricted, t0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(p.Scopes, scopes) || !slices.Equal(p.MerchantAccountIDs, accounts) || (accounts == nil) != (p.MerchantAccountIDs == nil) {
+					t.Fatalf("principal %+v, want scopes %v and accounts %#v", p, scopes, accounts)
+				}
+				if accounts != nil && cap(p.Scopes) != len(p.Scopes) {
+					t.Fatalf("an append to Scopes (cap %d) would overwrite the accounts", cap(p.Scopes))
+				}
+				p.Scopes[len(p.Scopes)-1] = "*.write"
+				if accounts != nil {
+					p.MerchantAccountIDs[0] = "acc-9"
+				}
+			}
 		}
 	})
 	t.Run("concurrent use", func(t *testing.T) {

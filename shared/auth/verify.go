@@ -319,12 +319,38 @@ type Principal struct {
 	MerchantAccountIDs []string
 }
 
-// clone returns a copy that shares no slice with p.
+// principalCopy is a Principal with room for its slices, so that the copy
+// every Verify returns is a single allocation for the usual token, which
+// carries a few scopes and merchant accounts.
+type principalCopy struct {
+	p   Principal
+	buf [4]string
+}
+
+// clone returns a copy that shares no slice with p: a caller writing to it
+// cannot reach the cached Principal.
 func (p *Principal) clone() *Principal {
-	c := *p
-	c.Scopes = slices.Clone(p.Scopes)
-	c.MerchantAccountIDs = slices.Clone(p.MerchantAccountIDs)
-	return &c
+	c := &principalCopy{p: *p}
+	buf := c.buf[:0]
+	if n := len(p.Scopes) + len(p.MerchantAccountIDs); n > len(c.buf) {
+		buf = make([]string, 0, n)
+	}
+	c.p.Scopes, buf = carve(buf, p.Scopes)
+	c.p.MerchantAccountIDs, _ = carve(buf, p.MerchantAccountIDs)
+	return &c.p
+}
+
+// carve appends s to buf and returns the copy, its capacity capped so that
+// an append to it reallocates instead of overwriting what follows, and buf
+// grown by it. A nil s stays nil (nil MerchantAccountIDs means every
+// account).
+func carve(buf, s []string) (copied, grown []string) {
+	if s == nil {
+		return nil, buf
+	}
+	n := len(buf)
+	buf = append(buf, s...)
+	return buf[n:len(buf):len(buf)], buf
 }
 
 // Require returns nil if the principal holds a scope allowing needed (see
