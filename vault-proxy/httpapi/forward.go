@@ -116,7 +116,10 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 	bad := func(name, msg, typ string) {
 		errs = append(errs, apierror.Detail{Location: apierror.LocationHeader, Pointer: name, Message: msg, Type: typ})
 	}
-	var rawURL, tokens, auths string
+	var rawURL string
+	// The id lists are parsed from fasthttp's buffer, stable during this
+	// call: only the parsed ids are kept.
+	var tokens, auths []byte
 	var seenURL, seenTokens, seenAuths bool
 	for k, v := range ctx.Request.Header.All() {
 		if len(k) < len(forwardHeaderPrefix) || !bytes.EqualFold(k[:len(forwardHeaderPrefix)], forwardHeaderPrefix) {
@@ -133,9 +136,9 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 			}
 			in.method = m
 		case bytes.EqualFold(rest, forwardPaymentMethodsSuffix):
-			tokens, seenTokens = string(v), true
+			tokens, seenTokens = v, true
 		case bytes.EqualFold(rest, forwardAuthsSuffix):
-			auths, seenAuths = string(v), true
+			auths, seenAuths = v, true
 		case bytes.EqualFold(rest, forwardTimeoutSuffix):
 			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
 			if err != nil || n < 1 || n > forwardTimeoutMaxWhole {
@@ -213,18 +216,18 @@ func forwardMethod(v []byte) (string, bool) {
 
 // parseIDs reads a comma-separated list of 1..max UUIDs, each exactly 36
 // characters with spaces around it allowed.
-func parseIDs(s string, max int, distinct bool) ([]uuid.UUID, bool) {
-	n := strings.Count(s, ",") + 1
+func parseIDs(s []byte, max int, distinct bool) ([]uuid.UUID, bool) {
+	n := bytes.Count(s, []byte(",")) + 1
 	if n > max {
 		return nil, false
 	}
 	out := make([]uuid.UUID, 0, n)
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
+	for part := range bytes.SplitSeq(s, []byte(",")) {
+		part = bytes.TrimSpace(part)
 		if len(part) != 36 {
 			return nil, false
 		}
-		id, err := uuid.Parse(part)
+		id, err := uuid.ParseBytes(part)
 		// A linear search: distinct lists (authentication methods) hold at
 		// most MaxForwardAuths ids.
 		if err != nil || (distinct && slices.Contains(out, id)) {
@@ -251,10 +254,20 @@ func canonicalHost(u *url.URL) {
 		}
 		host = "[" + host + "]"
 	}
-	if port != "" {
-		host += ":" + port
+	u.Host = joinHostPort(u.Host, host, port)
+}
+
+// joinHostPort returns host, or host:port when there is a port. It returns
+// was when that already is the result, as it is for most URLs, so that
+// canonicalising them allocates nothing.
+func joinHostPort(was, host, port string) string {
+	if port == "" {
+		return host
 	}
-	u.Host = host
+	if len(was) == len(host)+1+len(port) && strings.HasPrefix(was, host) && was[len(host)] == ':' && strings.HasSuffix(was, port) {
+		return was
+	}
+	return host + ":" + port
 }
 
 // hostListed reports whether the destination is named by one of entries

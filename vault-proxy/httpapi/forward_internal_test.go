@@ -22,6 +22,8 @@ func TestCanonicalHostAndHostListed(t *testing.T) {
 		{"https://api.example.com./x", "api.example.com", []string{"api.example.com"}, true},
 		{"https://api.example.com:8443/x", "api.example.com:8443", []string{"api.example.com"}, false},
 		{"https://api.example.com:8443/x", "api.example.com:8443", []string{"api.example.com:8443"}, true},
+		{"https://API.example.com.:8443/x", "api.example.com:8443", []string{"api.example.com:8443"}, true},
+		{"http://api.example.com:080/x", "api.example.com:080", []string{"api.example.com:80"}, false},
 		{"http://api.example.com/x", "api.example.com", []string{"api.example.com:443"}, false},
 		{"http://api.example.com:80/x", "api.example.com", []string{"api.example.com:80"}, true},
 		{"https://127.0.0.1:9999/", "127.0.0.1:9999", []string{"127.0.0.1:9999"}, true},
@@ -62,7 +64,7 @@ func TestParseIDs(t *testing.T) {
 		{"{" + a + "}", 100, false, 0, false},
 		{a + "," + b, 1, false, 0, false},
 	} {
-		ids, ok := parseIDs(tc.in, tc.max, tc.distinct)
+		ids, ok := parseIDs([]byte(tc.in), tc.max, tc.distinct)
 		if ok != tc.ok || len(ids) != tc.n {
 			t.Errorf("parseIDs(%q): %d ids, ok=%v", tc.in, len(ids), ok)
 		}
