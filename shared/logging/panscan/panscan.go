@@ -68,34 +68,30 @@ func Contains(s string) bool {
 // a space, which the scan reads that way.
 //
 // Every request without an id of its own pays for this (requestid checks
-// the ids it generates), so the scan runs only when a run of digit groups
-// (joined by one separator) reaches a PAN's 12 digits, which few UUIDs
-// have.
+// the ids it generates), so the identifier is rewritten and scanned only
+// when a run of digit groups (joined by one separator) reaches a PAN's 12
+// digits, which few UUIDs have; the first pass only counts.
 func InIdentifier(id string) bool {
+	if !hasLongRun(id, true) {
+		return false
+	}
 	var stack [128]byte
 	b := stack[:0]
 	if len(id) > len(stack) {
 		b = make([]byte, 0, len(id))
 	}
-	run, longest := 0, 0
 	for i := 0; i < len(id); i++ {
 		switch c := id[i]; {
 		case isDigit(c):
-			run++
-			longest = max(longest, run)
 			b = append(b, c)
-		case c == '.' || c == '_' || c == '-':
-			if i == 0 || b[len(b)-1] == ' ' || b[len(b)-1] == 'x' {
-				run = 0 // two separators in a row, or one after a letter, end a run
-			}
+		case isIdentifierSeparator(c):
 			b = append(b, ' ')
 		default:
-			run = 0
 			b = append(b, 'x')
 		}
 	}
 	// b does not outlive the call: the scan keeps nothing.
-	return longest >= minDigits && Contains(unsafe.String(&b[0], len(b)))
+	return Contains(unsafe.String(&b[0], len(b)))
 }
 
 // Find returns every PAN in s in order, or nil.
@@ -135,7 +131,7 @@ type span struct{ start, end int }
 // scan calls yield for each masked region of s, left to right, until yield
 // returns false.
 func scan(s string, yield func(Match) bool) {
-	if !hasEnoughDigits(s) {
+	if !hasEnoughDigits(s) || !hasLongRun(s, false) {
 		return
 	}
 	// Backing arrays on the stack cover every realistic string; only
@@ -174,8 +170,8 @@ func scan(s string, yield func(Match) bool) {
 	}
 }
 
-// hasEnoughDigits is the cheap prefilter: most strings have fewer than 13
-// digits in total and can be skipped after one pass with no allocation.
+// hasEnoughDigits is the cheapest prefilter: most strings have fewer than
+// 12 digits in total and are skipped after one pass with no allocation.
 func hasEnoughDigits(s string) bool {
 	n := 0
 	for i := 0; i < len(s); i++ {
@@ -185,6 +181,38 @@ func hasEnoughDigits(s string) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// hasLongRun is the second prefilter, for strings with enough digits: it
+// reports whether s has a run of digit groups holding a PAN's 12 digits,
+// groups being joined by one separator after a digit: a space or a dash as
+// readRun joins them, or with identifier set '.', '_' or '-' as
+// InIdentifier does. Dates, timestamps and most UUIDs have no such run and
+// skip the scan. The runs the scan reads never cross a UUID's start, so
+// they are never longer than the ones counted here.
+//
+// It does not branch on the bytes: in a UUID or a hash digits and hex
+// letters alternate unpredictably, and a branch on each would mispredict
+// every few bytes.
+func hasLongRun(s string, identifier bool) bool {
+	run, prevDigit := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		sep := isSeparator(c)
+		if identifier {
+			sep = isIdentifierSeparator(c)
+		}
+		digit := b2i(isDigit(c))
+		// A mask, not a multiplication: run is carried from byte to byte
+		// and an AND is the cheapest way to zero it. Anything but a digit
+		// or one separator after a digit ends the run.
+		run = (run + digit) & -(digit | b2i(sep)&prevDigit)
+		if run >= minDigits {
+			return true
+		}
+		prevDigit = digit
 	}
 	return false
 }
@@ -307,5 +335,17 @@ func luhn(s string) bool {
 }
 
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }
+func isSeparator(c byte) bool { return c == ' ' || c == '-' }
+
+// isIdentifierSeparator: InIdentifier reads these as isSeparator's space.
+func isIdentifierSeparator(c byte) bool { return c == '.' || c == '_' || c == '-' }
+
 func isHexLetter(c byte) bool { return 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 func isHex(c byte) bool       { return isDigit(c) || isHexLetter(c) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -254,3 +254,31 @@ func TestIdentifiersAreNotPANs(t *testing.T) {
 	}
 	t.Logf("%d of 100000 hex hashes flagged", hits)
 }
+
+// TestInIdentifierMatchesDefinition compares InIdentifier, which skips the
+// scan when no run is long enough, with its definition applied directly:
+// letters rewritten to a non-hex letter, '.', '_' and '-' to a space, then
+// Contains.
+func TestInIdentifierMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "01234567890123456789012345678901234567890123456789.._--aFx"
+	rewrite := strings.NewReplacer(".", " ", "_", " ", "-", " ", "a", "x", "F", "x")
+	hits := 0
+	for i := 0; i < 50000; i++ {
+		b := make([]byte, r.IntN(40))
+		for j := range b {
+			b[j] = alphabet[r.IntN(len(alphabet))]
+		}
+		id := string(b)
+		want := Contains(rewrite.Replace(id))
+		if got := InIdentifier(id); got != want {
+			t.Fatalf("InIdentifier(%q) = %v, want %v", id, got, want)
+		}
+		if want {
+			hits++
+		}
+	}
+	if hits < 1000 {
+		t.Fatalf("only %d identifiers held a PAN: the test does not exercise the scan", hits)
+	}
+}
