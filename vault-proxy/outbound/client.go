@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/payorch/certs"
 	"github.com/valyala/fasthttp"
@@ -280,7 +282,9 @@ func (c *Client) CheckURL(rawURL string, opts CallOptions) error {
 	// for the parse and again for the request target checkURI builds.
 	u := fasthttp.AcquireURI()
 	defer fasthttp.ReleaseURI(u)
-	if err := u.Parse(nil, []byte(rawURL)); err != nil {
+	// Parse only reads its input, copying what it keeps into u's buffers,
+	// so it is given a view of rawURL rather than a copy.
+	if err := u.Parse(nil, unsafe.Slice(unsafe.StringData(rawURL), len(rawURL))); err != nil {
 		return refused(ruleURLMalformed)
 	}
 	d, _, err := c.checkURI(u, &opts)
@@ -294,7 +298,9 @@ func (c *Client) CheckURL(rawURL string, opts CallOptions) error {
 }
 
 // checkURI validates fasthttp's parsed view of the destination, the one it
-// will connect to and write into the request line and Host header.
+// will connect to and write into the request line and Host header. The
+// destination's host is a view of u's host buffer, not a copy: it is valid
+// only until u changes, which is all CheckURL needs; Do copies it.
 func (c *Client) checkURI(u *fasthttp.URI, opts *CallOptions) (destination, bool, error) {
 	var d destination
 	if len(u.Username()) > 0 || len(u.Password()) > 0 {
@@ -304,7 +310,8 @@ func (c *Client) checkURI(u *fasthttp.URI, opts *CallOptions) (destination, bool
 	if r != ruleOK {
 		return d, false, refused(r)
 	}
-	if r := parseAuthority(string(u.Host()), https, &d); r != ruleOK {
+	host := u.Host()
+	if r := parseAuthority(unsafe.String(unsafe.SliceData(host), len(host)), https, &d); r != ruleOK {
 		return d, false, refused(r)
 	}
 	u.DisablePathNormalizing = true
@@ -359,6 +366,7 @@ func (c *Client) Do(ctx context.Context, req *fasthttp.Request, resp *fasthttp.R
 	if err != nil {
 		return err
 	}
+	d.host = strings.Clone(d.host) // a view of u's host, which SetHost below overwrites
 	if auth := string(u.Host()); !d.sameAuthority(auth) {
 		u.SetHost(d.authority())
 	}

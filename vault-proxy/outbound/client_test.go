@@ -553,3 +553,28 @@ func TestCloseRefusesLaterCalls(t *testing.T) {
 		t.Error("closed client connected")
 	}
 }
+
+// TestCheckURLAllocations: CheckURL parses a view of the URL and checks a
+// view of fasthttp's host, so what is left is net/url's for the
+// cross-check. The verdicts are pinned by hostile_test.go and the rest.
+func TestCheckURLAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c := mustNew(t, Policy{RequireHTTPS: true})
+	opts := CallOptions{AllowedHosts: []string{"other.example", "api.processor.example"}}
+	for _, tt := range []struct {
+		raw  string
+		want float64
+	}{
+		{"https://api.processor.example/v1/charges?x=1", 1},
+		{"https://API.Processor.Example./v1", 2}, // net/url keeps the case: its host is lower-cased for the comparison
+	} {
+		if err := c.CheckURL(tt.raw, opts); err != nil {
+			t.Fatalf("CheckURL(%q): %v", tt.raw, err)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = c.CheckURL(tt.raw, opts) }); n > tt.want {
+			t.Errorf("CheckURL(%q): %v allocations, want %v", tt.raw, n, tt.want)
+		}
+	}
+}
