@@ -8,7 +8,8 @@ package requestid
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
+	"math/rand/v2"
 
 	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/uuidtext"
@@ -20,15 +21,20 @@ const Header = "X-Request-Id"
 // MaxLen is the longest incoming id that is honoured.
 const MaxLen = 128
 
-// Generate returns a new random id: a version 4 UUID from crypto/rand that
-// is Valid (about one in a thousand UUIDs has digits that read as a card
-// number, and would be replaced by the next hop).
+// Generate returns a new random id: a version 4 UUID that is Valid (about
+// one in a thousand UUIDs has digits that read as a card number, and would
+// be replaced by the next hop).
+//
+// An id is echoed to the client and written to every log line: it must be
+// unique, not secret. math/rand/v2's generator (ChaCha8, seeded by the
+// runtime from the operating system) gives 122 random bits without the
+// getrandom system call crypto/rand makes, on every request that comes
+// without an id of its own.
 func Generate() string {
 	for {
 		var b [16]byte
-		// crypto/rand.Read never fails on supported platforms (Go 1.24+); it
-		// crashes the program rather than return predictable bytes.
-		_, _ = rand.Read(b[:])
+		binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+		binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 		b[6] = b[6]&0x0f | 0x40 // version 4
 		b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
 		var out [36]byte
