@@ -105,15 +105,45 @@ const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id
 // escaped text, and only validates the json detail. A forward's record
 // cost it ~25% less CPU (BENCHMARKS.md, issue 5, sixth session), on the
 // cores the forwards run on.
+//
+// Records as auditspool writes them are read in one pass by
+// appendCanonicalRows; a batch is parsed with gjson from the first record
+// that is not in that form on (an older spool's, an edited one), which
+// writes the same rows for any record both read.
 func appendCopyRows(dst, records []byte) ([]byte, int, error) {
-	arr := gjson.Parse(unsafe.String(unsafe.SliceData(records), len(records))) // read here only
+	return appendCopyRowsVia(dst, records, true)
+}
+
+// appendCopyRowsVia is appendCopyRows, which with canonical unset parses
+// every record with gjson: the tests hold the two to the same output.
+func appendCopyRowsVia(dst, records []byte, canonical bool) ([]byte, int, error) {
+	s := unsafe.String(unsafe.SliceData(records), len(records)) // read here only
+	arr := gjson.Parse(s)
 	if !arr.IsArray() {
 		return dst, 0, errors.New("postgres: an audit batch is not a JSON array")
 	}
 	dst = append(dst, copyBinaryHeader...)
+	n, done := 0, false
+	if canonical {
+		dst, n, done = appendCanonicalRows(dst, s)
+	}
+	var err error
+	if !done {
+		dst, n, err = appendParsedRows(dst, arr, n)
+	}
+	return binary.BigEndian.AppendUint16(dst, 0xffff), n, err // the trailer: a field count of -1
+}
+
+// appendParsedRows appends the rows of the records of arr after its first
+// skip, which are already written, and returns the count of all.
+func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, error) {
 	n := 0
 	var err error
 	arr.ForEach(func(_, rec gjson.Result) bool {
+		if n < skip {
+			n++
+			return true
+		}
 		if !rec.IsObject() {
 			err = fmt.Errorf("postgres: audit record %d is not a JSON object", n+1)
 			return false
@@ -138,7 +168,7 @@ func appendCopyRows(dst, records []byte) ([]byte, int, error) {
 		n++
 		return true
 	})
-	return binary.BigEndian.AppendUint16(dst, 0xffff), n, err // the trailer: a field count of -1
+	return dst, n, err
 }
 
 // copyBinaryHeader opens a binary COPY stream: the signature, no flags, no
@@ -210,11 +240,7 @@ func (k copyKind) appendField(dst []byte, v gjson.Result, required bool) ([]byte
 		if err != nil {
 			return dst, errors.New("not an RFC 3339 time")
 		}
-		// From seconds, not a time.Duration, which ends 292 years from the
-		// epoch; a spooled record may be dated from year 0 to 9999.
-		t = t.Round(time.Microsecond)
-		us := (t.Unix()-pgEpochUnix)*1_000_000 + int64(t.Nanosecond()/1000)
-		dst = binary.BigEndian.AppendUint64(dst, uint64(us))
+		dst = appendTimestamptz(dst, t)
 	case copyUUIDArray:
 		var err error
 		if dst, err = appendUUIDArray(dst, v); err != nil {
@@ -227,8 +253,22 @@ func (k copyKind) appendField(dst []byte, v gjson.Result, required bool) ([]byte
 		}
 		dst = append(dst, raw...) // json's binary form is its text
 	}
+	return endField(dst, lenAt), nil
+}
+
+// endField writes the length of the field whose value follows lenAt.
+func endField(dst []byte, lenAt int) []byte {
 	binary.BigEndian.PutUint32(dst[lenAt:], uint32(len(dst)-lenAt-4))
-	return dst, nil
+	return dst
+}
+
+// appendTimestamptz writes t, to the microsecond, as a binary timestamptz.
+func appendTimestamptz(dst []byte, t time.Time) []byte {
+	// From seconds, not a time.Duration, which ends 292 years from the
+	// epoch; a spooled record may be dated from year 0 to 9999.
+	t = t.Round(time.Microsecond)
+	us := (t.Unix()-pgEpochUnix)*1_000_000 + int64(t.Nanosecond()/1000)
+	return binary.BigEndian.AppendUint64(dst, uint64(us))
 }
 
 // appendUUIDArray writes a JSON array of UUID strings (or nothing, for the
@@ -237,12 +277,7 @@ func appendUUIDArray(dst []byte, v gjson.Result) ([]byte, error) {
 	if v.Exists() && !v.IsArray() {
 		return dst, errors.New("not a JSON array")
 	}
-	at := len(dst)
-	dst = binary.BigEndian.AppendUint32(dst, 1) // dimensions
-	dst = binary.BigEndian.AppendUint32(dst, 0) // no nulls
-	dst = binary.BigEndian.AppendUint32(dst, uuidOID)
-	dst = append(dst, 0, 0, 0, 0)               // the length, written below
-	dst = binary.BigEndian.AppendUint32(dst, 1) // lower bound
+	dst, at := beginUUIDArray(dst)
 	n := 0
 	var err error
 	v.ForEach(func(_, t gjson.Result) bool {
@@ -251,17 +286,42 @@ func appendUUIDArray(dst []byte, v gjson.Result) ([]byte, error) {
 			err = errors.New("a token that is not a UUID string")
 			return false
 		}
-		dst = binary.BigEndian.AppendUint32(dst, 16)
-		dst = append(dst, id[:]...)
+		dst = appendUUIDElement(dst, id)
 		n++
 		return true
 	})
-	if err != nil || n > 0 {
-		binary.BigEndian.PutUint32(dst[at+12:], uint32(n))
+	if err != nil {
 		return dst, err
 	}
+	return endUUIDArray(dst, at, n), nil
+}
+
+// beginUUIDArray writes the header of a binary one-dimensional uuid[], to
+// be followed by its elements (appendUUIDElement) and completed by
+// endUUIDArray with at, where the header starts.
+func beginUUIDArray(dst []byte) (_ []byte, at int) {
+	at = len(dst)
+	dst = binary.BigEndian.AppendUint32(dst, 1) // dimensions
+	dst = binary.BigEndian.AppendUint32(dst, 0) // no nulls
+	dst = binary.BigEndian.AppendUint32(dst, uuidOID)
+	dst = append(dst, 0, 0, 0, 0)               // the length, written by endUUIDArray
+	dst = binary.BigEndian.AppendUint32(dst, 1) // lower bound
+	return dst, at
+}
+
+func appendUUIDElement(dst []byte, id uuid.UUID) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, 16)
+	return append(dst, id[:]...)
+}
+
+// endUUIDArray completes the array begun at with its n elements.
+func endUUIDArray(dst []byte, at, n int) []byte {
+	if n > 0 {
+		binary.BigEndian.PutUint32(dst[at+12:], uint32(n))
+		return dst
+	}
 	// The empty array has no dimensions.
-	return binary.BigEndian.AppendUint32(append(dst[:at], 0, 0, 0, 0, 0, 0, 0, 0), uuidOID), nil
+	return binary.BigEndian.AppendUint32(append(dst[:at], 0, 0, 0, 0, 0, 0, 0, 0), uuidOID)
 }
 
 // uuidArray passes tokens to pgx as raw 16-byte values: a uuid.UUID is a
