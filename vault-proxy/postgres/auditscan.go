@@ -123,15 +123,18 @@ func (sc *recordScanner) text(dst []byte) ([]byte, bool) {
 	}
 	s, start := sc.s, sc.i
 	i := start
-	var bits byte // of every byte, to tell ASCII
-	for ; i < len(s) && s[i] >= ' ' && s[i] != '"' && s[i] != '\\'; i++ {
-		bits |= s[i]
+	for i < len(s) && plainASCII[s[i]] {
+		i++
 	}
-	if i < len(s) && s[i] == '"' { // no escapes, most often
+	if i < len(s) && s[i] == '"' { // storable as it is, most often
 		sc.i = i + 1
-		if bits < utf8.RuneSelf { // and no U+0000: storable as it is
-			return append(dst, s[start:i]...), true
-		}
+		return append(dst, s[start:i]...), true
+	}
+	for i < len(s) && s[i] >= ' ' && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	if i < len(s) && s[i] == '"' { // no escapes, but bytes past ASCII
+		sc.i = i + 1
 		return pgtext.AppendStorable(dst, s[start:i]), true
 	}
 	at := len(dst)
@@ -146,6 +149,16 @@ func (sc *recordScanner) text(dst []byte) ([]byte, bool) {
 	}
 	return dst, true
 }
+
+// plainASCII are the bytes a JSON string holds as they are that
+// PostgreSQL's text holds as they are: ASCII but controls, quote and
+// backslash.
+var plainASCII = func() (plain [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+	}
+	return plain
+}()
 
 // unescape appends the rest of a JSON string with escapes, decoded, and
 // reads its closing quote. It takes what gjson decodes the same way:
