@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -102,12 +103,7 @@ type Options struct {
 // Parse scans body for placeholders. It keeps a reference to body.
 func Parse(body []byte, opts Options) (*Template, error) {
 	t := &Template{body: body}
-	if n := bytes.Count(body, open); n <= len(t.inline) {
-		t.ph = t.inline[:0]
-	} else {
-		// One allocation, as every "{{" is usually a placeholder.
-		t.ph = make([]Placeholder, 0, min(n, MaxPlaceholders))
-	}
+	t.ph = t.inline[:0]
 	i := 0
 	for {
 		j := bytes.Index(body[i:], open)
@@ -116,22 +112,8 @@ func Parse(body []byte, opts Options) (*Template, error) {
 			return t, nil
 		}
 		start := i + j
-		// A placeholder closes before the next "{{" opens (its name holds
-		// no braces), so the search for "}}" stops there: searching on to
-		// the end from every "{{" made a body of "{{ " repeated cost
-		// seconds of CPU per request.
-		rest := body[start+2:]
-		if n := bytes.Index(rest, open); n >= 0 {
-			rest = rest[:n]
-		}
-		k := bytes.Index(rest, close)
-		if k < 0 {
-			i = start + 1
-			continue
-		}
-		end := start + 2 + k + 2
-		inner := bytes.TrimSpace(body[start+2 : end-2])
-		if !identifier(inner) {
+		inner, end, ok := placeholderAt(body, start)
+		if !ok {
 			// Not ours: leave it as text, and look again one byte on, so
 			// that "{{{ CARD_NUMBER_1 }}}" is the placeholder in braces.
 			i = start + 1
@@ -147,10 +129,68 @@ func Parse(body []byte, opts Options) (*Template, error) {
 		if len(t.ph) == MaxPlaceholders {
 			return nil, &Error{Code: "too_many_placeholders", Message: fmt.Sprintf("more than %d placeholders", MaxPlaceholders)}
 		}
+		if len(t.ph) == cap(t.ph) {
+			t.grow(body[start:])
+		}
 		p.start, p.end = start, end
 		t.ph = append(t.ph, p)
 		i = end
 	}
+}
+
+// grow makes room for the placeholders of a body that has more than the
+// inline storage holds, in one allocation: every "{{" left in rest is
+// counted as one.
+func (t *Template) grow(rest []byte) {
+	n := min(len(t.ph)+bytes.Count(rest, open), MaxPlaceholders)
+	t.ph = append(make([]Placeholder, 0, n), t.ph...)
+}
+
+// placeholderAt reads "{{", spaces, a name, spaces and "}}" at body[start:],
+// the name being an identifier ([A-Za-z0-9_]+, at most maxNameLen bytes) and
+// the spaces those bytes.TrimSpace trims. It returns the name and the end of
+// the "}}". That is the first "}}" after the "{{", with no "{{" between:
+// neither spaces nor names hold braces. The bytes it reads hold no "{", so
+// no two calls read the same bytes, and parsing stays linear.
+func placeholderAt(body []byte, start int) (name []byte, end int, ok bool) {
+	i := skipSpace(body, start+len(open))
+	j := i
+	for j < len(body) && j-i <= maxNameLen && isNameByte(body[j]) {
+		j++
+	}
+	k := skipSpace(body, j)
+	if j == i || j-i > maxNameLen || !bytes.HasPrefix(body[k:], close) {
+		return nil, 0, false
+	}
+	return body[i:j], k + len(close), true
+}
+
+// maxNameLen bounds a placeholder's name, and so the error that repeats it.
+const maxNameLen = 128
+
+func isNameByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// skipSpace returns the offset of the first byte at or after i that does
+// not start a space, as bytes.TrimSpace knows them: ASCII ones, and the
+// Unicode ones of valid UTF-8.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch c := b[i]; {
+		case c == ' ' || c >= '\t' && c <= '\r':
+			i++
+		case c < utf8.RuneSelf:
+			return i
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if !unicode.IsSpace(r) {
+				return i
+			}
+			i += size
+		}
+	}
+	return i
 }
 
 // ownNames copies the placeholders' names, which point into the body, into
@@ -174,18 +214,6 @@ func (t *Template) ownNames() {
 }
 
 var open, close = []byte("{{"), []byte("}}")
-
-func identifier(b []byte) bool {
-	if len(b) == 0 || len(b) > 128 {
-		return false
-	}
-	for _, c := range b {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
 
 // parseName understands NAME_INDEX where NAME is a base name, then an
 // optional expiry variant word, then an optional OR_EMPTY_STRING, e.g.

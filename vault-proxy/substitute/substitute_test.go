@@ -473,3 +473,58 @@ func insideFound(tpl *Template, s int) bool {
 	}
 	return false
 }
+
+// The spaces around a name are those bytes.TrimSpace trims, Unicode ones
+// included; anything else between the braces makes them text.
+func TestSpacesAroundTheName(t *testing.T) {
+	cases := []struct {
+		body  string
+		found int    // placeholders
+		code  string // or the error
+	}{
+		{"{{CARD_NUMBER_1}}", 1, ""},
+		{"{{ \t\n\v\f\rCARD_NUMBER_1 \t\n\v\f\r}}", 1, ""},
+		{"{{\u00a0CARD_NUMBER_1\u0085}}", 1, ""},
+		{"{{\u2003CARD_NUMBER_1\u3000\u2029}}", 1, ""},
+		{"{{\xa0CARD_NUMBER_1}}", 0, ""},                                            // a broken rune is not a space
+		{"{{CARD_NUMBER_1\xc2}}", 0, ""},                                            // nor a truncated one
+		{"{{\u200bCARD_NUMBER_1}}", 0, ""},                                          // a zero-width space is not a space
+		{"{{CARD_NUMBER_1\u00e9}}", 0, ""},                                          // nor a letter outside [A-Za-z0-9_]
+		{"{{ CARD_NUMBER_1 }", 0, ""},                                               // one brace does not close
+		{"{{ CARD_NUMBER_1 } }", 0, ""},                                             // nor two apart
+		{"{{ CARD_NUMBER_1", 0, ""},                                                 // nor the end of the body
+		{"{{ CARD_NUMBER_1 {{ }}", 0, ""},                                           // nor another opening
+		{"{{ " + strings.Repeat("A", 127) + "_1 }}", 0, ""},                         // 129 bytes: too long for a name
+		{"{{ CARD_" + strings.Repeat("A", 118) + "_1 }}", 0, "unknown_placeholder"}, // 128 bytes: a name, unknown
+	}
+	for _, tc := range cases {
+		t.Run(tc.body, func(t *testing.T) {
+			tpl, err := Parse([]byte(tc.body), Options{})
+			var e *Error
+			switch {
+			case tc.code != "":
+				if !errors.As(err, &e) || e.Code != tc.code {
+					t.Fatalf("Parse = %v, want %s", err, tc.code)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case len(tpl.Placeholders()) != tc.found:
+				t.Fatalf("found %d placeholders, want %d", len(tpl.Placeholders()), tc.found)
+			}
+		})
+	}
+}
+
+// identifier is the grammar's test of what lies between the braces,
+// trimmed: FuzzParse holds the one-pass placeholderAt to it.
+func identifier(b []byte) bool {
+	if len(b) == 0 || len(b) > maxNameLen {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
