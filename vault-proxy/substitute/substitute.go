@@ -68,6 +68,7 @@ type Placeholder struct {
 	Field      Field
 	Format     card.ExpiryFormat // for the expiry fields
 	OrEmpty    bool              // _OR_EMPTY_STRING: "" instead of an error when provisioning fails
+	borrowed   bool              // Name still points into the body
 	Index      int               // 1-based
 	start, end int               // byte offsets of the whole "{{ ... }}"
 }
@@ -193,23 +194,33 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// ownNames copies the placeholders' names, which point into the body, into
-// one string they then share: a name outlives the body (the audit record,
-// an error), and one allocation serves them all.
+// ownNames copies the names that still point into the body into one string
+// they then share: a name outlives the body (the audit record, an error),
+// and one allocation serves them all. The usual names come from kinds, and
+// need none.
 func (t *Template) ownNames() {
 	n := 0
 	for _, p := range t.ph {
-		n += len(p.Name)
+		if p.borrowed {
+			n += len(p.Name)
+		}
+	}
+	if n == 0 {
+		return
 	}
 	var sb strings.Builder
 	sb.Grow(n)
 	for _, p := range t.ph {
-		sb.WriteString(p.Name)
+		if p.borrowed {
+			sb.WriteString(p.Name)
+		}
 	}
 	all := sb.String()
-	for i := range t.ph {
-		l := len(t.ph[i].Name)
-		t.ph[i].Name, all = all[:l], all[l:]
+	for i, p := range t.ph {
+		if p.borrowed {
+			t.ph[i].Name, all = all[:len(p.Name)], all[len(p.Name):]
+			t.ph[i].borrowed = false
+		}
 	}
 }
 
@@ -235,43 +246,97 @@ func parseName(name string, opts Options) (Placeholder, error) {
 }
 
 // parseKnownName is parseName without the errors, which it would otherwise
-// build for every placeholder of every request.
+// build for every placeholder of every request. The name it returns is
+// name itself, or the same text from kinds when it has one.
 func parseKnownName(name string) (Placeholder, bool) {
 	cut := strings.LastIndexByte(name, '_')
 	if cut <= 0 {
+		return Placeholder{}, false
+	}
+	k := kindNamed(name[:cut])
+	if k == nil {
 		return Placeholder{}, false
 	}
 	idx, err := strconv.Atoi(name[cut+1:])
 	if err != nil || idx < 0 || name[cut+1] == '+' {
 		return Placeholder{}, false
 	}
-	p := Placeholder{Name: name, Index: idx}
-	rest := name[:cut]
-	if r, ok := strings.CutSuffix(rest, "_OR_EMPTY_STRING"); ok {
-		rest, p.OrEmpty = r, true
+	p := Placeholder{Name: name, Field: k.field, Format: k.format, OrEmpty: k.orEmpty, Index: idx, borrowed: true}
+	if idx < len(k.names) && len(name) == len(k.names[idx]) {
+		p.Name, p.borrowed = k.names[idx], false // the same text: not "_01"
 	}
-	// Longest base names first: CARD_NETWORK_TOKEN_EXPIRATION_DATE before
-	// CARD_NETWORK_TOKEN.
+	return p, true
+}
+
+// A kind is a placeholder name without its index, e.g.
+// CARD_NETWORK_TOKEN_EXPIRATION_DATE_MM_OR_EMPTY_STRING: a base name, then
+// for the expiry fields an optional variant word, then for the network
+// token fields an optional OR_EMPTY_STRING.
+type kind struct {
+	name    string
+	field   Field
+	format  card.ExpiryFormat
+	orEmpty bool
+	// names are the kind's full names for the indexes 0 to 9: those of
+	// the usual body, which its placeholders then share rather than copy.
+	names [10]string
+}
+
+// kinds are the kinds the grammar knows, by the length of their names. They
+// are built once, and never changed. Finding a name among the one or two of
+// its length is cheaper than taking it apart, or than hashing it.
+var kinds = knownKinds()
+
+func kindNamed(name string) *kind {
+	if len(name) >= len(kinds) {
+		return nil
+	}
+	for _, k := range kinds[len(name)] {
+		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// expiryVariants are the variant words of the expiry fields (DESIGN
+// section 7): every ExpiryFormat but the default MM/YY, which is the name
+// without a variant.
+var expiryVariants = []card.ExpiryFormat{card.ExpiryM, card.ExpiryMM, card.ExpiryYY, card.ExpiryYYYY}
+
+func knownKinds() [][]*kind {
+	var byLen [][]*kind
+	add := func(k *kind) {
+		if n := len(k.name); n >= len(byLen) {
+			byLen = append(byLen, make([][]*kind, n+1-len(byLen))...)
+		}
+		byLen[len(k.name)] = append(byLen[len(k.name)], k)
+	}
 	for _, b := range bases {
-		variant, ok := strings.CutPrefix(rest, b.name)
-		if !ok {
-			continue
+		formats := []card.ExpiryFormat{""}
+		if b.expiry {
+			formats = append(formats, expiryVariants...)
 		}
-		p.Field = b.field
-		switch {
-		case variant == "":
-		case b.expiry && variant[0] == '_':
-			f, ok := card.ParseExpiryFormat(variant[1:])
-			if !ok || f == card.ExpiryMMYY {
-				return Placeholder{}, false
+		for _, f := range formats {
+			name := b.name
+			if f != "" {
+				name += "_" + string(f)
 			}
-			p.Format = f
-		default:
-			return Placeholder{}, false
+			add(newKind(name, b.field, f, false))
+			if b.field.NeedsNetworkToken() {
+				add(newKind(name+"_OR_EMPTY_STRING", b.field, f, true))
+			}
 		}
-		return p, !p.OrEmpty || p.Field.NeedsNetworkToken()
 	}
-	return Placeholder{}, false
+	return byLen
+}
+
+func newKind(name string, field Field, format card.ExpiryFormat, orEmpty bool) *kind {
+	k := &kind{name: name, field: field, format: format, orEmpty: orEmpty}
+	for i := range k.names {
+		k.names[i] = name + "_" + strconv.Itoa(i)
+	}
+	return k
 }
 
 var bases = []struct {

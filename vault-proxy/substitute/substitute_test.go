@@ -24,6 +24,8 @@ func TestParseNames(t *testing.T) {
 	}{
 		{"CARD_NUMBER_1", CardNumber, "", false, 1},
 		{"CARD_NUMBER_100", CardNumber, "", false, 100},
+		{"CARD_NUMBER_01", CardNumber, "", false, 1},
+		{"CARD_NUMBER_0", CardNumber, "", false, 0},
 		{"CARD_EXPIRATION_DATE_2", CardExpiry, "", false, 2},
 		{"CARD_EXPIRATION_DATE_M_1", CardExpiry, card.ExpiryM, false, 1},
 		{"CARD_EXPIRATION_DATE_MM_1", CardExpiry, card.ExpiryMM, false, 1},
@@ -60,7 +62,7 @@ func TestParseNames(t *testing.T) {
 // The body is a request buffer its server reuses; the names a template
 // hands out (to audit records, to errors) must not change with it.
 func TestNamesOutliveTheBody(t *testing.T) {
-	body := []byte(`{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_MM_2}}","c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_12 }}"}`)
+	body := []byte(`{"a":"{{ CARD_NUMBER_1 }}","b":"{{CARD_EXPIRATION_DATE_MM_2}}","c":"{{ CARD_CRYPTOGRAM_OR_EMPTY_STRING_12 }}","d":"{{ CARD_NUMBER_02 }}"}`)
 	tpl, err := Parse(body, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +74,7 @@ func TestNamesOutliveTheBody(t *testing.T) {
 	for _, p := range tpl.Placeholders() {
 		got = append(got, p.Name)
 	}
-	want := []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_2", "CARD_CRYPTOGRAM_OR_EMPTY_STRING_12"}
+	want := []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_2", "CARD_CRYPTOGRAM_OR_EMPTY_STRING_12", "CARD_NUMBER_02"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("names after the body changed: %q, want %q", got, want)
 	}
@@ -85,6 +87,50 @@ func TestNamesOutliveTheBody(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Placeholder != "CARD_PIN_1" || e.Message != "unknown placeholder CARD_PIN_1" {
 		t.Fatalf("error after the body changed: %#v", err)
+	}
+}
+
+// The table of known names is the grammar: a base name, a variant word
+// that card.ParseExpiryFormat knows (but for the default MM/YY) for the
+// expiry fields, OR_EMPTY_STRING for the network token fields.
+func TestKindsAreTheGrammar(t *testing.T) {
+	words := []string{"", "M", "MM", "YY", "YYYY", "MMYY", "DD", "X"}
+	known := 0
+	for _, b := range bases {
+		for _, word := range words {
+			for _, orEmpty := range []bool{false, true} {
+				name := b.name
+				if word != "" {
+					name += "_" + word
+				}
+				if orEmpty {
+					name += "_OR_EMPTY_STRING"
+				}
+				f, fok := card.ParseExpiryFormat(word)
+				want := (word == "" || b.expiry && fok && f != card.ExpiryMMYY) && (!orEmpty || b.field.NeedsNetworkToken())
+				p, ok := parseKnownName(name + "_7")
+				if ok != want {
+					t.Fatalf("%s_7 known: %v, want %v", name, ok, want)
+				}
+				if !ok {
+					continue
+				}
+				known++
+				if word == "" {
+					f = ""
+				}
+				if p.Name != name+"_7" || p.Field != b.field || p.Format != f || p.OrEmpty != orEmpty || p.Index != 7 || p.borrowed {
+					t.Fatalf("%s_7 = %+v", name, p)
+				}
+			}
+		}
+	}
+	all := 0
+	for _, ks := range kinds {
+		all += len(ks)
+	}
+	if known != all {
+		t.Fatalf("%d names known of the %d kinds", known, all)
 	}
 }
 
