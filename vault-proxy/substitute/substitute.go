@@ -88,10 +88,13 @@ const MaxPlaceholders = 1000
 // Template is a parsed body.
 type Template struct {
 	body []byte
-	ph   []Placeholder
-	// inline holds the placeholders of the usual body, so that parsing one
-	// is a single allocation.
+	// The placeholders are inline[:n], or more when inline cannot hold
+	// them. inline holds those of the usual body without an allocation;
+	// it is not referred to by a slice in the Template, which would make
+	// every Template escape to the heap.
+	n      int
 	inline [4]Placeholder
+	more   []Placeholder
 }
 
 // Options decide which fields a caller may use.
@@ -102,15 +105,25 @@ type Options struct {
 }
 
 // Parse scans body for placeholders. It keeps a reference to body.
+//
+// Parse is small enough to be inlined, so that a caller that keeps the
+// Template to itself (as forward.Send does) keeps it on its stack.
 func Parse(body []byte, opts Options) (*Template, error) {
-	t := &Template{body: body}
-	t.ph = t.inline[:0]
+	t := new(Template)
+	if err := t.parse(body, opts); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *Template) parse(body []byte, opts Options) error {
+	t.body = body
 	i := 0
 	for {
 		j := bytes.Index(body[i:], open)
 		if j < 0 {
 			t.ownNames()
-			return t, nil
+			return nil
 		}
 		start := i + j
 		inner, end, ok := placeholderAt(body, start)
@@ -125,26 +138,31 @@ func Parse(body []byte, opts Options) (*Template, error) {
 		p, ok := parseKnownName(unsafe.String(&inner[0], len(inner)))
 		if !ok || (p.Field == SecurityCode && !opts.AllowSecurityCode) {
 			_, err := parseName(string(inner), opts)
-			return nil, err
+			return err
 		}
-		if len(t.ph) == MaxPlaceholders {
-			return nil, &Error{Code: "too_many_placeholders", Message: fmt.Sprintf("more than %d placeholders", MaxPlaceholders)}
-		}
-		if len(t.ph) == cap(t.ph) {
-			t.grow(body[start:])
+		if len(t.Placeholders()) == MaxPlaceholders {
+			return &Error{Code: "too_many_placeholders", Message: fmt.Sprintf("more than %d placeholders", MaxPlaceholders)}
 		}
 		p.start, p.end = start, end
-		t.ph = append(t.ph, p)
+		t.add(p)
 		i = end
 	}
 }
 
-// grow makes room for the placeholders of a body that has more than the
-// inline storage holds, in one allocation: every "{{" left in rest is
-// counted as one.
-func (t *Template) grow(rest []byte) {
-	n := min(len(t.ph)+bytes.Count(rest, open), MaxPlaceholders)
-	t.ph = append(make([]Placeholder, 0, n), t.ph...)
+// add appends p to the placeholders. When the inline storage is full, the
+// rest of the body is counted for more, in one allocation: every "{{" from
+// p on is taken for a placeholder.
+func (t *Template) add(p Placeholder) {
+	switch {
+	case t.more != nil:
+		t.more = append(t.more, p)
+	case t.n < len(t.inline):
+		t.inline[t.n] = p
+		t.n++
+	default:
+		n := min(t.n+bytes.Count(t.body[p.start:], open), MaxPlaceholders)
+		t.more = append(append(make([]Placeholder, 0, n), t.inline[:t.n]...), p)
+	}
 }
 
 // placeholderAt reads "{{", spaces, a name, spaces and "}}" at body[start:],
@@ -199,8 +217,9 @@ func skipSpace(b []byte, i int) int {
 // and one allocation serves them all. The usual names come from kinds, and
 // need none.
 func (t *Template) ownNames() {
+	ph := t.Placeholders()
 	n := 0
-	for _, p := range t.ph {
+	for _, p := range ph {
 		if p.borrowed {
 			n += len(p.Name)
 		}
@@ -210,16 +229,16 @@ func (t *Template) ownNames() {
 	}
 	var sb strings.Builder
 	sb.Grow(n)
-	for _, p := range t.ph {
+	for _, p := range ph {
 		if p.borrowed {
 			sb.WriteString(p.Name)
 		}
 	}
 	all := sb.String()
-	for i, p := range t.ph {
+	for i, p := range ph {
 		if p.borrowed {
-			t.ph[i].Name, all = all[:len(p.Name)], all[len(p.Name):]
-			t.ph[i].borrowed = false
+			ph[i].Name, all = all[:len(p.Name)], all[len(p.Name):]
+			ph[i].borrowed = false
 		}
 	}
 }
@@ -353,11 +372,16 @@ var bases = []struct {
 }
 
 // Placeholders lists what the body asks for, in order.
-func (t *Template) Placeholders() []Placeholder { return t.ph }
+func (t *Template) Placeholders() []Placeholder {
+	if t.more != nil {
+		return t.more
+	}
+	return t.inline[:t.n]
+}
 
 // CheckIndexes verifies every index is within 1..n.
 func (t *Template) CheckIndexes(n int) error {
-	for _, p := range t.ph {
+	for _, p := range t.Placeholders() {
 		if p.Index < 1 || p.Index > n {
 			return &Error{Placeholder: p.Name, Code: "index_out_of_range",
 				Message: fmt.Sprintf("placeholder %s: index %d is outside 1..%d", p.Name, p.Index, n)}
@@ -409,7 +433,7 @@ type Resolver func(p Placeholder) ([]byte, error)
 // array Render returns.)
 func (t *Template) Render(dst []byte, enc Encoding, resolve Resolver) ([]byte, error) {
 	prev := 0
-	for _, p := range t.ph {
+	for _, p := range t.Placeholders() {
 		dst = growClearing(dst, p.start-prev)
 		dst = append(dst, t.body[prev:p.start]...)
 		v, err := resolve(p)

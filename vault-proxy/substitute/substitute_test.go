@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,6 +232,40 @@ func TestParseIsLinear(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Fatalf("parsing %d bytes took %v", len(body), d)
 		}
+	}
+}
+
+// Beyond the inline storage, up to MaxPlaceholders placeholders are kept in
+// order with their names, and one more is refused.
+func TestManyPlaceholders(t *testing.T) {
+	var body, want strings.Builder
+	var names []string
+	for i := 1; i <= MaxPlaceholders; i++ {
+		name := "CARD_NUMBER_" + strconv.Itoa(i)
+		names = append(names, name)
+		fmt.Fprintf(&body, "{{ %s }},{{ a.b }}", name)
+		fmt.Fprintf(&want, "%d,{{ a.b }}", i)
+	}
+	tpl, err := Parse([]byte(body.String()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range tpl.Placeholders() {
+		got = append(got, p.Name)
+	}
+	if !slices.Equal(got, names) {
+		t.Fatalf("names %q..., want %q...", got[:min(len(got), 12)], names[:12])
+	}
+	out, err := tpl.Render(nil, Plain, func(p Placeholder) ([]byte, error) { return strconv.AppendInt(nil, int64(p.Index), 10), nil })
+	if err != nil || string(out) != want.String() {
+		t.Fatalf("rendered %.80q..., %v", out, err)
+	}
+
+	_, err = Parse([]byte(body.String()+"{{CARD_NUMBER_1}}"), Options{})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != "too_many_placeholders" || e.Message != "more than 1000 placeholders" {
+		t.Fatalf("Parse of %d placeholders = %v", MaxPlaceholders+1, err)
 	}
 }
 
@@ -463,6 +499,32 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("identity render changed the body")
 		}
 	})
+}
+
+// A forward's usual body is parsed and rendered without an allocation: the
+// Template stays on the caller's stack (Parse is inlined, and nothing keeps
+// the Template), the names are the shared ones of kinds, and the buffer is
+// the caller's. (Built without inlining, -gcflags=-l, it allocates.)
+func TestParseRenderDoesNotAllocate(t *testing.T) {
+	body := forwardBenchBody()
+	val := []byte("4111111111111111")
+	resolve := func(Placeholder) ([]byte, error) { return val, nil }
+	buf := make([]byte, 0, 2*len(body))
+	allocs := testing.AllocsPerRun(100, func() {
+		tpl, err := Parse(body, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if buf, err = tpl.Render(buf[:0], JSON, resolve); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per Parse and Render", allocs)
+	}
+	if n := bytes.Count(buf, val); n != 4 {
+		t.Fatalf("rendered %d values, want 4: %s", n, buf)
+	}
 }
 
 // BenchmarkParseRender parses and renders a ~1 KB JSON body the way a
