@@ -495,37 +495,52 @@ func appendForm(dst, v []byte) []byte {
 
 const hex = "0123456789abcdef"
 
-// appendJSON escapes v for the inside of a JSON string.
+// appendJSON escapes v for the inside of a JSON string. The runs of bytes
+// that need no escaping (the whole of a card number) are copied at once.
 func appendJSON(dst, v []byte) []byte {
-	for i := 0; i < len(v); {
-		c := v[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
+	for {
+		n := 0
+		for n < len(v) && jsonSafe[v[n]] {
+			n++
 		}
-		r, size := utf8.DecodeRune(v[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, v[i:i+size]...)
+		dst = append(dst, v[:n]...)
+		if v = v[n:]; len(v) == 0 {
+			return dst
 		}
-		i += size
+		dst, n = appendJSONEscape(dst, v)
+		v = v[n:]
 	}
-	return dst
+}
+
+// jsonSafe are the bytes that stand for themselves inside a JSON string:
+// printable ASCII but for the quote, the backslash and the HTML specials.
+var jsonSafe = func() (safe [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		safe[c] = !strings.ContainsRune(`"\<>&`, c)
+	}
+	return safe
+}()
+
+// appendJSONEscape appends the first byte or rune of v, one that jsonSafe
+// does not pass, escaped, and returns how many bytes of v it took.
+func appendJSONEscape(dst, v []byte) ([]byte, int) {
+	switch c := v[0]; {
+	case c == '"' || c == '\\':
+		return append(dst, '\\', c), 1
+	case c == '\n':
+		return append(dst, '\\', 'n'), 1
+	case c == '\r':
+		return append(dst, '\\', 'r'), 1
+	case c == '\t':
+		return append(dst, '\\', 't'), 1
+	case c < utf8.RuneSelf: // the other controls, '<', '>', '&'
+		return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf]), 1
+	}
+	r, size := utf8.DecodeRune(v)
+	if r == utf8.RuneError && size == 1 {
+		return append(dst, `\ufffd`...), 1
+	}
+	return append(dst, v[:size]...), size
 }
 
 func appendXML(dst, v []byte) []byte {

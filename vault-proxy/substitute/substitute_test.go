@@ -347,6 +347,26 @@ func TestRenderEscapesForTheEncoding(t *testing.T) {
 	})
 }
 
+// JSON escaping copies the safe runs as they are and escapes the rest one
+// byte or rune at a time, as it always has.
+func TestJSONEscaping(t *testing.T) {
+	for v, want := range map[string]string{
+		"":                              "",
+		"4111111111111111":              "4111111111111111",
+		`a"b\c`:                         `a\"b\\c`,
+		"<a>&":                          `\u003ca\u003e\u0026`,
+		"\n\r\t\x00\x1f\x7f~ ":          `\n\r\t\u0000\u001f` + "\x7f~ ",
+		"\u00e9t\u00e9\u2028\U0001F600": "\u00e9t\u00e9\u2028\U0001F600",
+		"\xff1\xc2":                     `\ufffd1\ufffd`,
+		"x\xe2\x80":                     `x\ufffd\ufffd`,
+		"12\xed\xa0\x80":                `12\ufffd\ufffd\ufffd`, // a surrogate is not UTF-8
+	} {
+		if got := string(appendJSON([]byte("p"), []byte(v))); got != "p"+want {
+			t.Errorf("appendJSON(%q) = %q, want %q", v, got[1:], want)
+		}
+	}
+}
+
 // The form escaper is url.QueryEscape, byte for byte, over every byte.
 func TestFormEscapingIsQueryEscape(t *testing.T) {
 	all := make([]byte, 256)
