@@ -135,34 +135,38 @@ func (t *Template) parse(body []byte, opts Options) error {
 		}
 		// The name is read in place; ownNames gives the placeholders
 		// their own copy once the body is read.
-		p, ok := parseKnownName(unsafe.String(&inner[0], len(inner)))
-		if !ok || (p.Field == SecurityCode && !opts.AllowSecurityCode) {
+		name := unsafe.String(&inner[0], len(inner))
+		k, idx, ok := knownName(name)
+		if !ok || (k.field == SecurityCode && !opts.AllowSecurityCode) {
 			_, err := parseName(string(inner), opts)
 			return err
 		}
 		if len(t.Placeholders()) == MaxPlaceholders {
 			return &Error{Code: "too_many_placeholders", Message: fmt.Sprintf("more than %d placeholders", MaxPlaceholders)}
 		}
+		// Filled where it is kept: a Placeholder is large to copy.
+		p := t.next(start)
+		k.fill(p, name, idx)
 		p.start, p.end = start, end
-		t.add(p)
 		i = end
 	}
 }
 
-// add appends p to the placeholders. When the inline storage is full, the
-// rest of the body is counted for more, in one allocation: every "{{" from
-// p on is taken for a placeholder.
-func (t *Template) add(p Placeholder) {
-	switch {
-	case t.more != nil:
-		t.more = append(t.more, p)
-	case t.n < len(t.inline):
-		t.inline[t.n] = p
-		t.n++
-	default:
-		n := min(t.n+bytes.Count(t.body[p.start:], open), MaxPlaceholders)
-		t.more = append(append(make([]Placeholder, 0, n), t.inline[:t.n]...), p)
+// next adds a placeholder, the one that starts at start, and returns it to
+// be filled. When the inline storage is full, the rest of the body is
+// counted for more, in one allocation: every "{{" from start on is taken
+// for a placeholder.
+func (t *Template) next(start int) *Placeholder {
+	if t.more == nil {
+		if t.n < len(t.inline) {
+			t.n++
+			return &t.inline[t.n-1]
+		}
+		n := min(t.n+bytes.Count(t.body[start:], open), MaxPlaceholders)
+		t.more = append(make([]Placeholder, 0, n), t.inline[:t.n]...)
 	}
+	t.more = append(t.more, Placeholder{})
+	return &t.more[len(t.more)-1]
 }
 
 // placeholderAt reads "{{", spaces, a name, spaces and "}}" at body[start:],
@@ -265,26 +269,40 @@ func parseName(name string, opts Options) (Placeholder, error) {
 }
 
 // parseKnownName is parseName without the errors, which it would otherwise
-// build for every placeholder of every request. The name it returns is
-// name itself, or the same text from kinds when it has one.
+// build for every placeholder of every request.
 func parseKnownName(name string) (Placeholder, bool) {
+	var p Placeholder
+	k, idx, ok := knownName(name)
+	if ok {
+		k.fill(&p, name, idx)
+	}
+	return p, ok
+}
+
+// knownName finds the kind and the index of a name the grammar knows.
+func knownName(name string) (k *kind, idx int, ok bool) {
 	cut := strings.LastIndexByte(name, '_')
 	if cut <= 0 {
-		return Placeholder{}, false
+		return nil, 0, false
 	}
-	k := kindNamed(name[:cut])
-	if k == nil {
-		return Placeholder{}, false
+	if k = kindNamed(name[:cut]); k == nil {
+		return nil, 0, false
 	}
 	idx, err := strconv.Atoi(name[cut+1:])
 	if err != nil || idx < 0 || name[cut+1] == '+' {
-		return Placeholder{}, false
+		return nil, 0, false
 	}
-	p := Placeholder{Name: name, Field: k.field, Format: k.format, OrEmpty: k.orEmpty, Index: idx, borrowed: true}
+	return k, idx, true
+}
+
+// fill makes p the placeholder name, of kind k and with the index idx. Its
+// name is name itself, or the same text from k when k has it.
+func (k *kind) fill(p *Placeholder, name string, idx int) {
+	p.Name, p.borrowed = name, true
 	if idx < len(k.names) && len(name) == len(k.names[idx]) {
 		p.Name, p.borrowed = k.names[idx], false // the same text: not "_01"
 	}
-	return p, true
+	p.Field, p.Format, p.OrEmpty, p.Index = k.field, k.format, k.orEmpty, idx
 }
 
 // A kind is a placeholder name without its index, e.g.
