@@ -120,7 +120,7 @@ func (t *Template) parse(body []byte, opts Options) error {
 	t.body = body
 	i := 0
 	for {
-		j := bytes.Index(body[i:], open)
+		j := indexOpen(body[i:])
 		if j < 0 {
 			t.ownNames()
 			return nil
@@ -152,6 +152,21 @@ func (t *Template) parse(body []byte, opts Options) error {
 	}
 }
 
+// indexOpen is bytes.Index(b, open), for bodies with many single "{" and
+// few "{{" (JSON): it checks the byte after each "{" in place, where
+// bytes.Index calls a comparison.
+func indexOpen(b []byte) int {
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(b[i:], '{')
+		if j < 0 {
+			return -1
+		}
+		if i += j; i+1 < len(b) && b[i+1] == '{' {
+			return i
+		}
+	}
+}
+
 // next adds a placeholder, the one that starts at start, and returns it to
 // be filled. When the inline storage is full, the rest of the body is
 // counted for more, in one allocation: every "{{" from start on is taken
@@ -173,8 +188,9 @@ func (t *Template) next(start int) *Placeholder {
 // the name being an identifier ([A-Za-z0-9_]+, at most maxNameLen bytes) and
 // the spaces those bytes.TrimSpace trims. It returns the name and the end of
 // the "}}". That is the first "}}" after the "{{", with no "{{" between:
-// neither spaces nor names hold braces. The bytes it reads hold no "{", so
-// no two calls read the same bytes, and parsing stays linear.
+// neither spaces nor names hold braces. The bytes it reads after the "{{"
+// hold no "{" but the last, so the reads of two calls hardly overlap, and
+// parsing stays linear.
 func placeholderAt(body []byte, start int) (name []byte, end int, ok bool) {
 	i := skipSpace(body, start+len(open))
 	j := i

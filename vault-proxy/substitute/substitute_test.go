@@ -269,6 +269,14 @@ func TestManyPlaceholders(t *testing.T) {
 	}
 }
 
+func TestIndexOpen(t *testing.T) {
+	for _, b := range []string{"", "{", "}", "{{", "x{", "x{{", "{x{", "{x{{", "a{b{c{{d", "{ {{", "{{{", "}}{{", `{"a":{"b":"{{ X_1 }}"}}`} {
+		if got, want := indexOpen([]byte(b)), bytes.Index([]byte(b), open); got != want {
+			t.Errorf("indexOpen(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
 func TestIndexes(t *testing.T) {
 	tpl, err := Parse([]byte("{{ CARD_NUMBER_1 }} {{ CARD_NUMBER_3 }} {{ CARD_NUMBER_0 }}"), Options{})
 	if err != nil {
