@@ -639,6 +639,27 @@ func BenchmarkRecord(b *testing.B) {
 	})
 }
 
+// BenchmarkRecordForward is Record with the event a /vault-forward writes
+// (forward's BenchmarkAuditOutcome adds building its detail).
+func BenchmarkRecordForward(b *testing.B) {
+	s, err := auditspool.Open(b.TempDir(), refusing{}, auditspool.Options{RetryMin: time.Hour, DrainTimeout: time.Millisecond})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	e := vaultproxy.AuditEvent{Actor: "0192f1c4-7a3e-7d2b-9c1f-4e5a6b7c8d9e", MerchantAccountID: "default", Action: "forward",
+		Tokens: []uuid.UUID{uuid.New(), uuid.New()}, Purpose: "vault-forward", Outcome: "success", RequestID: "req-0192f1c4",
+		Detail: map[string]any{"authentications": []string{uuid.NewString()},
+			"placeholders": []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_EXPIRATION_DATE_YY_1", "CARD_SECURITY_CODE_1"},
+			"host":         "127.0.0.1:8443", "method": "POST", "duration_ms": int64(3), "status": 200}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Record(context.Background(), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // The shipper waits a little for a batch to fill rather than commit every
 // record on its own, and a reader that flushes does not wait for that.
 func TestShipperBatchesButFlushDoesNotWait(t *testing.T) {

@@ -90,17 +90,8 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		withCode = withCode || p.Field == substitute.SecurityCode
 	}
 	res := Result{Placeholders: names}
-	detail := func(status int) map[string]any {
-		d := make(map[string]any, 5+len(r.Audit))
-		for k, v := range r.Audit {
-			d[k] = v
-		}
-		// The engine's own names win over the caller's.
-		d["placeholders"], d["host"], d["method"], d["duration_ms"] = names, r.URL.Host, r.Method, time.Since(start).Milliseconds()
-		if status > 0 {
-			d["status"] = status
-		}
-		return d
+	detail := func(status int, rule string) map[string]any {
+		return auditDetail(&r, names, time.Since(start), status, rule)
 	}
 
 	cards, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
@@ -113,7 +104,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		}
 	}()
 	if err := checkKinds(tpl, cards); err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail(0))
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail(0, ""))
 		return res, err
 	}
 
@@ -150,7 +141,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		if se := (*substitute.Error)(nil); !errors.As(err, &se) {
 			outcome = "failure: network_token" // the vault's own failure to serve one
 		}
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, detail(0))
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, detail(0, ""))
 		return res, err
 	}
 	req.SetBodyRaw(buf.B)
@@ -158,19 +149,37 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 	err = send(ctx, req, resp)
 	res.Duration = time.Since(start)
 	if err != nil {
-		d := detail(0)
 		// A destination refused at connect time (a name that resolved to a
 		// private or metadata address) is audited with the rule that
 		// refused it, as a refusal before the send is (SECURITY.md, Audit).
+		var rule string
 		var ruled interface{ RefusalRule() string }
-		if errors.As(err, &ruled) && ruled.RefusalRule() != "" {
-			d["rule"] = ruled.RefusalRule()
+		if errors.As(err, &ruled) {
+			rule = ruled.RefusalRule()
 		}
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), d)
+		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail(0, rule))
 		return res, err
 	}
-	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail(resp.StatusCode()))
+	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail(resp.StatusCode(), ""))
 	return res, nil
+}
+
+// auditDetail is the audit record's detail for r: names, never values. The
+// engine's own names win over the caller's (r.Audit). A status of 0
+// (nothing answered) and an empty refusal rule are left out.
+func auditDetail(r *Request, names []string, elapsed time.Duration, status int, rule string) map[string]any {
+	d := make(map[string]any, 6+len(r.Audit))
+	for k, v := range r.Audit {
+		d[k] = v
+	}
+	d["placeholders"], d["host"], d["method"], d["duration_ms"] = names, r.URL.Host, r.Method, elapsed.Milliseconds()
+	if status > 0 {
+		d["status"] = status
+	}
+	if rule != "" {
+		d["rule"] = rule
+	}
+	return d
 }
 
 // checkKinds refuses placeholders that name a payment method that is not a
