@@ -5,6 +5,16 @@ package jsonenc
 
 import "unicode/utf8"
 
+// plain[c] is whether encoding/json writes byte c as itself: ASCII that
+// is not a control character, a quote, a backslash or HTML-significant.
+// A table makes the common case, a run of such bytes, one load per byte.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string exactly as encoding/json
 // writes it: HTML-safe (<, > and & escaped), invalid UTF-8 replaced by
 // U+FFFD, and U+2028 and U+2029 escaped.
@@ -13,11 +23,12 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
+		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
 			case '\\', '"':
