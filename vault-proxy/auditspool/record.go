@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/payorch/shared/jsonenc"
@@ -77,53 +78,68 @@ func appendRecord(b []byte, e vaultproxy.AuditEvent) ([]byte, error) {
 }
 
 // appendDetail writes the detail map as encoding/json does: keys sorted.
-// The values audit details carry are written directly; anything else goes
-// through encoding/json.
+// The members are taken out in one pass over the map and sorted together,
+// rather than the keys sorted and each value looked up again.
 func appendDetail(b []byte, d map[string]any) ([]byte, error) {
-	var keyBuf [16]string
-	keys := keyBuf[:0]
-	for k := range d {
-		keys = append(keys, k)
+	var buf [8]member // room for a forward's detail without a heap slice
+	members := buf[:0]
+	for k, v := range d {
+		members = append(members, member{k, v})
 	}
-	slices.Sort(keys)
+	slices.SortFunc(members, func(x, y member) int { return strings.Compare(x.key, y.key) })
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, m := range members {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonenc.AppendString(b, k)
+		b = jsonenc.AppendString(b, m.key)
 		b = append(b, ':')
-		switch v := d[k].(type) {
-		case string:
-			b = jsonenc.AppendString(b, v)
-		case []string:
-			if v == nil {
-				b = append(b, "null"...)
-				break
-			}
-			b = append(b, '[')
-			for j, s := range v {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = jsonenc.AppendString(b, s)
-			}
-			b = append(b, ']')
-		case int:
-			b = strconv.AppendInt(b, int64(v), 10)
-		case int64:
-			b = strconv.AppendInt(b, v, 10)
-		case bool:
-			b = strconv.AppendBool(b, v)
-		case nil:
-			b = append(b, "null"...)
-		default:
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return b, fmt.Errorf("auditspool: detail %q: %w", k, err)
-			}
-			b = append(b, raw...)
+		var err error
+		if b, err = appendValue(b, m.value); err != nil {
+			return b, fmt.Errorf("auditspool: detail %q: %w", m.key, err)
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// member is one of a detail's keys and its value.
+type member struct {
+	key   string
+	value any
+}
+
+// appendValue writes the values audit details carry directly; anything
+// else goes through encoding/json.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		b = jsonenc.AppendString(b, v)
+	case []string:
+		if v == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for j, s := range v {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.AppendString(b, s)
+		}
+		b = append(b, ']')
+	case int:
+		b = strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		b = strconv.AppendInt(b, v, 10)
+	case bool:
+		b = strconv.AppendBool(b, v)
+	case nil:
+		b = append(b, "null"...)
+	default:
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, raw...)
+	}
+	return b, nil
 }

@@ -48,6 +48,7 @@ func TestAppendRecordMatchesEncodingJSON(t *testing.T) {
 		{"detail values through the fallback", vaultproxy.AuditEvent{OccurredAt: at, Actor: "a", MerchantAccountID: "m", Action: "a", Outcome: "o",
 			Detail: map[string]any{"f": 1.5, "big": math.MaxFloat64, "nested": map[string]any{"k": []int{1, 2}}, "nil": nil, "b": true,
 				"nilslice": []string(nil), "empty": []string{}, "u": uint8(7), "key with \"quote\"": "v"}}},
+		{"forward benchmarked", forwardEvent()},
 		{"empty detail and tokens", vaultproxy.AuditEvent{OccurredAt: at, Actor: "a", MerchantAccountID: "m", Action: "a", Outcome: "o",
 			Tokens: []uuid.UUID{}, Detail: map[string]any{}}},
 	}
@@ -96,4 +97,27 @@ func FuzzAppendRecordMatchesEncodingJSON(f *testing.F) {
 			t.Fatalf("appendRecord:\n%s\nencoding/json:\n%s", got, want)
 		}
 	})
+}
+
+// BenchmarkAppendRecordForward is the encoding of a /vault-forward's
+// record alone (BenchmarkRecordForward adds the frame and the segment).
+func BenchmarkAppendRecordForward(b *testing.B) {
+	e := forwardEvent()
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = appendRecord(buf[:0], e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// forwardEvent is the event a /vault-forward with an authentication writes.
+func forwardEvent() vaultproxy.AuditEvent {
+	return vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "0192f1c4-7a3e-7d2b-9c1f-4e5a6b7c8d9e", MerchantAccountID: "default",
+		Action: "forward", Tokens: []uuid.UUID{uuid.New(), uuid.New()}, Purpose: "vault-forward", Outcome: "success", RequestID: "req-0192f1c4",
+		Detail: map[string]any{"authentications": []string{uuid.NewString()},
+			"placeholders": []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_EXPIRATION_DATE_YY_1", "CARD_SECURITY_CODE_1"},
+			"host":         "127.0.0.1:8443", "method": "POST", "duration_ms": int64(3), "status": 200}}
 }
