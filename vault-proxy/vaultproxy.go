@@ -80,6 +80,8 @@ type AuditEvent struct {
 
 // AuditLog stores audit events (auditspool in vault-proxy).
 type AuditLog interface {
+	// Record keeps nothing of e once it returns (it has written the
+	// record): callers may reuse e's Detail map and slices.
 	Record(ctx context.Context, e AuditEvent) error
 	// Writable is nil when Record can write now. Card data is revealed
 	// only then: an access that could not be recorded does not happen.

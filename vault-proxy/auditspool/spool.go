@@ -227,7 +227,8 @@ type segment struct {
 func (s *Spool) ID() uuid.UUID { return s.id }
 
 // Record spools e and returns once it is written (see the package comment
-// for what that guarantees). It never blocks on the database.
+// for what that guarantees). It never blocks on the database, and keeps
+// nothing of e once it returns.
 func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = s.opts.Now()

@@ -2,12 +2,16 @@ package forward
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/vaulting"
 )
@@ -29,7 +33,7 @@ func BenchmarkAuditOutcome(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	svc := vaulting.New(nil, s, nil, nil, nil, nil)
+	e := &Engine{Vault: vaulting.New(nil, s, nil, nil, nil, nil)}
 	ctx := context.Background()
 	u, _ := url.Parse("https://127.0.0.1:8443/pay")
 	r := Request{
@@ -41,6 +45,39 @@ func BenchmarkAuditOutcome(b *testing.B) {
 	names := []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_EXPIRATION_DATE_YY_1", "CARD_SECURITY_CODE_1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		svc.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", auditDetail(&r, names, 3*time.Millisecond, 200, ""))
+		e.auditOutcome(ctx, &r, "success", names, 3*time.Millisecond, 200, "")
+	}
+}
+
+// details is an audit log that keeps each event's detail as encoded when
+// it was recorded.
+type details []string
+
+func (d *details) Record(_ context.Context, e vaultproxy.AuditEvent) error {
+	b, err := json.Marshal(e.Detail)
+	*d = append(*d, string(b))
+	return err
+}
+
+func (*details) Writable() error { return nil }
+
+// Detail maps are reused from one record to the next: nothing of one
+// record's detail shows in the next, and the engine's names still win over
+// the caller's.
+func TestAuditDetailIsFreshEachTime(t *testing.T) {
+	var got details
+	e := &Engine{Vault: vaulting.New(nil, &got, nil, nil, nil, nil)}
+	u, _ := url.Parse("https://api.example:8443/pay")
+	r := &Request{Action: "forward", Method: "POST", URL: u,
+		Audit: map[string]any{"authentications": []string{"a1"}, "host": "caller's", "status": "caller's"}}
+	e.auditOutcome(context.Background(), r, "failure: host_not_allowed", []string{"CARD_NUMBER_1"}, 1500*time.Microsecond, 0, "address_private")
+	r.Audit = nil
+	e.auditOutcome(context.Background(), r, "success", nil, 2*time.Millisecond, 201, "")
+	want := details{
+		`{"authentications":["a1"],"duration_ms":1,"host":"api.example:8443","method":"POST","placeholders":["CARD_NUMBER_1"],"rule":"address_private","status":"caller's"}`,
+		`{"duration_ms":2,"host":"api.example:8443","method":"POST","placeholders":null,"status":201}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("details:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

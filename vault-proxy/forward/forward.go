@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,8 +91,8 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		withCode = withCode || p.Field == substitute.SecurityCode
 	}
 	res := Result{Placeholders: names}
-	detail := func(status int, rule string) map[string]any {
-		return auditDetail(&r, names, time.Since(start), status, rule)
+	audit := func(outcome string, status int, rule string) {
+		e.auditOutcome(ctx, &r, outcome, names, time.Since(start), status, rule)
 	}
 
 	cards, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
@@ -104,7 +105,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		}
 	}()
 	if err := checkKinds(tpl, cards); err != nil {
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+err.(*substitute.Error).Code, detail(0, ""))
+		audit("failure: "+err.(*substitute.Error).Code, 0, "")
 		return res, err
 	}
 
@@ -141,7 +142,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		if se := (*substitute.Error)(nil); !errors.As(err, &se) {
 			outcome = "failure: network_token" // the vault's own failure to serve one
 		}
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, detail(0, ""))
+		audit(outcome, 0, "")
 		return res, err
 	}
 	req.SetBodyRaw(buf.B)
@@ -157,18 +158,19 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		if errors.As(err, &ruled) {
 			rule = ruled.RefusalRule()
 		}
-		e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "failure: "+errorCode(err), detail(0, rule))
+		audit("failure: "+errorCode(err), 0, rule)
 		return res, err
 	}
-	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, "success", detail(resp.StatusCode(), ""))
+	audit("success", resp.StatusCode(), "")
 	return res, nil
 }
 
-// auditDetail is the audit record's detail for r: names, never values. The
-// engine's own names win over the caller's (r.Audit). A status of 0
-// (nothing answered) and an empty refusal rule are left out.
-func auditDetail(r *Request, names []string, elapsed time.Duration, status int, rule string) map[string]any {
-	d := make(map[string]any, 6+len(r.Audit))
+// auditOutcome records the outcome of r's call with its detail: names,
+// never values. The engine's own names win over the caller's (r.Audit). A
+// status of 0 (nothing answered) and an empty refusal rule are left out.
+func (e *Engine) auditOutcome(ctx context.Context, r *Request, outcome string, names []string, elapsed time.Duration, status int, rule string) {
+	d := detailPool.Get().(map[string]any)
+	defer putDetail(d)
 	for k, v := range r.Audit {
 		d[k] = v
 	}
@@ -179,7 +181,20 @@ func auditDetail(r *Request, names []string, elapsed time.Duration, status int, 
 	if rule != "" {
 		d["rule"] = rule
 	}
-	return d
+	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, d)
+}
+
+// detailPool holds the maps of audit details. AuditOutcome has written the
+// record when it returns (it keeps no detail), so a forward's map serves
+// the next one rather than being allocated, filled and collected each time.
+var detailPool = sync.Pool{New: func() any { return make(map[string]any, 8) }}
+
+func putDetail(d map[string]any) {
+	if len(d) > 16 { // do not keep a map grown by a large r.Audit alive
+		return
+	}
+	clear(d)
+	detailPool.Put(d)
 }
 
 // checkKinds refuses placeholders that name a payment method that is not a

@@ -236,7 +236,8 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 	return out, nil
 }
 
-// AuditOutcome records the end of a reveal (after the send).
+// AuditOutcome records the end of a reveal (after the send). It keeps
+// nothing of detail once it returns.
 func (s *Service) AuditOutcome(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, outcome string, detail map[string]any) {
 	s.audits.Record(ctx, vaultproxy.AuditEvent{ //nolint:errcheck // Writable was checked before the reveal
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
