@@ -31,6 +31,7 @@ import (
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/outbound"
+	"github.com/payorch/vault-proxy/substitute/substitutetest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -138,24 +139,6 @@ func startBenchTarget(tb testing.TB, tlsCfg *tls.Config) *benchTarget {
 	return tg
 }
 
-// forwardBenchBody is a ~1 KB processor request with 4 placeholders over 2
-// cards (card 1: number and MM expiry month; card 2: number and YYYY year).
-func forwardBenchBody() []byte {
-	b := []byte(`{"merchant_reference":"order-2024-000187342","amount":1299,"currency":"EUR","capture":false,` +
-		`"payment_instruments":[` +
-		`{"type":"card","number":"{{ CARD_NUMBER_1 }}","expiry_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}","holder_name":"Jane Q. Public","role":"primary"},` +
-		`{"type":"card","number":"{{ CARD_NUMBER_2 }}","expiry_year":"{{ CARD_EXPIRATION_DATE_YYYY_2 }}","holder_name":"Jane Q. Public","role":"fallback"}],` +
-		`"billing_address":{"line1":"12 Example Street","line2":"Flat 4","city":"London","postal_code":"EC1A 1BB","country":"GB"},` +
-		`"shopper":{"email":"jane.public@example.com","ip_address":"203.0.113.24","user_agent":"Mozilla/5.0 (X11; Linux x86_64)","locale":"en-GB"},` +
-		`"items":[{"sku":"SKU-1001","name":"Espresso beans 1kg","quantity":1,"unit_amount":899},` +
-		`{"sku":"SKU-2002","name":"Paper filters","quantity":2,"unit_amount":200}],` +
-		`"metadata":{"channel":"web","campaign":"spring","cart_id":"c_7f2b9a61","attempt":"1"},"notes":"`)
-	for len(b) < 1024-3 {
-		b = append(b, 'x')
-	}
-	return append(b, `"}`...)
-}
-
 func newForwardBench(tb testing.TB) *forwardBench {
 	tb.Helper()
 	var targetTLS *tls.Config
@@ -180,7 +163,7 @@ func newForwardBench(tb testing.TB) *forwardBench {
 	}
 	opts = append(opts, stack.WithForwardLoopback(caFile))
 	s := stack.Start(tb, opts...)
-	fb := &forwardBench{s: s, target: startBenchTarget(tb, targetTLS), body: forwardBenchBody()}
+	fb := &forwardBench{s: s, target: startBenchTarget(tb, targetTLS), body: substitutetest.ForwardBody()}
 
 	// The client every path uses: keep-alive, trusts the dev CA (the
 	// vault-proxy and pass-through certificate) and the targets' CA.

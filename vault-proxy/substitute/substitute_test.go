@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payorch/tokenizer/card"
+	"github.com/payorch/vault-proxy/substitute/substitutetest"
 )
 
 func TestParseNames(t *testing.T) {
@@ -547,7 +548,7 @@ func FuzzParse(f *testing.F) {
 // the Template), the names are the shared ones of kinds, and the buffer is
 // the caller's. (Built without inlining, -gcflags=-l, it allocates.)
 func TestParseRenderDoesNotAllocate(t *testing.T) {
-	body := forwardBenchBody()
+	body := substitutetest.ForwardBody()
 	val := []byte("4111111111111111")
 	resolve := func(Placeholder) ([]byte, error) { return val, nil }
 	buf := make([]byte, 0, 2*len(body))
@@ -569,14 +570,14 @@ func TestParseRenderDoesNotAllocate(t *testing.T) {
 }
 
 // BenchmarkParseRender parses and renders a ~1 KB JSON body the way a
-// forward does. "forward" is e2e's forwardBenchBody: 4 placeholders over 2
+// forward does. "forward" is substitutetest.ForwardBody, the end-to-end benchmark's body: 4 placeholders over 2
 // cards, spaces inside the braces, as in the end-to-end profile.
 func BenchmarkParseRender(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		body []byte
 	}{
-		{"forward", forwardBenchBody()},
+		{"forward", substitutetest.ForwardBody()},
 		{"card", []byte(`{"source":{"card":{"number":"{{ CARD_NUMBER_1 }}","exp_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}","exp_year":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}"},"backup":{"number":"{{ CARD_NUMBER_2 }}"}},"amount":1299,"currency":"EUR","description":"` + strings.Repeat("x", 800) + `"}`)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -593,24 +594,6 @@ func BenchmarkParseRender(b *testing.B) {
 			}
 		})
 	}
-}
-
-// forwardBenchBody is e2e's body of the same name: a ~1 KB processor
-// request with 4 placeholders over 2 cards.
-func forwardBenchBody() []byte {
-	b := []byte(`{"merchant_reference":"order-2024-000187342","amount":1299,"currency":"EUR","capture":false,` +
-		`"payment_instruments":[` +
-		`{"type":"card","number":"{{ CARD_NUMBER_1 }}","expiry_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}","holder_name":"Jane Q. Public","role":"primary"},` +
-		`{"type":"card","number":"{{ CARD_NUMBER_2 }}","expiry_year":"{{ CARD_EXPIRATION_DATE_YYYY_2 }}","holder_name":"Jane Q. Public","role":"fallback"}],` +
-		`"billing_address":{"line1":"12 Example Street","line2":"Flat 4","city":"London","postal_code":"EC1A 1BB","country":"GB"},` +
-		`"shopper":{"email":"jane.public@example.com","ip_address":"203.0.113.24","user_agent":"Mozilla/5.0 (X11; Linux x86_64)","locale":"en-GB"},` +
-		`"items":[{"sku":"SKU-1001","name":"Espresso beans 1kg","quantity":1,"unit_amount":899},` +
-		`{"sku":"SKU-2002","name":"Paper filters","quantity":2,"unit_amount":200}],` +
-		`"metadata":{"channel":"web","campaign":"spring","cart_id":"c_7f2b9a61","attempt":"1"},"notes":"`)
-	for len(b) < 1024-3 {
-		b = append(b, 'x')
-	}
-	return append(b, `"}`...)
 }
 
 // insideFound says whether offset s lies within a found placeholder.
