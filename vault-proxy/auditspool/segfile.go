@@ -17,7 +17,11 @@ import (
 // the data. A sealed segment is cut back to its frames.
 
 // zeroChunk is how much writeZeros writes at a time (a prefilled segment,
-// or a filesystem without fallocate).
+// or a filesystem without fallocate). Measured over a segment's life on
+// ext4 (prefill, records with a shipper's msync per 500, seal), per 8 MiB:
+// 64 KiB 13-16 ms of CPU, 16 KiB 15-19 ms (more writes), 256 KiB 16-17 ms
+// and 1 MiB 28 ms: larger writes make larger page-cache folios, which
+// each msync then writes back whole.
 const zeroChunk = 64 << 10
 
 // mapSegment makes seg the active segment with room for capacity bytes:
