@@ -60,7 +60,7 @@ func Mint(priv *ecdsa.PrivateKey, issuer string, scopes []string, lifetime time.
 			IssuedAt:  jwt.NewNumericDate(now),
 			NotBefore: jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(lifetime)),
-			ID:        requestid.Generate(), // UUID v4 from crypto/rand
+			ID:        requestid.Generate(), // unique and never card-number shaped; signed, so it need not be secret
 		},
 		Scopes: slices.Clone(scopes),
 	}
