@@ -81,7 +81,9 @@ type AuditEvent struct {
 // AuditLog stores audit events (auditspool in vault-proxy).
 type AuditLog interface {
 	// Record keeps nothing of e once it returns (it has written the
-	// record): callers may reuse e's Detail map and slices.
+	// record): callers may reuse e's Detail map and slices. An
+	// implementation that keeps events (a test's) must copy or encode
+	// them before it returns.
 	Record(ctx context.Context, e AuditEvent) error
 	// Writable is nil when Record can write now. Card data is revealed
 	// only then: an access that could not be recorded does not happen.
