@@ -271,17 +271,25 @@ var open, close = []byte("{{"), []byte("}}")
 func parseName(name string, opts Options) (Placeholder, error) {
 	p, ok := parseKnownName(name)
 	if !ok {
-		// An unknown name is the caller's text, and errors never repeat a
-		// card number ("{{ <card number>_1 }}", grouped with "_" or not).
-		if panscan.InIdentifier(name) {
-			name = panscan.Replacement
-		}
+		name = shown(name)
 		return Placeholder{}, &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
 	}
 	if p.Field == SecurityCode && !opts.AllowSecurityCode {
+		name = shown(name)
 		return Placeholder{}, &Error{Placeholder: name, Code: "placeholder_not_allowed", Message: "placeholder " + name + " is not allowed here"}
 	}
 	return p, nil
+}
+
+// shown is how an error names a placeholder. The name is the caller's
+// text, and errors never repeat a card number: not where a name belongs
+// ("{{ <card number>_1 }}", grouped with "_" or not), nor as the index of a
+// known name ("{{ CARD_NUMBER_<card number> }}").
+func shown(name string) string {
+	if panscan.InIdentifier(name) {
+		return panscan.Replacement
+	}
+	return name
 }
 
 // parseKnownName is parseName without the errors, which it would otherwise
@@ -417,8 +425,12 @@ func (t *Template) Placeholders() []Placeholder {
 func (t *Template) CheckIndexes(n int) error {
 	for _, p := range t.Placeholders() {
 		if p.Index < 1 || p.Index > n {
-			return &Error{Placeholder: p.Name, Code: "index_out_of_range",
-				Message: fmt.Sprintf("placeholder %s: index %d is outside 1..%d", p.Name, p.Index, n)}
+			name, index := shown(p.Name), strconv.Itoa(p.Index)
+			if name == panscan.Replacement || panscan.InIdentifier(index) {
+				name, index = panscan.Replacement, panscan.Replacement
+			}
+			return &Error{Placeholder: name, Code: "index_out_of_range",
+				Message: fmt.Sprintf("placeholder %s: index %s is outside 1..%d", name, index, n)}
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/vault-proxy/substitute/substitutetest"
 )
@@ -158,6 +159,7 @@ func TestParseRejects(t *testing.T) {
 		{"{{ 4111111111111111_1 }}", "unknown_placeholder"},
 		{"{{ 4111_1111_1111_1111 }}", "unknown_placeholder"},
 		{"{{ a4111111111111111a_1 }}", "unknown_placeholder"},
+		{"{{ CARD_SECURITY_CODE_4111111111111111 }}", "placeholder_not_allowed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.body, func(t *testing.T) {
@@ -171,6 +173,35 @@ func TestParseRejects(t *testing.T) {
 			}
 			if strings.Contains(strings.NewReplacer("_", "", "a", "").Replace(e.Message+e.Placeholder), "4111111111111111") {
 				t.Fatalf("error %q repeats a card number", e.Message)
+			}
+		})
+	}
+}
+
+// An index out of range is named in the error, unless it is a card number
+// (a known name whose index is one parses, and only CheckIndexes refuses
+// it).
+func TestIndexOutOfRangeNeverRepeatsACardNumber(t *testing.T) {
+	cases := []struct{ body, placeholder, message string }{
+		{"{{ CARD_NUMBER_3 }}", "CARD_NUMBER_3", "placeholder CARD_NUMBER_3: index 3 is outside 1..2"},
+		{"{{ CARD_NUMBER_0 }}", "CARD_NUMBER_0", "placeholder CARD_NUMBER_0: index 0 is outside 1..2"},
+		{"{{ CARD_NUMBER_4111111111111111 }}", panscan.Replacement,
+			"placeholder " + panscan.Replacement + ": index " + panscan.Replacement + " is outside 1..2"},
+		{"{{ CARD_EXPIRATION_DATE_MM_04111111111111111 }}", panscan.Replacement,
+			"placeholder " + panscan.Replacement + ": index " + panscan.Replacement + " is outside 1..2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.body, func(t *testing.T) {
+			tpl, err := Parse([]byte(`{"a":"`+tc.body+`"}`), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e *Error
+			if err := tpl.CheckIndexes(2); !errors.As(err, &e) || e.Code != "index_out_of_range" {
+				t.Fatalf("CheckIndexes = %v, want index_out_of_range", err)
+			}
+			if e.Placeholder != tc.placeholder || e.Message != tc.message {
+				t.Fatalf("error %q naming %q, want %q naming %q", e.Message, e.Placeholder, tc.message, tc.placeholder)
 			}
 		})
 	}
