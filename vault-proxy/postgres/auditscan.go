@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -207,26 +208,14 @@ func (sc *recordScanner) unescape(dst []byte) ([]byte, bool) {
 	return dst, false
 }
 
-// hexRune reads the four hex digits of a \u escape.
+// hexRune reads the four hex digits of a \u escape. In base 16 ParseUint
+// takes no sign, prefix or underscore: only the digits JSON allows.
 func hexRune(s string) (rune, bool) {
 	if len(s) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
+	r, err := strconv.ParseUint(s[:4], 16, 32)
+	return rune(r), err == nil
 }
 
 // timestamptz appends a time as auditspool writes it, RFC 3339 in UTC
@@ -255,7 +244,7 @@ func parseRecordTime(s string) (time.Time, int, bool) {
 	hour, ok4 := decimal(s[12:14])
 	minute, ok5 := decimal(s[15:17])
 	sec, ok6 := decimal(s[18:20])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
 		hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, 0, false
 	}
@@ -276,7 +265,11 @@ func parseRecordTime(s string) (time.Time, int, bool) {
 	if len(s) < i+2 || s[i] != 'Z' || s[i+1] != '"' {
 		return time.Time{}, 0, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), i + 2, true
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day { // a day past the month's end, which time.Date rolls over and time.Parse refuses
+		return time.Time{}, 0, false
+	}
+	return t, i + 2, true
 }
 
 // decimal reads s, all decimal digits.
@@ -289,20 +282,6 @@ func decimal(s string) (int, bool) {
 		n = n*10 + int(c-'0')
 	}
 	return n, true
-}
-
-// daysIn is the number of days in month (1 to 12) of year, which
-// time.Parse checks a day against.
-func daysIn(month, year int) int {
-	switch {
-	case month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0):
-		return 29
-	case month == 2:
-		return 28
-	case month == 4 || month == 6 || month == 9 || month == 11:
-		return 30
-	}
-	return 31
 }
 
 // uuidArray appends a JSON array of UUID strings, each of 36 characters,
