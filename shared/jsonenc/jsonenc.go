@@ -15,6 +15,10 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// Plain reports whether byte c stands for itself inside a JSON string, as
+// encoding/json writes one.
+func Plain(c byte) bool { return plain[c] }
+
 // AppendString appends s as a JSON string exactly as encoding/json
 // writes it: HTML-safe (<, > and & escaped), invalid UTF-8 replaced by
 // U+FFFD, and U+2028 and U+2029 escaped.

@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/payorch/shared/jsonenc"
 	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/tokenizer/card"
 )
@@ -546,7 +547,7 @@ const hex = "0123456789abcdef"
 func appendJSON(dst, v []byte) []byte {
 	for {
 		n := 0
-		for n < len(v) && jsonSafe[v[n]] {
+		for n < len(v) && jsonenc.Plain(v[n]) {
 			n++
 		}
 		dst = append(dst, v[:n]...)
@@ -558,16 +559,7 @@ func appendJSON(dst, v []byte) []byte {
 	}
 }
 
-// jsonSafe are the bytes that stand for themselves inside a JSON string:
-// printable ASCII but for the quote, the backslash and the HTML specials.
-var jsonSafe = func() (safe [256]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		safe[c] = !strings.ContainsRune(`"\<>&`, c)
-	}
-	return safe
-}()
-
-// appendJSONEscape appends the first byte or rune of v, one that jsonSafe
+// appendJSONEscape appends the first byte or rune of v, one that jsonenc.Plain
 // does not pass, escaped, and returns how many bytes of v it took.
 func appendJSONEscape(dst, v []byte) ([]byte, int) {
 	switch c := v[0]; {
