@@ -13,7 +13,7 @@ import (
 const MerchantHeader = "x-service-merchant-account-id"
 
 // merchantID is the pattern of merchant account ids, quoted in errors;
-// validMerchantID checks it.
+// validMerchantID checks it, in headers and paths alike.
 var merchantID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // maxMerchantIDLen is the longest id merchantID matches.
@@ -76,12 +76,12 @@ func MerchantAccount(ctx *fasthttp.RequestCtx) (string, error) {
 // engine cost more than the rest of Authorize but the token lookup. Bytes
 // suffice: no byte of a multi-byte UTF-8 sequence is in the pattern's
 // classes, so such a rune (or invalid UTF-8) fails either way.
-func validMerchantID(id []byte) bool {
+func validMerchantID[T string | []byte](id T) bool {
 	if len(id) == 0 || len(id) > maxMerchantIDLen || !lowerAlnum(id[0]) {
 		return false
 	}
-	for _, c := range id[1:] {
-		if !lowerAlnum(c) && c != '_' && c != '-' {
+	for i := 1; i < len(id); i++ {
+		if c := id[i]; !lowerAlnum(c) && c != '_' && c != '-' {
 			return false
 		}
 	}

@@ -49,9 +49,20 @@ func TestMerchantAccount(t *testing.T) {
 
 func TestValidMerchantIDIsTheRegexp(t *testing.T) {
 	for _, m := range append(merchantIDCases, "") {
-		if got, want := validMerchantID([]byte(m)), merchantID.MatchString(m); got != want {
-			t.Errorf("%q: %v, the regexp says %v", m, got, want)
-		}
+		agreesWithRegexp(t, m)
+	}
+}
+
+// agreesWithRegexp checks both forms validMerchantID takes: header bytes
+// and path strings.
+func agreesWithRegexp(t *testing.T, m string) {
+	t.Helper()
+	want := merchantID.MatchString(m)
+	if got := validMerchantID([]byte(m)); got != want {
+		t.Errorf("%q as bytes: %v, the regexp says %v", m, got, want)
+	}
+	if got := validMerchantID(m); got != want {
+		t.Errorf("%q as a string: %v, the regexp says %v", m, got, want)
 	}
 }
 
@@ -59,11 +70,7 @@ func FuzzValidMerchantID(f *testing.F) {
 	for _, m := range merchantIDCases {
 		f.Add(m)
 	}
-	f.Fuzz(func(t *testing.T, m string) {
-		if got, want := validMerchantID([]byte(m)), merchantID.MatchString(m); got != want {
-			t.Errorf("%q: %v, the regexp says %v", m, got, want)
-		}
-	})
+	f.Fuzz(agreesWithRegexp)
 }
 
 // benchAuthenticator verifies a token like the forward benchmark's: the

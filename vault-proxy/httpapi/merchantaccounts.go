@@ -119,7 +119,7 @@ func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 
 func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {
 	id, _ := ctx.UserValue("merchant_account_id").(string)
-	if !merchantID.MatchString(id) {
+	if !validMerchantID(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
 			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
 		})
