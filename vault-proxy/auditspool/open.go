@@ -37,6 +37,9 @@ func Open(dir string, sink Sink, opts Options) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("auditspool: %w", err)
 	}
+	if err := checkFilesystem(dir); err != nil {
+		return nil, err
+	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
