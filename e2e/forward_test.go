@@ -11,6 +11,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"encoding/xml"
@@ -588,6 +589,33 @@ func verifyRFC9421(t *testing.T, r fwdReq, label string, verify func(base, sig [
 	return input[end+1:]
 }
 
+// assertNoDigestOf fails when anything the target received (URI, headers,
+// body) carries the SHA-256 of plain, in base64 (RFC 9530) or hex. The
+// digest of a card-bearing body whose other bytes are known is a guessing
+// oracle for the card number, so it must never travel beside a JWE.
+func assertNoDigestOf(t *testing.T, r fwdReq, plain []byte) {
+	t.Helper()
+	sum := sha256.Sum256(plain)
+	var got strings.Builder
+	got.WriteString(r.RequestURI + "\n")
+	got.Write(r.Body)
+	for k, vs := range r.Header {
+		got.WriteString("\n" + k + ": " + strings.Join(vs, ", "))
+	}
+	text := got.String()
+	for _, form := range []string{
+		base64.StdEncoding.EncodeToString(sum[:]), base64.RawStdEncoding.EncodeToString(sum[:]),
+		base64.URLEncoding.EncodeToString(sum[:]), base64.RawURLEncoding.EncodeToString(sum[:]),
+	} {
+		if strings.Contains(text, form) {
+			t.Errorf("the SHA-256 of the plaintext body travelled beside the JWE (%s)", form)
+		}
+	}
+	if strings.Contains(strings.ToLower(text), hex.EncodeToString(sum[:])) {
+		t.Error("the SHA-256 of the plaintext body travelled beside the JWE (hex)")
+	}
+}
+
 func TestForwardAuthenticationMethods(t *testing.T) {
 	s, pki := forwardStack(t)
 	tg := newTarget(t, pki.ca, nil, nil)
@@ -608,6 +636,8 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 	_, _ = rand.Read(hmacSecret)
 	hmacKey := base64.StdEncoding.EncodeToString(hmacSecret)
 	hmacID := addAuthMethod(t, s, cfgTok, cfg, "signature", "algorithm", "hmac-sha256", "key_id", "hk1", "key", hmacKey)
+	// The same secret under another label: a second signature of a forward.
+	hmacID2 := addAuthMethod(t, s, cfgTok, cfg, "signature", "algorithm", "hmac-sha256", "key_id", "hk1", "key", hmacKey, "label", "sig2")
 	verifyHMAC := func(base, sig []byte) bool {
 		m := hmac.New(sha256.New, hmacSecret)
 		m.Write(base)
@@ -670,7 +700,8 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	pubDER, _ := x509.MarshalPKIXPublicKey(&rsaKey.PublicKey)
-	mleID := addAuthMethod(t, s, cfgTok, cfg, "mle", "public_key", string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})), "key_id", "enc-key-1")
+	mlePub := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+	mleID := addAuthMethod(t, s, cfgTok, cfg, "mle", "public_key", mlePub, "key_id", "enc-key-1")
 	decrypt := func(t *testing.T, got fwdReq) []byte {
 		t.Helper()
 		if got.Header.Get("Content-Type") != "application/jose" {
@@ -701,6 +732,7 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 			t.Fatal("decrypted body is not the substituted template")
 		}
 	})
+	plain := []byte(`{"number":"4111111111111111"}`) // the body as rendered, before encryption
 	t.Run("mle then signature: the signature covers the encrypted body", func(t *testing.T) {
 		res := send(t, mleID+","+hmacID)
 		if res.Status != 200 {
@@ -708,9 +740,38 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 		}
 		got := tg.last(t)
 		verifyRFC9421(t, got, "sig1", verifyHMAC) // Content-Digest is checked over the JWE
-		if plain := decrypt(t, got); !strings.Contains(string(plain), "4111111111111111") {
-			t.Fatal("decrypted body lacks the card number")
+		if got := decrypt(t, got); !bytes.Equal(got, plain) {
+			t.Fatal("decrypted body is not the substituted template")
 		}
+		assertNoDigestOf(t, got, plain)
+	})
+	// Signing first would put the digest of the card-bearing plaintext
+	// beside the JWE, under a signature the target cannot verify (the body
+	// and content-type it covers are not the ones sent): refused.
+	refusedOrder := func(t *testing.T, target *fwdTarget, url, auths string, ids ...string) {
+		t.Helper()
+		before := target.hits.Load()
+		res := doForward(t, s, tok, body, "x-vault-forward-url", url, "x-vault-forward-payment-methods", pm,
+			"x-vault-forward-authentications", auths)
+		if target.hits.Load() != before {
+			assertNoDigestOf(t, target.last(t), plain)
+			t.Errorf("the target received a request (%d)", res.Status)
+		}
+		e := res.apiError(t)
+		if res.Status != http.StatusBadRequest || e.Code != "authentication_order_invalid" || len(e.Details) != 1 ||
+			e.Details[0].Pointer != "x-vault-forward-authentications" || e.Details[0].Type != "value_error.authentication_order" {
+			t.Fatalf("signature before mle: %d %s", res.Status, res.Body)
+		}
+		for _, id := range ids {
+			if !strings.Contains(e.Message, id) {
+				t.Fatalf("the error does not name method %s: %s", id, e.Message)
+			}
+		}
+	}
+	t.Run("signature then mle: refused, nothing sent", func(t *testing.T) {
+		refusedOrder(t, tg, tg.URL+"/pay", hmacID+","+mleID, hmacID, mleID)
+		// A signature after the mle does not make up for one before it.
+		refusedOrder(t, tg, tg.URL+"/pay", hmacID+","+mleID+","+hmacID2, hmacID, mleID)
 	})
 
 	t.Run("bad hmac key: authentication_failed and nothing sent", func(t *testing.T) {
@@ -764,6 +825,34 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 		if mtlsTarget.hits.Load() != 1 {
 			t.Fatalf("target hits %d", mtlsTarget.hits.Load())
 		}
+	})
+	t.Run("mtls anywhere in the list, with mle then signature", func(t *testing.T) {
+		// mtls acts on the connection, not the request: its place in the
+		// list changes nothing; signature before mle is refused wherever
+		// mtls stands.
+		mleOnTLS := addAuthMethod(t, s, cfgTok, mtlsCfg, "mle", "public_key", mlePub, "key_id", "enc-key-1")
+		hmacOnTLS := addAuthMethod(t, s, cfgTok, mtlsCfg, "signature", "algorithm", "hmac-sha256", "key_id", "hk1", "key", hmacKey)
+		for _, auths := range []string{
+			mtlsID + "," + mleOnTLS + "," + hmacOnTLS,
+			mleOnTLS + "," + mtlsID + "," + hmacOnTLS,
+			mleOnTLS + "," + hmacOnTLS + "," + mtlsID,
+		} {
+			res := doForward(t, s, tok, body, "x-vault-forward-url", mtlsTarget.URL+"/secure", "x-vault-forward-payment-methods", pm,
+				"x-vault-forward-authentications", auths)
+			if res.Status != 200 {
+				t.Fatalf("forward with %s: %d %s", auths, res.Status, res.Body)
+			}
+			got := mtlsTarget.last(t)
+			if got.PeerCN != "merchant-client" {
+				t.Fatalf("no client certificate with %s", auths)
+			}
+			verifyRFC9421(t, got, "sig1", verifyHMAC)
+			if got := decrypt(t, got); !bytes.Equal(got, plain) {
+				t.Fatal("decrypted body is not the substituted template")
+			}
+			assertNoDigestOf(t, got, plain)
+		}
+		refusedOrder(t, mtlsTarget, mtlsTarget.URL+"/secure", hmacOnTLS+","+mtlsID+","+mleOnTLS, hmacOnTLS, mleOnTLS)
 	})
 	t.Run("mtls with ca_certificate for a target of another CA", func(t *testing.T) {
 		otherCA, err := certs.NewCA("target-private-ca", time.Now(), 2*time.Hour)

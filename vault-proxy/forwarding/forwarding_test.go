@@ -34,3 +34,42 @@ func TestSecretFields(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckOrder(t *testing.T) {
+	const s, m, e = KindSignature, KindMTLS, KindMLE
+	for _, tc := range []struct {
+		name  string
+		kinds []string
+		want  *OrderError // nil: allowed
+	}{
+		{"none", nil, nil},
+		{"signature", []string{s}, nil},
+		{"mle", []string{e}, nil},
+		{"mle then signature", []string{e, s}, nil},
+		{"two mle then two signatures", []string{e, e, s, s}, nil},
+		{"mtls first", []string{m, e, s}, nil},
+		{"mtls between", []string{e, m, s}, nil},
+		{"mtls last", []string{e, s, m}, nil},
+		{"signature then mle", []string{s, e}, &OrderError{0, 1}},
+		{"signature, mtls, mle", []string{s, m, e}, &OrderError{0, 2}},
+		{"a signature after does not help", []string{e, s, e, s}, &OrderError{1, 2}},
+		{"the first signature is named", []string{m, s, s, e}, &OrderError{1, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			methods := make([]*Opened, len(tc.kinds))
+			for i, k := range tc.kinds {
+				methods[i] = &Opened{Kind: k}
+			}
+			err := CheckOrder(methods)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if got, ok := err.(*OrderError); !ok || *got != *tc.want {
+				t.Fatalf("got %v, want %+v", err, *tc.want)
+			}
+		})
+	}
+}

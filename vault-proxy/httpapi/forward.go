@@ -40,6 +40,10 @@ const (
 	HeaderUpstreamStatus         = "x-vault-forward-upstream-status"
 
 	ScopeForwardWrite = "vault-forward.write"
+
+	// CodeAuthenticationOrderInvalid: x-vault-forward-authentications
+	// names a signature method before an mle method (forwarding.CheckOrder).
+	CodeAuthenticationOrderInvalid = "authentication_order_invalid"
 )
 
 // Limits of POST /vault-forward.
@@ -425,8 +429,9 @@ func ownAnswerHeader(k []byte) bool {
 type applier func(req *fasthttp.Request, now time.Time) error
 
 // authenticators opens the named methods and prepares them in order. What
-// can be checked without the rendered request (ownership, the method's
-// hosts, mtls key pairs) is checked here, before any card is revealed.
+// can be checked without the rendered request (ownership, the order of
+// signature and mle methods, the method's hosts, mtls key pairs) is checked
+// here, before any card is revealed.
 func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwardInput, opts *outbound.CallOptions) ([]applier, error) {
 	if len(in.auths) == 0 {
 		return nil, nil
@@ -438,6 +443,14 @@ func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwa
 				Location: apierror.LocationHeader, Pointer: HeaderForwardAuthentications, Message: "not an authentication method of this merchant account", Type: "value_error.not_found"})
 		}
 		return nil, err
+	}
+	var oe *forwarding.OrderError
+	if err := forwarding.CheckOrder(methods); errors.As(err, &oe) {
+		sig, enc := in.authIDs[oe.Signature], in.authIDs[oe.MLE]
+		msg := "signature method " + sig + " is listed before mle method " + enc
+		return nil, apierror.New(400, CodeAuthenticationOrderInvalid,
+			msg+": a signature must cover the encrypted body that is sent, so list mle methods before signature methods; nothing was sent",
+			apierror.Detail{Location: apierror.LocationHeader, Pointer: HeaderForwardAuthentications, Message: msg, Type: "value_error.authentication_order"})
 	}
 	out := make([]applier, len(methods))
 	for i, m := range methods {
