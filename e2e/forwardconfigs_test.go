@@ -5,15 +5,18 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/apierror"
 )
@@ -310,6 +313,106 @@ func TestForwardAuthenticationMethodsKeepSecretsSealed(t *testing.T) {
 					t.Fatalf("no detail at %s: %s", tc.pointer, raw)
 				}
 			})
+		}
+	})
+
+	t.Run("a private key in a field returned in clear is refused, nothing stored", func(t *testing.T) {
+		list := func(t *testing.T) string {
+			t.Helper()
+			code, raw := s.Do(t, s.PublicClient, "GET", authURL, r, nil)
+			if code != 200 {
+				t.Fatalf("list: %d %s", code, raw)
+			}
+			return string(raw)
+		}
+		rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// jwkOf is key as a JWK, or only its public half.
+		jwkOf := func(key any, public bool) string {
+			k, err := jwk.Import(key)
+			if err == nil && public {
+				k, err = jwk.PublicKeyOf(k)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		sec1, _ := x509.MarshalECPrivateKey(ecKey)
+		pubDER, _ := x509.MarshalPKIXPublicKey(&ecKey.PublicKey)
+		pubPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+		pkcs1 := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rsaKey)}))
+		ecJSON, rsaJSON, ecPublicJSON := jwkOf(ecKey, false), jwkOf(rsaKey, false), jwkOf(ecKey, true)
+		// What each private value has that its public half has not.
+		privateMember := func(jwkJSON string) string {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(jwkJSON), &m); err != nil || m["d"] == nil {
+				t.Fatalf("not a private JWK: %v", err)
+			}
+			return m["d"].(string)
+		}
+		ecD, rsaD := privateMember(ecJSON), privateMember(rsaJSON)
+		octK := "b2N0LXNlY3JldC1kaXN0aW5jdGl2ZQ"
+		sec1PEM := string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}))
+		cases := []struct {
+			name, kind string
+			fields     []string // key/value pairs
+			bad        int      // the field refused
+			secret     string   // must appear in no response
+		}{
+			{"mle public_key: PKCS#8 PEM", "mle", []string{"public_key", privPEM}, 0, privBody},
+			{"mle public_key: SEC1 PEM", "mle", []string{"key_id", "k1", "public_key", sec1PEM}, 1, strings.Split(sec1PEM, "\n")[1]},
+			{"mle public_key: PKCS#1 PEM", "mle", []string{"public_key", pkcs1}, 0, strings.Split(pkcs1, "\n")[3]},
+			{"mle public_key: public PEM then a private one", "mle", []string{"public_key", pubPEM + privPEM}, 0, privBody},
+			{"mle public_key: EC JWK with d", "mle", []string{"public_key", ecJSON}, 0, ecD},
+			{"mle public_key: RSA JWK with d, p, q, dp, dq, qi", "mle", []string{"public_key", rsaJSON}, 0, rsaD},
+			{"mle public_key: RSA JWK with only p", "mle", []string{"public_key", `{"kty":"RSA","n":"AQAB","e":"AQAB","p":"` + octK + `"}`}, 0, octK},
+			{"mle public_key: oct JWK", "mle", []string{"public_key", `{"kty":"oct","k":"` + octK + `"}`}, 0, octK},
+			{"mle public_key: JWK Set holding a private key", "mle", []string{"public_key", `{"keys":[` + ecPublicJSON + `,` + ecJSON + `]}`}, 0, ecD},
+			{"mtls certificate bundled with its key", "mtls", []string{"certificate", certPEM + privPEM, "private_key", privPEM}, 0, privBody},
+			{"mtls ca_certificate with a key", "mtls", []string{"certificate", certPEM, "private_key", privPEM, "ca_certificate", pkcs1}, 2, strings.Split(pkcs1, "\n")[3]},
+		}
+		before := list(t)
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				var fields []map[string]string
+				for i := 0; i+1 < len(tc.fields); i += 2 {
+					fields = append(fields, map[string]string{"key": tc.fields[i], "value": tc.fields[i+1]})
+				}
+				code, raw := s.Do(t, s.PublicClient, "POST", authURL, w, map[string]any{"kind": tc.kind, "display_name": "pasted", "fields": fields})
+				if tc.secret != "" && strings.Contains(string(raw), tc.secret) {
+					t.Errorf("the response carries the private key in clear")
+				}
+				e, err := apierror.Parse(raw)
+				if code != 400 || err != nil || len(e.Details) != 1 {
+					t.Fatalf("status %d: %s", code, raw)
+				}
+				if d := e.Details[0]; d.Pointer != "/fields/"+strconv.Itoa(tc.bad)+"/value" || d.Type != "value_error.private_key" ||
+					!strings.Contains(d.Message, tc.fields[2*tc.bad]) {
+					t.Fatalf("detail %+v, want /fields/%d/value naming %s", d, tc.bad, tc.fields[2*tc.bad])
+				}
+			})
+		}
+		if after := list(t); after != before {
+			t.Fatalf("a refused method was stored:\nbefore %s\nafter  %s", before, after)
+		}
+		// The public halves are what these fields are for: kept and echoed.
+		for _, pub := range []string{pubPEM, ecPublicJSON, `{"keys":[` + ecPublicJSON + `]}`} {
+			code, raw := s.Do(t, s.PublicClient, "POST", authURL, w, map[string]any{"kind": "mle", "display_name": "public",
+				"fields": []map[string]string{{"key": "public_key", "value": pub}}})
+			var m authOut
+			if code != 201 || json.Unmarshal(raw, &m) != nil || len(m.Fields) != 1 || m.Fields[0]["value"] != pub {
+				t.Fatalf("public key %q: %d %s", pub, code, raw)
+			}
+			if code, raw := s.Do(t, s.PublicClient, "DELETE", authURL+"/"+m.ID, w, nil); code != 204 {
+				t.Fatalf("delete: %d %s", code, raw)
+			}
 		}
 	})
 

@@ -8,7 +8,8 @@
 // same envelope encryption as cards and associated data binding merchant
 // account and method id. They are opened only for a forward that names the
 // method; responses list every field key but carry values only for
-// non-secret keys.
+// non-secret keys. One safety check is made, not a validation: a
+// non-secret field (kept in clear and returned) refuses a private key.
 package forwarding
 
 import (
@@ -362,8 +363,9 @@ func AAD(merchantAccountID string, id uuid.UUID) []byte {
 }
 
 // AddAuthMethod validates the shape (kind, known and required keys; the
-// values are not validated), seals the fields and stores the method on the
-// merchant's config.
+// values are not validated, except that a non-secret field may not hold a
+// private key), seals the fields and stores the method on the merchant's
+// config.
 func (s *Service) AddAuthMethod(ctx context.Context, merchantAccountID string, configID uuid.UUID, in AuthInput) (*AuthMethod, error) {
 	if _, err := s.Store.ForwardConfig(ctx, merchantAccountID, configID); err != nil {
 		return nil, err
@@ -394,13 +396,22 @@ func (s *Service) AddAuthMethod(ctx context.Context, merchantAccountID string, c
 				continue
 			}
 		}
-		if len(f.Value) > MaxFieldValueLen {
-			errs = append(errs, FieldError{p + "/value", "is too long", "value_error.any_str.max_length"})
-			continue
-		}
+		// Kept even when refused below, so that the key counts as given
+		// (a refused value is not also a missing key); nothing is stored
+		// once there is an error.
 		values[f.Key] = f.Value
 		m.FieldKeys = append(m.FieldKeys, f.Key)
-		if !IsSecret(in.Kind, f.Key) {
+		switch secret := IsSecret(in.Kind, f.Key); {
+		case len(f.Value) > MaxFieldValueLen:
+			errs = append(errs, FieldError{p + "/value", "is too long", "value_error.any_str.max_length"})
+		case !secret && holdsPrivateKey(f.Value):
+			// A field that is not secret is stored beside the sealed
+			// record and returned in every response: a private key pasted
+			// into it (a private JWK as mle public_key, a certificate
+			// bundled with its key) would be kept and shown in clear.
+			errs = append(errs, FieldError{p + "/value", f.Key + " holds a private key (a PEM PRIVATE KEY block or a JWK with private members); " +
+				f.Key + " is not secret and is returned in responses, so it takes only the public key or certificate", "value_error.private_key"})
+		case !secret:
 			m.PublicFields[f.Key] = f.Value
 		}
 	}

@@ -73,3 +73,40 @@ func TestCheckOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestHoldsPrivateKey(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		value   string
+		private bool
+	}{
+		{"PKCS#8", "-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n-----END PRIVATE KEY-----\n", true},
+		{"PKCS#1", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", true},
+		{"SEC1", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQ\n-----END EC PRIVATE KEY-----", true},
+		{"encrypted PKCS#8", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----", true},
+		{"OpenSSH", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----", true},
+		{"a damaged block is still a key", "  -----BEGIN PRIVATE KEY-----\nnot base64 !!\n", true},
+		{"certificate then key", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n-----BEGIN PRIVATE KEY-----\nMIGH\n-----END PRIVATE KEY-----\n", true},
+		{"public key", "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----\n", false},
+		{"RSA public key", "-----BEGIN RSA PUBLIC KEY-----\nMIIB\n-----END RSA PUBLIC KEY-----\n", false},
+		{"certificate chain", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n", false},
+		{"EC JWK with d", `{"kty":"EC","crv":"P-256","x":"f83O","y":"x_FE","d":"jpsQ"}`, true},
+		{"OKP JWK with d", ` {"kty":"OKP","crv":"Ed25519","x":"11qY","d" : "nWGx"}`, true},
+		{"RSA JWK with only qi", `{"kty":"RSA","n":"0vx7","e":"AQAB","qi":"GyM_"}`, true},
+		{"RSA JWK with oth", `{"kty":"RSA","n":"0vx7","e":"AQAB","oth":[]}`, true},
+		{"oct JWK", `{"kty":"oct","k":"GawgguFyGrWKav7AX4VKUg"}`, true},
+		{"JWK Set with a private key", `{"keys":[{"kty":"EC","x":"a","y":"b"},{"kty":"EC","x":"a","y":"b","d":"c"}]}`, true},
+		{"JWK with a typo", `{"kty":"EC","x":"a","y":"b","d":"c",}`, true},
+		{"EC public JWK", `{"kty":"EC","crv":"P-256","x":"f83O","y":"x_FE","kid":"k1","use":"enc","alg":"ECDH-ES+A256KW"}`, false},
+		{"RSA public JWK", `{"kty":"RSA","n":"0vx7","e":"AQAB","x5c":["MIIB"],"x5t#S256":"abc","key_ops":["wrapKey"]}`, false},
+		{"public JWK Set", `{"keys":[{"kty":"EC","x":"a","y":"b","kid":"d"}]}`, false},
+		{"a key id", "d", false},
+		{"components", "@method @target-uri content-digest", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := holdsPrivateKey(tc.value); got != tc.private {
+				t.Fatalf("holdsPrivateKey = %v", got)
+			}
+		})
+	}
+}
