@@ -404,7 +404,7 @@ func (s *Service) AddAuthMethod(ctx context.Context, merchantAccountID string, c
 		switch secret := IsSecret(in.Kind, f.Key); {
 		case len(f.Value) > MaxFieldValueLen:
 			errs = append(errs, FieldError{p + "/value", "is too long", "value_error.any_str.max_length"})
-		case !secret && holdsPrivateKey(f.Value):
+		case !secret && HoldsPrivateKey(f.Value):
 			// A field that is not secret is stored beside the sealed
 			// record and returned in every response: a private key pasted
 			// into it (a private JWK as mle public_key, a certificate

@@ -104,8 +104,8 @@ func TestHoldsPrivateKey(t *testing.T) {
 		{"components", "@method @target-uri content-digest", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := holdsPrivateKey(tc.value); got != tc.private {
-				t.Fatalf("holdsPrivateKey = %v", got)
+			if got := HoldsPrivateKey(tc.value); got != tc.private {
+				t.Fatalf("HoldsPrivateKey = %v", got)
 			}
 		})
 	}

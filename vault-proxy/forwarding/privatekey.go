@@ -13,7 +13,7 @@ import (
 // public JWK member has one of these names.
 var jwkPrivateMember = regexp.MustCompile(`"(d|p|q|dp|dq|qi|oth|k)"\s*:`)
 
-// holdsPrivateKey reports whether v carries private key material: a PEM
+// HoldsPrivateKey reports whether v carries private key material: a PEM
 // block whose label names a private key (PRIVATE KEY, RSA PRIVATE KEY, EC
 // PRIVATE KEY, ENCRYPTED PRIVATE KEY, OPENSSH PRIVATE KEY, ...), or JSON
 // holding a JWK with a private member.
@@ -21,7 +21,7 @@ var jwkPrivateMember = regexp.MustCompile(`"(d|p|q|dp|dq|qi|oth|k)"\s*:`)
 // It is a safety check of the fields returned in clear, not a validation
 // of credentials: a value it lets through is stored exactly as entered,
 // usable or not.
-func holdsPrivateKey(v string) bool {
+func HoldsPrivateKey(v string) bool {
 	if pemPrivateKey(v) {
 		return true
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/vault-proxy/forwarding"
 	"github.com/valyala/fasthttp"
 )
 
@@ -215,5 +216,32 @@ func BenchmarkParseForward(b *testing.B) {
 		if _, err := parseForward(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A method stored before creation refused private keys in public fields
+// does not echo one: the value is withheld, the key still listed.
+func TestAuthMethodOutWithholdsAPrivateKeyInAPublicField(t *testing.T) {
+	const privateJWK = `{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"}`
+	m := &forwarding.AuthMethod{
+		ID: uuid.New(), ConfigID: uuid.New(), Kind: "mle",
+		FieldKeys:    []string{"public_key", "key_id", "algorithm"},
+		PublicFields: map[string]string{"public_key": privateJWK, "key_id": "kid-1", "algorithm": "ECDH-ES+A256KW"},
+	}
+	got := map[string]*string{}
+	for _, f := range authMethodOut(m).Fields {
+		got[f.Key] = f.Value
+	}
+	if len(got) != 3 {
+		t.Fatalf("fields %v, want all three keys listed", got)
+	}
+	if v := got["public_key"]; v != nil {
+		t.Fatalf("public_key echoed: %q", *v)
+	}
+	if v := got["key_id"]; v == nil || *v != "kid-1" {
+		t.Fatalf("key_id = %v, want kid-1", v)
+	}
+	if v := got["algorithm"]; v == nil || *v != "ECDH-ES+A256KW" {
+		t.Fatalf("algorithm = %v, want ECDH-ES+A256KW", v)
 	}
 }

@@ -67,12 +67,14 @@ type authMethodJSON struct {
 }
 
 // authMethodOut lists every field key, with a value only for non-secret
-// keys; it reads PublicFields only, never the sealed record.
+// keys; it reads PublicFields only, never the sealed record. A public
+// field holding a private key is withheld too: creation refuses one, but
+// a method stored before that check may still hold one.
 func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
 	fields := make([]fieldJSON, 0, len(m.FieldKeys))
 	for _, k := range m.FieldKeys {
 		f := fieldJSON{Key: k}
-		if v, ok := m.PublicFields[k]; ok && !forwarding.IsSecret(m.Kind, k) {
+		if v, ok := m.PublicFields[k]; ok && !forwarding.IsSecret(m.Kind, k) && !forwarding.HoldsPrivateKey(v) {
 			f.Value = &v
 		}
 		fields = append(fields, f)
