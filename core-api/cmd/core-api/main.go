@@ -1,5 +1,6 @@
-// Command core-api runs the non-PCI core: buyers, payment methods by token,
-// transactions and webhooks. Configuration comes from the environment; see
+// Command core-api runs the non-PCI core: merchant accounts, buyers, and
+// payment methods by token (bank mandates through the sandbox mock-bank
+// connector). Configuration comes from the environment; see
 // core-api/app/config.go.
 //
 //	core-api [serve]     run the service
