@@ -22,7 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// The issue 4 throughput figures (deploy/local/bench.sh turns them into the
+// The core API throughput figures (deploy/local/bench.sh turns them into the
 // ratios in BENCHMARKS.md). Each HTTP benchmark runs the real product on
 // loopback against the real PostgreSQL; its baseline issues the same
 // statement directly through pgx, by calling the store method core-api's
@@ -247,9 +247,10 @@ func BenchmarkCoreListBuyers(b *testing.B) {
 
 // BenchmarkCoreListBuyersLeanClient is BenchmarkCoreListBuyers with a
 // fasthttp client as the load generator (no per-connection read and write
-// goroutines): not a figure of the issue, it shows how much of the HTTP
-// side's cost on a shared 2-core machine is net/http's client rather than
-// core-api.
+// goroutines). The server under test is the same; the difference shows
+// how much of the HTTP side's cost on a shared 2-core machine is net/http's
+// client rather than core-api, and a load generator on another machine
+// would take none of it. BENCHMARKS.md gives both figures.
 func BenchmarkCoreListBuyersLeanClient(b *testing.B) {
 	c := newCoreBench(b)
 	c.seedBuyers(b)

@@ -35,7 +35,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// The issue 5 vault forward figures (deploy/local/bench.sh turns the
+// The vault forward figures (deploy/local/bench.sh turns the
 // throughput ones into a ratio in BENCHMARKS.md). Four ways of sending the
 // same ~1 KB JSON body to the same fasthttp target on loopback, from the
 // same fasthttp client (keep-alive, forwardBenchParallelism x GOMAXPROCS

@@ -25,7 +25,7 @@ type LogCatcher struct {
 	// chunks hold the writes in order. Fixed-size chunks, not one growing
 	// buffer: a benchmark's stack writes tens of megabytes of access lines,
 	// and re-copying them at every doubling made a line cost more in the
-	// test than it does in a service (BENCHMARKS.md, issue 5).
+	// test than it does in a service.
 	chunks [][]byte
 }
 

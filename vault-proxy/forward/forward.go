@@ -23,8 +23,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// NetworkTokens provisions network tokens and cryptograms (issue: network
-// tokens). A nil NetworkTokens makes every network-token placeholder
+// NetworkTokens provisions network tokens and cryptograms
+// (docs/network-tokens.md). A nil NetworkTokens makes every network-token placeholder
 // unavailable, which the _OR_EMPTY_STRING forms turn into "".
 type NetworkTokens interface {
 	// Token returns the card's network token, its expiry and its id,

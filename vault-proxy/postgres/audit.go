@@ -40,7 +40,7 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // The records go in through binary COPY, as rows written here from the
 // spooled JSON (appendCopyRows), so that PostgreSQL, on the same cores as
 // the requests being audited, parses nothing but the json detail
-// (BenchmarkShipAudit; BENCHMARKS.md, issue 5).
+// (BenchmarkShipAudit; BENCHMARKS.md, "Audit spool and shipper").
 func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch) error {
 	bp := db.copyBufs.Get()
 	buf, _ := bp.(*[]byte)
@@ -103,7 +103,7 @@ const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id
 //
 // Binary rather than text: PostgreSQL then parses no timestamp, uuid[] or
 // escaped text, and only validates the json detail. A forward's record
-// cost it ~25% less CPU (BENCHMARKS.md, issue 5, sixth session), on the
+// costs it ~25% less CPU (BENCHMARKS.md, "Audit spool and shipper"), on the
 // cores the forwards run on.
 //
 // Records as auditspool writes them are read in one pass by

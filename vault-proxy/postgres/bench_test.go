@@ -22,7 +22,8 @@ import (
 // the spool ships them, on one connection whose PostgreSQL backend's CPU
 // time (from /proc, the database is local in tests) is reported per record
 // as pgCPUus/op. On a 2-core machine that runs PostgreSQL beside the
-// proxy, this is CPU the forward path shares (BENCHMARKS.md, issue 5).
+// proxy, this is CPU the forward path shares (BENCHMARKS.md, "Audit spool
+// and shipper").
 func BenchmarkShipAudit(b *testing.B) {
 	ctx := context.Background()
 	dbs := testsupport.NewTestDatabases(b)

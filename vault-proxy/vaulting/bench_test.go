@@ -12,8 +12,8 @@ import (
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
-// The issue's figures, each against a baseline in the same process (the
-// ratios are computed by deploy/local/bench.sh into BENCHMARKS.md):
+// The card vault's figures, each against a baseline in the same process
+// (deploy/local/bench.sh computes the ratios; BENCHMARKS.md, "Card vault"):
 //
 //   - BenchmarkOpenCached vs BenchmarkRawAESGCMOpen: open a stored record
 //     whose data key is cached, against a bare AES-256-GCM open of a record
@@ -52,7 +52,7 @@ func BenchmarkOpenCached(b *testing.B) {
 }
 
 // BenchmarkRevealCached opens two cards whose rows and record keys are
-// cached, as every forward of the issue 5 benchmark does.
+// cached, as every forward of e2e's BenchmarkForwardVault does.
 func BenchmarkRevealCached(b *testing.B) {
 	f := setup(b)
 	ctx := context.Background()

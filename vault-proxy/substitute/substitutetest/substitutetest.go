@@ -1,5 +1,5 @@
-// Package substitutetest holds the request templates the benchmarks of
-// issue 5 measure, so that the end-to-end figure and the template's own
+// Package substitutetest holds the request templates the vault forward
+// benchmarks measure, so that the end-to-end figure and the template's own
 // benchmark run on the same bytes.
 package substitutetest
 
