@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Buyer is a merchant's customer (SPEC.md "Buyer").
+// Buyer is a merchant's customer (docs/api-conventions.md, "Buyers").
 type Buyer struct {
 	ID                 string // UUID
 	MerchantAccountID  string
@@ -70,7 +70,8 @@ type BuyerFilter struct {
 	ExternalIdentifier string // exact; "" for none
 }
 
-// Text limits (SPEC.md "Limits"): counted in characters (runes).
+// Text limits (docs/api-conventions.md, "Buyers"): counted in characters
+// (runes).
 const (
 	MinTextLen  = 1
 	MaxTextLen  = 200

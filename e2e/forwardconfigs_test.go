@@ -200,7 +200,7 @@ func TestForwardConfigsCRUD(t *testing.T) {
 
 // Two partial updates of one config crossing each other keep both
 // changes: renaming a config cannot put back hosts that a concurrent
-// update removed (DESIGN section 4: omitted fields stay as they are).
+// update removed (docs/api-conventions.md: omitted fields stay as they are).
 func TestForwardConfigPartialUpdatesKeepEachOthersChanges(t *testing.T) {
 	s := stack.Start(t)
 	w := s.Token(t, "vault-forward-configs.write", "vault-forward-configs.read")

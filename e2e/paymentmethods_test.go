@@ -530,7 +530,7 @@ func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
 // Card or bank data sent through vault-proxy to any route it passes on to
 // core-api (a payment method whose method is not exactly card, gift-card or
 // bank, a PUT, a buyer, a query) is refused by vault-proxy itself: core-api never
-// receives it (DESIGN.md section 1), and its logs show no such request.
+// receives it (SECURITY.md, "The two zones"), and its logs show no such request.
 func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, pmScopes...)
@@ -602,7 +602,7 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	}
 
 	// A buyer's account_number is the merchant's customer reference
-	// (SPEC.md), not a bank account: it passes on.
+	// (docs/api-conventions.md, "Buyers"), not a bank account: it passes on.
 	if code, raw := s.Do(t, s.PublicClient, "POST", s.PublicURL+"/buyers", s.Token(t, "buyers.write"),
 		map[string]any{"display_name": "Ada", "account_number": "cust-0042"}); code != http.StatusCreated {
 		t.Fatalf("a buyer with an account number through vault-proxy: %d %s", code, raw)

@@ -41,7 +41,7 @@ func walk(t *testing.T, c coreClient, path string, limit int) (forward, backward
 }
 
 // vault-proxy's lists (forwarding configs, audit events) page by keyset
-// with signed cursors, as core-api's do (DESIGN.md section 4): a walk goes
+// with signed cursors, as core-api's do (docs/api-conventions.md): a walk goes
 // both ways, and a cursor is refused with 400 on `cursor` when it is
 // changed, a bare id (the old form), or presented to another list or
 // another merchant account.

@@ -1,6 +1,7 @@
 // Package connector is core-api's seam to payment processors: a small
 // interface per capability, and a registry that names each implementation
-// (DESIGN.md section 5). Sandbox simulators shipped with the product
+// (README.md, "Sandbox simulators"; the connectors to come:
+// docs/planned.md). Sandbox simulators shipped with the product
 // register here exactly as a real processor's adapter would, so handlers
 // never know which one they talk to.
 //

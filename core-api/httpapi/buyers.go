@@ -17,7 +17,7 @@ const (
 	ScopeBuyersWrite = "buyers.write"
 )
 
-// buyerJSON is a buyer on the wire (SPEC.md "Buyer").
+// buyerJSON is a buyer on the wire (docs/api-conventions.md, "Buyers").
 type buyerJSON struct {
 	Type               string                  `json:"type"`
 	ID                 string                  `json:"id"`
@@ -39,8 +39,8 @@ func buyerOut(b *coreapi.Buyer) buyerJSON {
 	}
 }
 
-// buyerSummaryJSON is a buyer in a list (SPEC.md: id, type, display_name,
-// external_identifier, created_at, updated_at). The list handler writes it
+// buyerSummaryJSON is a buyer in a list (docs/api-conventions.md: id, type,
+// display_name, external_identifier, created_at, updated_at). The list handler writes it
 // by hand (appendBuyerPage); this type is the reference it must match.
 type buyerSummaryJSON struct {
 	Type               string  `json:"type"`

@@ -485,7 +485,7 @@ func callerActor(c Caller) string {
 	return "token:" + c.Principal.TokenID
 }
 
-// --- wire shapes (DESIGN.md 4a) ---
+// --- wire shapes (the PaymentMethod schema of openapi.json) ---
 
 type buyerRefJSON struct {
 	ID                 string  `json:"id"`

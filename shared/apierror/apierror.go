@@ -1,5 +1,5 @@
 // Package apierror is the error envelope both services answer with
-// (DESIGN.md section 4):
+// (docs/api-conventions.md, "Errors"):
 //
 //	{"type":"error","code":"bad_request","status":400,"message":"...",
 //	 "details":[{"location":"body","pointer":"/display_name","message":"...",

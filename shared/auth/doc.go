@@ -1,5 +1,5 @@
-// Package auth verifies and mints the bearer tokens of the API (DESIGN.md
-// section 3): JWTs signed ES512 (ECDSA P-521, SHA-512) whose header `kid`
+// Package auth verifies and mints the bearer tokens of the API
+// (docs/api-conventions.md, "Authentication"): JWTs signed ES512 (ECDSA P-521, SHA-512) whose header `kid`
 // is the RFC 7638 JWK thumbprint of the signing key.
 //
 // Both services use the same Verifier: core-api (net/http) passes the

@@ -1,6 +1,7 @@
 // Package pagination is the keyset cursor pagination every list of both
-// services uses (DESIGN.md section 4): `limit` (default 20, 1..100) and an opaque,
-// tamper-evident `cursor`; the response is the page envelope
+// services uses (docs/api-conventions.md, "Pagination"): `limit` (default
+// 20, 1..100) and an opaque, tamper-evident `cursor`; the response is the
+// page envelope
 //
 //	{"items": [...], "limit": 20, "next_cursor": "..." | null, "previous_cursor": "..." | null}
 //

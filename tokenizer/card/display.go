@@ -15,7 +15,8 @@ const (
 
 // Display is what may be shown of a card and stored outside the PCI zone:
 // the payment method's `scheme`, `label`, `details.bin` and
-// `details.card_type` (DESIGN.md section 4a). It holds no secret.
+// `details.card_type` (docs/api-conventions.md, "Payment methods"). It
+// holds no secret.
 type Display struct {
 	Scheme   Scheme   // Number.Scheme
 	Label    string   // Number.Last4

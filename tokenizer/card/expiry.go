@@ -18,8 +18,8 @@ type Expiry struct {
 // ParseExpiry parses an expiry date as the API sends it and rejects expired
 // cards. It accepts exactly "MM/YY": two ASCII digits, a slash, two ASCII
 // digits, nothing around them. "1/25", "12/2", "12/2025", "12-25" and
-// " 12/25" are invalid_format (DESIGN.md fixes MM/YY on the wire, and one
-// form leaves nothing to guess about YY versus YYYY); "00/25" and "13/25"
+// " 12/25" are invalid_format (the API takes MM/YY only:
+// docs/api-conventions.md, "Payment methods"; one form leaves nothing to guess about YY versus YYYY); "00/25" and "13/25"
 // are invalid_month; a card past its month (see Expired) is expired; "" is
 // required. YY is a year in 2000-2099.
 //
@@ -89,7 +89,7 @@ func (e Expiry) IsValid() bool {
 }
 
 // ExpiryFormat names a way to write an Expiry: the variants of the
-// CARD_EXPIRATION_DATE placeholders (DESIGN.md section 7).
+// CARD_EXPIRATION_DATE placeholders (docs/vault-forward.md).
 type ExpiryFormat string
 
 // Formats for Expiry.FormatAs. The zero ExpiryFormat ("") is ExpiryMMYY.

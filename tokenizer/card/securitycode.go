@@ -13,7 +13,8 @@ const securityCodeRedacted = "[REDACTED-CVV]"
 
 // SecurityCode is a validated card security code (CVV2, CVC2, CID): 3 or 4
 // ASCII digits. PCI DSS 3.3.1 forbids storing it after authorisation; keep
-// it in memory only as long as DESIGN.md section 1 allows, then Zero it.
+// it in memory only as long as SECURITY.md ("Security codes") allows, then
+// Zero it.
 //
 // Like Number it is a handle whose copies share one buffer, and it redacts
 // itself everywhere (as "[REDACTED-CVV]"); Reveal is the only way to the

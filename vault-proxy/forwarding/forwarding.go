@@ -3,8 +3,8 @@
 // POST /vault-forward may reach and carry the advanced authentication
 // methods (signature, mtls, mle) a forward may name.
 //
-// Credentials are stored exactly as entered (SPEC Authentication rule 6: not
-// validated, extra spaces and new lines kept) and only sealed, with the
+// Credentials are stored exactly as entered (not validated, extra spaces
+// and new lines kept: docs/vault-forward.md) and only sealed, with the
 // same envelope encryption as cards and associated data binding merchant
 // account and method id. They are opened only for a forward that names the
 // method; responses list every field key but carry values only for
@@ -52,7 +52,7 @@ type fieldSpec struct {
 	required bool
 }
 
-// kinds lists the field keys of each kind (DESIGN.md section 7). Only key
+// kinds lists the field keys of each kind (docs/vault-forward.md). Only key
 // and private_key are secret; certificates, public keys and algorithm names
 // are returned.
 var kinds = map[string]map[string]fieldSpec{
@@ -425,7 +425,7 @@ func (s *Service) AddAuthMethod(ctx context.Context, merchantAccountID string, c
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	// Values exactly as entered: no trimming, no repair (SPEC rule 6).
+	// Values exactly as entered: no trimming, no repair.
 	plain, err := json.Marshal(values)
 	if err != nil {
 		return nil, err

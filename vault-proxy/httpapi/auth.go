@@ -9,7 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// MerchantHeader selects the merchant account (SPEC: default "default").
+// MerchantHeader selects the merchant account; absent means "default".
 const MerchantHeader = "x-service-merchant-account-id"
 
 // merchantID is the pattern of merchant account ids, quoted in errors;

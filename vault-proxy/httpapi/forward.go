@@ -29,7 +29,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// Headers of POST /vault-forward (SPEC.md "the service", DESIGN.md 7).
+// Headers of POST /vault-forward (docs/vault-forward.md).
 const (
 	HeaderForwardURL             = "x-vault-forward-url"
 	HeaderForwardMethod          = "x-vault-forward-http-method"

@@ -7,8 +7,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// parsePage reads a list request's `limit` and `cursor` (DESIGN.md
-// section 4) for list, with its cursors bound to the merchant account:
+// parsePage reads a list request's `limit` and `cursor`
+// (docs/api-conventions.md, "Pagination") for list, with its cursors bound to the merchant account:
 // one signed for another list or account is 400 on `cursor`.
 func parsePage(cursors *pagination.Codec, ctx *fasthttp.RequestCtx, list, merchantAccountID string) (pagination.Page, error) {
 	q := url.Values{}

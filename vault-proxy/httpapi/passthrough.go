@@ -82,7 +82,7 @@ var coreHeaders = []string{"Authorization", MerchantHeader, "Idempotency-Key", "
 // bank data in the body (zone.SensitiveFields at its top level), or a card
 // number in the path or query, is refused here and the body cleared:
 // core-api never receives a card number, whatever route or method a client
-// sent it with (DESIGN.md section 1).
+// sent it with (SECURITY.md, "The two zones").
 func (c *Core) Pass(ctx *fasthttp.RequestCtx) error {
 	if err := refuseSensitive(ctx.Path(), ctx.Request.Body()); err != nil {
 		clear(ctx.Request.Body())
@@ -161,7 +161,8 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 // takes only JSON, and a card field inside a body that does not parse (a
 // trailing comma, a byte-order mark, a form) cannot be looked for, so it
 // must not be passed on either. A buyer's account_number is a merchant's
-// customer reference (SPEC.md), not a bank account: it is card data only
+// customer reference (docs/api-conventions.md, "Buyers"), not a bank
+// account: it is card data only
 // on the payment method routes.
 func refuseSensitive(path, body []byte) error {
 	if len(body) == 0 {

@@ -25,7 +25,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// Field keys of an "mle" authentication method (DESIGN.md section 7).
+// Field keys of an "mle" authentication method (docs/vault-forward.md).
 const (
 	FieldPublicKey  = "public_key"
 	FieldKeyID      = "key_id"
@@ -39,7 +39,7 @@ const (
 	AlgECDHESA256KW = "ECDH-ES+A256KW"
 )
 
-// Content encryption algorithms (JWE "enc"). A256GCM is the design's; the
+// Content encryption algorithms (JWE "enc"). A256GCM is the default; the
 // shorter GCM keys are accepted because some card-network MLE schemes use
 // A128GCM, and they change nothing else.
 const (

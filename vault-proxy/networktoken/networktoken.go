@@ -5,8 +5,8 @@
 // The domain is a Provider interface, the contract a token service provider
 // (TSP) connector implements: Visa Token Service, Mastercard MDES and the
 // like. A Registry picks the provider by card scheme. The product ships one
-// provider, Sandbox, a simulator of a TSP (simulators are product features,
-// DESIGN.md section 5); a real connector implements the same interface and is
+// provider, Sandbox, a simulator of a TSP (simulators are product features:
+// README.md, "Sandbox simulators"); a real connector implements the same interface and is
 // registered in its place.
 //
 // Service stores tokens in the vault database and implements
@@ -14,8 +14,8 @@
 // EXPIRATION_DATE_X and CARD_CRYPTOGRAM_X placeholders of /vault-forward and
 // detokenized calls work:
 //
-//   - The first use of a card's network token provisions one ("provisioned
-//     automatically if not yet available", SPEC.md) and stores it: token
+//   - The first use of a card's network token provisions one
+//     (docs/network-tokens.md, "Lifecycle") and stores it: token
 //     value (DPAN) sealed with the same envelope encryption as card numbers
 //     (associated data binds merchant account, payment method and network
 //     token id), expiry, status, provider and the TSP's token reference in

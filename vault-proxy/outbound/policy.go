@@ -12,8 +12,8 @@ import (
 const (
 	DefaultMaxResponseBytes = 10 << 20
 	DefaultMaxRequestBytes  = 10 << 20
-	DefaultTimeout          = 30 * time.Second // DESIGN §7: x-vault-forward-timeout default
-	DefaultMaxTimeout       = 60 * time.Second // DESIGN §7: x-vault-forward-timeout max
+	DefaultTimeout          = 30 * time.Second // x-vault-forward-timeout's default (docs/vault-forward.md)
+	DefaultMaxTimeout       = 60 * time.Second // x-vault-forward-timeout's maximum
 	DefaultMaxConnsPerHost  = 512
 	DefaultMaxTLSClients    = 64
 )

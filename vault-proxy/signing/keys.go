@@ -106,9 +106,10 @@ func unknownAlgorithm(algorithm string) *Error {
 }
 
 // decodeStrictBase64 decodes the hmac secret exactly as entered. Go's base64
-// decoder silently skips '\r' and '\n' even in strict mode, and the design
-// wants a pasted trailing newline to fail as loudly as a trailing space, so
-// every byte is checked against the standard alphabet first.
+// decoder silently skips '\r' and '\n' even in strict mode, and a pasted
+// trailing newline must fail as loudly as a trailing space
+// (docs/vault-forward.md, "Authentication methods"), so every byte is
+// checked against the standard alphabet first.
 func decodeStrictBase64(s string) ([]byte, error) {
 	if s == "" {
 		return nil, failf("field \"key\" is empty; algorithm " + AlgHMACSHA256 + " needs the base64 of the shared secret")

@@ -4,7 +4,7 @@
 //
 // It is the product's own code, on github.com/dunglas/httpsfv (RFC 8941
 // structured fields) and the standard crypto packages, because the module
-// proxy refuses every RFC 9421 library tried (DESIGN.md section 10). The
+// proxy refuses every RFC 9421 library tried (ARCHITECTURE.md). The
 // tests check it against the RFC's own appendix B test vectors.
 //
 // Credentials are stored exactly as entered and never validated on entry,
@@ -20,7 +20,7 @@ import (
 	"github.com/dunglas/httpsfv"
 )
 
-// Field keys of a "signature" authentication method (DESIGN.md section 7).
+// Field keys of a "signature" authentication method (docs/vault-forward.md).
 const (
 	FieldAlgorithm         = "algorithm"
 	FieldKeyID             = "key_id"
@@ -105,7 +105,7 @@ func (p params) sfv() *httpsfv.Params {
 }
 
 // Sign signs req and adds its headers: Content-Digest (sha-256, whether
-// or not content-digest is covered, as DESIGN.md section 7 gives every
+// or not content-digest is covered, as docs/vault-forward.md gives every
 // signed request one; it replaces any earlier value, since it must
 // describe the body actually sent), and the method's label in the
 // Signature-Input and Signature dictionaries, after any signatures already

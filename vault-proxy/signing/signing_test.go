@@ -346,7 +346,7 @@ func TestSignSetsContentDigest(t *testing.T) {
 	}{
 		{"covered, replaces a stale digest", nil, `{"hello": "world"}`, "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"},
 		{"covered, empty body", []string{"@method", "content-digest"}, "", "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"},
-		// DESIGN.md 7: every signed request gets one, covered or not.
+		// docs/vault-forward.md: every signed request gets one, covered or not.
 		{"not covered, still set", []string{"@method", "@target-uri"}, `{"hello": "world"}`, "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"},
 	}
 	for _, tc := range tests {

@@ -361,8 +361,8 @@ func kindNamed(name string) *kind {
 	return nil
 }
 
-// expiryVariants are the variant words of the expiry fields (DESIGN
-// section 7): every ExpiryFormat but the default MM/YY, which is the name
+// expiryVariants are the variant words of the expiry fields
+// (docs/vault-forward.md, "Placeholders"): every ExpiryFormat but the default MM/YY, which is the name
 // without a variant.
 var expiryVariants = []card.ExpiryFormat{card.ExpiryM, card.ExpiryMM, card.ExpiryYY, card.ExpiryYYYY}
 

@@ -227,8 +227,8 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 		if withSecurityCode {
 			r.SecurityCode = s.codes.Take(vc.Token, s.now())
 		} else if purpose == PurposeAuthorization {
-			// The code is held for at most one authorization (DESIGN.md
-			// section 1): one that does not send it ends the hold too.
+			// The code is held for at most one authorization (SECURITY.md,
+			// "Security codes"): one that does not send it ends the hold too.
 			s.codes.Delete(vc.Token)
 		}
 		out[i] = r
