@@ -40,8 +40,9 @@ func buyerOut(b *coreapi.Buyer) buyerJSON {
 }
 
 // buyerSummaryJSON is a buyer in a list (docs/api-conventions.md: id, type,
-// display_name, external_identifier, created_at, updated_at). The list handler writes it
-// by hand (appendBuyerPage); this type is the reference it must match.
+// display_name, external_identifier, created_at, updated_at). The list
+// handler writes it by hand (appendBuyerPage); this type is the reference
+// it must match.
 type buyerSummaryJSON struct {
 	Type               string  `json:"type"`
 	ID                 string  `json:"id"`

@@ -6,9 +6,9 @@
 // /vault-forward whose cards, key and config are cached) only ask for the
 // deadline (the outbound client reads Deadline and Err) and never wait on
 // Done, so the timer is pure cost there: ~0.9 us of the forward's CPU in
-// a profile (BENCHMARKS.md, "Vault forward"). This context reads the clock in Err
-// instead, and builds the timer context the first time Done is asked for,
-// or when a child context or context.AfterFunc needs it.
+// a profile (BENCHMARKS.md, "Vault forward"). This context reads the
+// clock in Err instead, and builds the timer context the first time Done
+// is asked for, or when a child context or context.AfterFunc needs it.
 package deadline
 
 import (
