@@ -16,8 +16,8 @@ import (
 // merchant can write text (bodies of both services, core-api's query
 // parameters), is a 400 in the error envelope with a pointer to it, and
 // nothing is stored: not a 500 from a failed insert, and no vaulted card
-// left behind. Credentials are the exception (docs/vault-forward.md,
-// "Authentication methods"): a credential value holding U+0000 is stored and used as entered.
+// left behind. Credentials are the exception
+// (docs/vault-forward-authentication.md): a credential value holding U+0000 is stored and used as entered.
 func TestTextPostgreSQLCannotHoldIsRefused(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, "buyers.write", "buyers.read", "payment-methods.write", "payment-methods.read",

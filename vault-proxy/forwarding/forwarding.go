@@ -4,9 +4,9 @@
 // methods (signature, mtls, mle) a forward may name.
 //
 // Credentials are stored exactly as entered (not validated, extra spaces
-// and new lines kept: docs/vault-forward.md) and only sealed, with the
-// same envelope encryption as cards and associated data binding merchant
-// account and method id. They are opened only for a forward that names the
+// and new lines kept: docs/vault-forward-authentication.md) and only
+// sealed, with the same envelope encryption as cards and associated data
+// binding merchant account and method id. They are opened only for a forward that names the
 // method; responses list every field key but carry values only for
 // non-secret keys. One safety check is made, not a validation: a
 // non-secret field (kept in clear and returned) refuses a private key.
@@ -52,7 +52,8 @@ type fieldSpec struct {
 	required bool
 }
 
-// kinds lists the field keys of each kind (docs/vault-forward.md). Only key
+// kinds lists the field keys of each kind
+// (docs/vault-forward-authentication.md). Only key
 // and private_key are secret; certificates, public keys and algorithm names
 // are returned.
 var kinds = map[string]map[string]fieldSpec{

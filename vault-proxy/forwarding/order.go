@@ -23,9 +23,10 @@ func (e *OrderError) Error() string {
 // plaintext outside the encryption (with the rest of the body fixed by the
 // merchant's template, a way to test guesses of the card number offline),
 // under a signature the target cannot verify. Methods are applied in the
-// listed order (DESIGN.md section 7), so the list is refused rather than
-// reordered: what a merchant lists is what is applied, and an order that
-// never gave a verifiable request is a clear error, not a silent fix.
+// listed order (docs/vault-forward-authentication.md), so the list is
+// refused rather than reordered: what a merchant lists is what is applied,
+// and an order that never gave a verifiable request is a clear error, not
+// a silent fix.
 func CheckOrder(methods []*Opened) error {
 	signature := -1
 	for i, m := range methods {

@@ -25,7 +25,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// Field keys of an "mle" authentication method (docs/vault-forward.md).
+// Field keys of an "mle" authentication method
+// (docs/vault-forward-authentication.md).
 const (
 	FieldPublicKey  = "public_key"
 	FieldKeyID      = "key_id"

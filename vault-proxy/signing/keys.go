@@ -108,7 +108,7 @@ func unknownAlgorithm(algorithm string) *Error {
 // decodeStrictBase64 decodes the hmac secret exactly as entered. Go's base64
 // decoder silently skips '\r' and '\n' even in strict mode, and a pasted
 // trailing newline must fail as loudly as a trailing space
-// (docs/vault-forward.md, "Authentication methods"), so every byte is
+// (docs/vault-forward-authentication.md), so every byte is
 // checked against the standard alphabet first.
 func decodeStrictBase64(s string) ([]byte, error) {
 	if s == "" {

@@ -20,7 +20,8 @@ import (
 	"github.com/dunglas/httpsfv"
 )
 
-// Field keys of a "signature" authentication method (docs/vault-forward.md).
+// Field keys of a "signature" authentication method
+// (docs/vault-forward-authentication.md).
 const (
 	FieldAlgorithm         = "algorithm"
 	FieldKeyID             = "key_id"
@@ -105,9 +106,9 @@ func (p params) sfv() *httpsfv.Params {
 }
 
 // Sign signs req and adds its headers: Content-Digest (sha-256, whether
-// or not content-digest is covered, as docs/vault-forward.md gives every
-// signed request one; it replaces any earlier value, since it must
-// describe the body actually sent), and the method's label in the
+// or not content-digest is covered, as docs/vault-forward-authentication.md
+// gives every signed request one; it replaces any earlier value, since it
+// must describe the body actually sent), and the method's label in the
 // Signature-Input and Signature dictionaries, after any signatures already
 // there. now gives the created parameter.
 //

@@ -346,7 +346,8 @@ func TestSignSetsContentDigest(t *testing.T) {
 	}{
 		{"covered, replaces a stale digest", nil, `{"hello": "world"}`, "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"},
 		{"covered, empty body", []string{"@method", "content-digest"}, "", "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"},
-		// docs/vault-forward.md: every signed request gets one, covered or not.
+		// Every signed request gets one, covered or not
+		// (docs/vault-forward-authentication.md).
 		{"not covered, still set", []string{"@method", "@target-uri"}, `{"hello": "world"}`, "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:"},
 	}
 	for _, tc := range tests {

@@ -362,8 +362,8 @@ func kindNamed(name string) *kind {
 }
 
 // expiryVariants are the variant words of the expiry fields
-// (docs/vault-forward.md, "Placeholders"): every ExpiryFormat but the default MM/YY, which is the name
-// without a variant.
+// (docs/vault-forward.md, "Placeholders"): every ExpiryFormat but the
+// default MM/YY, which is the name without a variant.
 var expiryVariants = []card.ExpiryFormat{card.ExpiryM, card.ExpiryMM, card.ExpiryYY, card.ExpiryYYYY}
 
 func knownKinds() [][]*kind {
