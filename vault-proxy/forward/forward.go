@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/payorch/tokenizer/card"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/networktoken"
+	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -73,8 +75,81 @@ type Result struct {
 // ErrTokensNotFound is returned when a token is not the caller's.
 var ErrTokensNotFound = vaultproxy.ErrNotFound
 
+// methods are the HTTP methods a request carrying card data may use, for
+// every caller: /vault-forward's merchants and core-api's detokenized
+// calls. A processor API needs no other; HEAD, OPTIONS, TRACE and CONNECT
+// would only put card data where it has no use.
+var methods = [...]string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}
+
+// methodNames lists methods for error messages.
+var methodNames = strings.Join(methods[:], ", ")
+
+// MethodNames is "GET, POST, PUT, PATCH, DELETE", for error messages.
+func MethodNames() string { return methodNames }
+
+// Method returns the allowed method that name names, in any case, as it
+// is sent (upper case); false when name names none of them.
+func Method[T ~string | ~[]byte](name T) (string, bool) {
+	for _, m := range methods {
+		if len(name) == len(m) && equalFoldUpper(name, m) {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+// equalFoldUpper reports whether b is upper, an upper-case ASCII word, in
+// any case.
+func equalFoldUpper[T ~string | ~[]byte](b T, upper string) bool {
+	for i := range len(upper) {
+		c := b[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// RequestLineError is a method or URL the engine refuses to write into a
+// request line. fasthttp writes both verbatim: a method holding CR LF
+// would split the request and send card data in a second one of the
+// caller's making, a space in the query would end the target early. This
+// is the check no caller can miss: /vault-forward refuses such headers
+// before it gets here, a detokenized call maps Field to its own request's
+// fields. The error never quotes the value.
+type RequestLineError struct {
+	Field string // "method" or "target" (the URL's path and query)
+}
+
+func (e *RequestLineError) Error() string {
+	if e.Field == "method" {
+		return "forward: the method must be one of " + methodNames
+	}
+	return "forward: the URL's path and query must hold no spaces, control characters or non-ASCII bytes"
+}
+
+// checkRequestLine returns r's method in upper case, or the reason r
+// cannot be written into a request line.
+func checkRequestLine(r *Request) (string, error) {
+	method, ok := Method(r.Method)
+	if !ok {
+		return "", &RequestLineError{Field: "method"}
+	}
+	// The target as fasthttp will write it: SetRequestURI(r.URL.String())
+	// keeps net/url's escaped path and its raw query.
+	if outbound.CheckTarget(r.URL.RequestURI()) != nil {
+		return "", &RequestLineError{Field: "target"}
+	}
+	return method, nil
+}
+
 // Send renders r and passes it to send. Placeholder problems are returned as
-// *substitute.Error before any card is opened or any byte is sent.
+// *substitute.Error, and a method or URL that cannot be written into a
+// request line as *RequestLineError, before any card is opened or any byte
+// is sent. r.Method may be in any case; it is sent in upper case.
 func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, send SendFunc) (Result, error) {
 	start := time.Now()
 	tpl, err := substitute.Parse(r.Body, r.Options)
@@ -82,6 +157,9 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		return Result{}, err
 	}
 	if err := tpl.CheckIndexes(len(r.Tokens)); err != nil {
+		return Result{}, err
+	}
+	if r.Method, err = checkRequestLine(&r); err != nil {
 		return Result{}, err
 	}
 	names := make([]string, len(tpl.Placeholders()))

@@ -2,8 +2,10 @@ package forward_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,4 +81,83 @@ func vaultedCard(t *testing.T) (*postgres.DB, *auditspool.Spool, *vaulting.Servi
 		t.Fatal(err)
 	}
 	return p.DB, p.Audits, p.Service, caller, rec.Token
+}
+
+// The engine writes the caller's method and URL into the request line, and
+// fasthttp writes them verbatim: a method that is not one a card may be
+// sent with (or holds CR LF, which would split the request) and a target
+// that would break the line (a space, a control or non-ASCII byte in the
+// query) are refused, whoever the caller, before any card is opened or
+// the send func is called. The allowed methods are taken in any case and
+// sent in upper case.
+func TestSendWritesOnlyASoundRequestLine(t *testing.T) {
+	ctx := context.Background()
+	db, audits, svc, caller, token := vaultedCard(t)
+	e := &forward.Engine{Vault: svc}
+	u := func(raw string) *url.URL {
+		parsed, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parsed
+	}
+	countReveals := func() int {
+		t.Helper()
+		if err := audits.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'forward'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name, method string
+		url          *url.URL
+		field        string // of the refusal; "" when sent
+		sent         string // the method sent
+	}{
+		{"CR LF in the method", "POST\r\nX-Smuggled: 1", u("https://p.example/pay"), "method", ""},
+		{"a space in the method", "POST /x", u("https://p.example/pay"), "method", ""},
+		{"TRACE", "TRACE", u("https://p.example/pay"), "method", ""},
+		{"CONNECT", "connect", u("https://p.example/pay"), "method", ""},
+		{"empty method", "", u("https://p.example/pay"), "method", ""},
+		{"a space in the query", "POST", u("https://p.example/pay?x=1 HTTP/1.0"), "target", ""},
+		{"non-ASCII in the query", "POST", u("https://p.example/pay?x=\u00e9"), "target", ""},
+		{"a control byte in the query", "POST", &url.URL{Scheme: "https", Host: "p.example", Path: "/pay", RawQuery: "x=\r\nHost: evil.example"}, "target", ""},
+		{"lower case", "patch", u("https://p.example/pay?x=1%20a"), "", "PATCH"},
+		{"upper case", "DELETE", u("https://p.example/pay"), "", "DELETE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := countReveals()
+			var sent string
+			var resp fasthttp.Response
+			_, err := e.Send(ctx, forward.Request{Caller: caller, Action: "forward", Purpose: "vault-forward", Method: tc.method, URL: tc.url,
+				ContentType: "application/json", Body: []byte(`{"n":"{{ CARD_NUMBER_1 }}"}`), Tokens: []uuid.UUID{token}},
+				&resp, func(_ context.Context, req *fasthttp.Request, _ *fasthttp.Response) error {
+					sent = string(req.Header.Method()) + " " + string(req.RequestURI())
+					return nil
+				})
+			if tc.field == "" {
+				if err != nil || !strings.HasPrefix(sent, tc.sent+" ") {
+					t.Fatalf("sent %q (%v), want method %s", sent, err, tc.sent)
+				}
+				return
+			}
+			var le *forward.RequestLineError
+			if !errors.As(err, &le) || le.Field != tc.field {
+				t.Fatalf("error %v, want a RequestLineError for %s", err, tc.field)
+			}
+			if sent != "" {
+				t.Fatalf("the send func was called with %q", sent)
+			}
+			if strings.Contains(err.Error(), "Smuggled") || strings.Contains(err.Error(), "evil.example") {
+				t.Fatalf("the error echoes the request: %v", err)
+			}
+			if n := countReveals(); n != before {
+				t.Fatalf("a card was opened for a refused request line (%d audit records)", n-before)
+			}
+		})
+	}
 }

@@ -69,8 +69,6 @@ var forbiddenForwardHeaders = map[string]bool{
 
 var forwardHeaderPrefix = []byte("x-vault-forward-")
 
-var forwardMethods = []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}
-
 // Forward serves the merchant-facing POST /vault-forward: a request built
 // by the merchant with {{ CARD_* }} placeholders, sent once to a third
 // party after the destination is checked, the cards substituted and the
@@ -134,9 +132,9 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 		case bytes.EqualFold(rest, forwardURLSuffix):
 			rawURL, seenURL = string(bytes.TrimSpace(v)), true
 		case bytes.EqualFold(rest, forwardMethodSuffix):
-			m, ok := forwardMethod(bytes.TrimSpace(v))
+			m, ok := forward.Method(bytes.TrimSpace(v))
 			if !ok {
-				bad(HeaderForwardMethod, "must be one of GET, POST, PUT, PATCH, DELETE", "value_error.enum")
+				bad(HeaderForwardMethod, "must be one of "+forward.MethodNames(), "value_error.enum")
 			}
 			in.method = m
 		case bytes.EqualFold(rest, forwardPaymentMethodsSuffix):
@@ -206,16 +204,6 @@ func parseForward(ctx *fasthttp.RequestCtx) (*forwardInput, error) {
 		return nil, apierror.BadRequest("the forward request headers are not valid", errs...)
 	}
 	return in, nil
-}
-
-// forwardMethod returns the canonical method named by v, in any case.
-func forwardMethod(v []byte) (string, bool) {
-	for _, m := range forwardMethods {
-		if bytes.EqualFold(v, []byte(m)) {
-			return m, true
-		}
-	}
-	return strings.ToUpper(string(v)), false
 }
 
 // parseIDs reads a comma-separated list of 1..max UUIDs, each exactly 36

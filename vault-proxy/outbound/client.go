@@ -328,14 +328,27 @@ func (c *Client) checkURI(u *fasthttp.URI, opts *CallOptions) (destination, bool
 	return d, loopback, nil
 }
 
+// CheckTarget refuses a request target (a path and its query, as written
+// into the request line) as Do refuses a URL's: one that is not
+// origin-form or holds a control byte, a space or a non-ASCII byte, all of
+// which must be percent-encoded. It is for code that writes request lines
+// to destinations Do does not reach (the forward engine, for every
+// caller). The error is an *Error with CodeInvalidURL.
+func CheckTarget(target string) error {
+	if r := checkTarget(target); r != ruleOK {
+		return refused(r)
+	}
+	return nil
+}
+
 // checkTarget refuses a request target that is not origin-form or holds
 // bytes that would break the request line (controls, spaces, non-ASCII).
-func checkTarget(rt []byte) rule {
+func checkTarget[T ~string | ~[]byte](rt T) rule {
 	if len(rt) == 0 || rt[0] != '/' {
 		return ruleURLTarget
 	}
-	for _, ch := range rt {
-		if ch <= ' ' || ch >= 0x7f {
+	for i := range len(rt) {
+		if ch := rt[i]; ch <= ' ' || ch >= 0x7f {
 			return ruleURLTarget
 		}
 	}

@@ -578,3 +578,38 @@ func TestCheckURLAllocations(t *testing.T) {
 		}
 	}
 }
+
+// CheckTarget is the request-target check of Do and CheckURL, for request
+// lines written elsewhere: origin-form, and nothing a request line cannot
+// carry unencoded.
+func TestCheckTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name, target string
+		ok           bool
+	}{
+		{"root", "/", true},
+		{"encoded query", "/v1/pay?x=1%20a&y=%C3%A9", true},
+		{"empty", "", false},
+		{"not origin-form", "v1/pay", false},
+		{"absolute", "https://evil.example/", false},
+		{"space", "/v1/pay?x=1 HTTP/1.0", false},
+		{"CR LF", "/v1/pay?x=1\r\nHost: evil.example", false},
+		{"NUL", "/v1/pay?x=\x00", false},
+		{"tab", "/v1/pay?x=\t", false},
+		{"DEL", "/v1/pay?x=\x7f", false},
+		{"non-ASCII", "/v1/pay?x=\u00e9", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckTarget(tc.target)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if e := wantCode(t, err, CodeInvalidURL); e.Rule != "url_request_target" || strings.Contains(e.Error(), "evil.example") {
+				t.Fatalf("error %v", e)
+			}
+		})
+	}
+}
