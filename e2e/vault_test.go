@@ -145,10 +145,27 @@ type processor struct {
 	caFile string
 	mu     sync.Mutex
 	bodies []string
+	lines  []string // each request's method and target
 	hits   atomic.Int64
+	// received counts the bytes that reached the listener, TLS included:
+	// a request refused before vault-proxy sends it moves it not at all,
+	// even one the server would refuse as malformed (and so never count
+	// in hits).
+	received atomic.Int64
 }
 
 func newProcessor(t *testing.T) *processor {
+	t.Helper()
+	return newProcessorAnswering(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write([]byte(`{"id":"auth_1","status":"approved"}`))
+	})
+}
+
+// newProcessorAnswering is a processor whose answer is written by answer,
+// given the request and its body.
+func newProcessorAnswering(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, body []byte)) *processor {
 	t.Helper()
 	p := &processor{}
 	ca, err := certs.NewCA("processor-test-ca", time.Now(), 2*time.Hour)
@@ -168,20 +185,54 @@ func newProcessor(t *testing.T) *processor {
 		b, _ := io.ReadAll(r.Body)
 		p.mu.Lock()
 		p.bodies = append(p.bodies, string(b))
+		p.lines = append(p.lines, r.Method+" "+r.RequestURI)
 		p.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"id":"auth_1","status":"approved"}`))
+		answer(w, r, b)
 	}))
 	p.srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf.TLSCertificate()}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.srv.Listener = ln
+	p.srv.Listener = countingListener{ln, &p.received}
 	p.srv.StartTLS()
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+// countingListener counts the bytes read from its connections.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// lastLine is the method and target of the last request received.
+func (p *processor) lastLine() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.lines) == 0 {
+		return ""
+	}
+	return p.lines[len(p.lines)-1]
 }
 
 func (p *processor) last() string {

@@ -51,9 +51,9 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 		if errors.Is(err, destinations.ErrUnknown) {
 			return apierror.New(422, "forward_host_not_allowed", "destination "+in.Destination+" is not configured")
 		}
-		return apierror.BadRequest("path must be an absolute path")
+		return badPath()
 	}
-	method := strings.ToUpper(in.Method)
+	method := in.Method
 	if method == "" {
 		method = fasthttp.MethodPost
 	}
@@ -94,6 +94,15 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		return h.Destinations.Do(ctx, req, resp, timeout)
 	})
+	if le := (*forward.RequestLineError)(nil); errors.As(err, &le) {
+		// core-api's method and path, which the engine refused to write
+		// into the request line before opening any card.
+		if le.Field == "method" {
+			return apierror.BadRequest("method must be one of "+forward.MethodNames(),
+				apierror.Detail{Location: apierror.LocationBody, Pointer: "/method", Message: "not an allowed HTTP method", Type: "value_error.enum"})
+		}
+		return badPath()
+	}
 	if err != nil {
 		return sendError(err)
 	}
@@ -108,6 +117,12 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 		out.Text = string(b)
 	}
 	return WriteJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// badPath refuses a detokenize request's path.
+func badPath() error {
+	msg := "path must be an absolute path, without spaces, control characters or non-ASCII bytes (percent-encode them)"
+	return apierror.BadRequest(msg, apierror.Detail{Location: apierror.LocationBody, Pointer: "/path", Message: msg, Type: "value_error.path"})
 }
 
 // sendError maps placeholder and send failures to the envelope. Nothing of
