@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/zone"
 )
 
@@ -91,4 +95,150 @@ func TestDetokenizedCallRefusesARequestLineCoreAPICouldBreak(t *testing.T) {
 		}
 	}
 	assertNoCardDataLogged(t, s, testPANs...)
+}
+
+// A processor that echoes the request, or quotes the card number in an
+// error, must not put it into core-api's zone: the answer's status line,
+// header names and values and body are searched, what looks like a card
+// number is masked (a JSON body stays JSON), the call's audit record says
+// how many were masked where, and the instance's counter moves.
+func TestDetokenizedAnswerHoldsNoCardNumber(t *testing.T) {
+	const pan = "4111111111111111"
+	spaced := "4111 1111 1111 1111"
+	proc := newProcessorAnswering(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		switch r.URL.Path {
+		case "/echo-json":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"id":"auth_1","request":%s,"bare":%s,"negative":-%s,"exponent":%se0,"message":"card %s declined","order":"1234567890123"}`,
+				body, pan, pan, pan, spaced)
+		case "/echo-text":
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(http.StatusPaymentRequired)
+			fmt.Fprintf(w, "declined: card %s\nrequest was %s", spaced, body)
+		case "/echo-header":
+			w.Header().Set("X-Echo-Card", "number="+pan)
+			w.Header().Set("X-Card-"+pan, "seen")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = w.Write([]byte(`{"ok":true}`))
+		case "/echo-reason":
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Errorf("hijack: %v", err)
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "HTTP/1.1 403 Card %s Refused\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}", pan)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(`{"id":"auth_1","order":"1234567890123","amount":1299}`))
+		}
+	})
+	s := stack.Start(t, stack.WithDestinations("mock-processor="+proc.srv.URL, proc.caFile))
+	tok := s.Token(t, "payment-methods.write")
+	id := vaultCard(t, s, tok, pan, "")["id"].(string)
+
+	type masked struct{ StatusLine, Headers, Body int }
+	cases := []struct {
+		path   string
+		status int
+		masked masked
+		check  func(t *testing.T, out zone.DetokenizeResponse)
+	}{
+		{"/echo-json", 201, masked{Body: 5}, func(t *testing.T, out zone.DetokenizeResponse) {
+			var body map[string]any
+			if err := json.Unmarshal(out.Body, &body); err != nil {
+				t.Fatalf("the masked body is not JSON: %v", err)
+			}
+			want := map[string]any{"id": "auth_1", "request": map[string]any{"n": panscan.Replacement}, "bare": panscan.Replacement,
+				"negative": panscan.Replacement, "exponent": panscan.Replacement, "message": "card " + panscan.Replacement + " declined", "order": "1234567890123"}
+			if got, _ := json.Marshal(body); string(got) != mustJSON(t, want) {
+				t.Fatalf("masked body %s, want %s", got, mustJSON(t, want))
+			}
+		}},
+		{"/echo-text", 402, masked{Body: 2}, func(t *testing.T, out zone.DetokenizeResponse) {
+			if want := "declined: card " + panscan.Replacement + "\nrequest was {\"n\":\"" + panscan.Replacement + "\"}"; out.Text != want {
+				t.Fatalf("masked text %q, want %q", out.Text, want)
+			}
+		}},
+		{"/echo-header", 202, masked{Headers: 2}, func(t *testing.T, out zone.DetokenizeResponse) {
+			if out.Headers["x-echo-card"] != "number="+panscan.Replacement || out.Headers["x-card-"+panscan.Replacement] != "seen" {
+				t.Fatalf("masked headers %v", out.Headers)
+			}
+		}},
+		{"/echo-reason", 403, masked{StatusLine: 1}, nil},
+		{"/clean", 200, masked{}, func(t *testing.T, out zone.DetokenizeResponse) {
+			if string(out.Body) != `{"id":"auth_1","order":"1234567890123","amount":1299}` {
+				t.Fatalf("an answer without a card number was changed: %s", out.Body)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.TrimPrefix(tc.path, "/"), func(t *testing.T) {
+			before := s.VaultProxy.Detokenize.Masked()
+			code, raw := detokenize(t, s, "default", zone.DetokenizeRequest{Destination: "mock-processor", Method: "POST", Path: tc.path,
+				Body: `{"n":"{{ CARD_NUMBER_1 }}"}`, PaymentMethod: []string{id}, Purpose: "authorization",
+				Headers: map[string]string{"content-type": "application/json"}})
+			if code != 200 {
+				t.Fatalf("detokenize: %d %s", code, raw)
+			}
+			if !strings.Contains(proc.last(), pan) {
+				t.Fatal("the processor did not receive the card number; the test proves nothing")
+			}
+			logging.AssertNoPANIn(t, "the answer core-api gets", string(raw), testPANs...)
+			var out zone.DetokenizeResponse
+			if err := json.Unmarshal(raw, &out); err != nil || out.Status != tc.status {
+				t.Fatalf("answer %s (%v), want status %d", raw, err, tc.status)
+			}
+			if tc.check != nil {
+				tc.check(t, out)
+			}
+
+			total := tc.masked.StatusLine + tc.masked.Headers + tc.masked.Body
+			after := s.VaultProxy.Detokenize.Masked()
+			wantAnswers := before.Answers
+			if total > 0 {
+				wantAnswers++
+			}
+			if after.Answers != wantAnswers || after.Numbers != before.Numbers+uint64(total) {
+				t.Fatalf("counter went from %+v to %+v, want %d more numbers in %d more answers", before, after, total, wantAnswers-before.Answers)
+			}
+
+			events, all := forwardAudit(t, s)
+			var detail map[string]any
+			for _, e := range events {
+				if e.Action == "detokenize" && e.Outcome == "success" && e.Detail["status"] == float64(tc.status) {
+					detail = e.Detail
+					break
+				}
+			}
+			if detail == nil {
+				t.Fatalf("no audit record of the call: %s", all)
+			}
+			logging.AssertNoPANIn(t, "audit log", all, testPANs...)
+			got, ok := detail["masked_card_numbers"]
+			if total == 0 {
+				if ok {
+					t.Fatalf("an answer without a card number is audited as masked: %v", detail)
+				}
+				return
+			}
+			want := map[string]any{"status_line": float64(tc.masked.StatusLine), "headers": float64(tc.masked.Headers), "body": float64(tc.masked.Body)}
+			if mustJSON(t, got) != mustJSON(t, want) {
+				t.Fatalf("audited masked_card_numbers %v, want %v", got, want)
+			}
+		})
+	}
+	assertNoCardDataLogged(t, s, testPANs...)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

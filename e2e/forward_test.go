@@ -391,6 +391,21 @@ func TestForwardSubstitutesCardsAndPassesTheAnswerBack(t *testing.T) {
 		t.Fatalf("target error not passed through: %d %v %s", res.Status, res.Header, res.Body)
 	}
 
+	// The merchant's own destination's answer is the merchant's: a card
+	// number in it is passed back as it is, unlike a detokenized call's
+	// answer to core-api.
+	tgEcho := newTarget(t, pki.ca, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Card", string(b))
+		_, _ = w.Write(b)
+	}, nil)
+	createForwardConfig(t, s, cfgTok, tgEcho.Host)
+	res = doForward(t, s, tok, `{"n":"{{ CARD_NUMBER_1 }}"}`, "x-vault-forward-url", tgEcho.URL+"/issue", "x-vault-forward-payment-methods", pm1)
+	if want := `{"n":"4111111111111111"}`; res.Status != http.StatusOK || string(res.Body) != want || res.Header.Get("X-Card") != want {
+		t.Fatalf("the destination's answer was changed: %d %v %s", res.Status, res.Header, res.Body)
+	}
+
 	// The audit log names the destination, placeholders and status; never values.
 	events, raw := forwardAudit(t, s)
 	found := false

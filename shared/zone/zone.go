@@ -73,7 +73,9 @@ type DetokenizeRequest struct {
 	TimeoutMillis int               `json:"timeout_ms,omitempty"`
 }
 
-// DetokenizeResponse is the destination's answer, passed back unchanged.
+// DetokenizeResponse is the destination's answer, passed back with every
+// card number in its headers and body masked (vault-proxy/panmask):
+// core-api is outside the PCI zone.
 type DetokenizeResponse struct {
 	Status  int               `json:"status"`
 	Headers map[string]string `json:"headers"`

@@ -53,6 +53,10 @@ type Main struct {
 	// CARD_NETWORK_TOKEN / CARD_CRYPTOGRAM placeholders and their API.
 	NetworkTokens *networktoken.Service
 
+	// Detokenize serves core-api's detokenized calls; its Masked counter
+	// says how often a destination answered with card numbers.
+	Detokenize *httpapi.Detokenize
+
 	// Listeners, when set before Run, are used instead of listening on the
 	// configured addresses: tests open them on port 0 first so that each
 	// service can be told the other's address.
@@ -164,7 +168,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.Forwarding, Client: m.Outbound, Auth: authn,
 		RequireListedHost: prod, Log: m.Log}
 	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn, Cursors: cursors}
-	detok := &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests}
+	m.Detokenize = &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests, Log: m.Log}
 
 	checks := []httpapi.Check{
 		{Name: "postgres", Check: m.DB.Ping},
@@ -197,7 +201,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	internal.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
 	internal.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
 	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
-	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, detok.Handle)
+	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, m.Detokenize.Handle)
 	accounts := &httpapi.MerchantAccounts{Store: m.DB}
 	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, accounts.Usage)
 	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, accounts.Close)

@@ -59,7 +59,10 @@ type Request struct {
 	Tokens      []uuid.UUID
 	Options     substitute.Options
 	// Audit adds names (never values) to the audit record's detail, e.g.
-	// the authentication method ids a forward applied.
+	// the authentication method ids a forward applied. It is read when the
+	// record is written, after the send func has returned, so the send
+	// func may add what it did with the answer (a detokenized call's
+	// masked card numbers).
 	Audit map[string]any
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
+	"github.com/payorch/vault-proxy/panmask"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -25,7 +27,15 @@ import (
 type Detokenize struct {
 	Engine       *forward.Engine
 	Destinations *destinations.Set
+	Log          *slog.Logger
+
+	// masked counts the answers in which card numbers were masked.
+	masked panmask.Counter
 }
+
+// Masked reads the count of destination answers in which card numbers
+// were masked, and of the numbers, since the handler was made.
+func (h *Detokenize) Masked() panmask.Totals { return h.masked.Load() }
 
 // Handle answers POST /internal/detokenize.
 func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
@@ -87,12 +97,31 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	defer fasthttp.ReleaseResponse(resp)
 	rctx, cancel := requestContext(ctx, timeout+30*time.Second)
 	defer cancel()
+	var out zone.DetokenizeResponse
+	audit := make(map[string]any, 1)
 	_, err = h.Engine.Send(rctx, forward.Request{
 		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
-		ContentType: ct, Body: []byte(in.Body), Tokens: tokens,
+		ContentType: ct, Body: []byte(in.Body), Tokens: tokens, Audit: audit,
 		Options: substitute.Options{AllowSecurityCode: in.Purpose == vaulting.PurposeAuthorization},
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
-		return h.Destinations.Do(ctx, req, resp, timeout)
+		if err := h.Destinations.Do(ctx, req, resp, timeout); err != nil {
+			return err
+		}
+		// The answer is masked here, inside the send, so that the
+		// engine's audit record of the call, written when this returns,
+		// says what was masked.
+		var found panmask.Found
+		out, found = maskedAnswer(resp)
+		if found.Total() > 0 {
+			audit["masked_card_numbers"] = found
+			h.masked.Add(found)
+			if h.Log != nil {
+				h.Log.WarnContext(ctx, "a destination answered with card numbers; masked before the answer went to core-api",
+					"request_id", c.RequestID, "destination", in.Destination,
+					"status_line", found.StatusLine, "headers", found.Headers, "body", found.Body)
+			}
+		}
+		return nil
 	})
 	if le := (*forward.RequestLineError)(nil); errors.As(err, &le) {
 		// core-api's method and path, which the engine refused to write
@@ -106,17 +135,42 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return sendError(err)
 	}
+	return WriteJSON(ctx, fasthttp.StatusOK, out)
+}
+
+// maskedAnswer is the destination's answer as core-api receives it, with
+// every card number masked (panmask): core-api is outside the PCI zone,
+// and a processor may echo the request or quote the number in an error.
+// A JSON body stays JSON. /vault-forward does not mask: a merchant
+// receives its own destination's answer.
+func maskedAnswer(resp *fasthttp.Response) (zone.DetokenizeResponse, panmask.Found) {
+	var found panmask.Found
+	// The reason phrase is not passed on; it is masked all the same, so
+	// that nothing that reads the answer after this can show it.
+	if reason, n := panmask.Text(resp.Header.StatusMessage()); n > 0 {
+		resp.Header.SetStatusMessage(reason)
+		found.StatusLine = n
+	}
 	out := zone.DetokenizeResponse{Status: resp.StatusCode(), Headers: map[string]string{}}
 	StripHopByHop(&resp.Header)
 	for k, v := range resp.Header.All() {
-		out.Headers[strings.ToLower(string(k))] = string(v)
+		name, n := panmask.String(strings.ToLower(string(k)))
+		value, m := panmask.String(string(v))
+		out.Headers[name] = value
+		found.Headers += n + m
 	}
+	// A masked body is a new slice; an unmasked one is copied out of
+	// resp, which goes back to fasthttp's pool.
 	if b := resp.Body(); json.Valid(b) {
-		out.Body = append(json.RawMessage(nil), b...)
+		if out.Body, found.Body = panmask.JSON(b); found.Body == 0 {
+			out.Body = append(json.RawMessage(nil), b...)
+		}
 	} else {
-		out.Text = string(b)
+		var masked []byte
+		masked, found.Body = panmask.Text(b)
+		out.Text = string(masked)
 	}
-	return WriteJSON(ctx, fasthttp.StatusOK, out)
+	return out, found
 }
 
 // badPath refuses a detokenize request's path.
