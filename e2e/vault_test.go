@@ -144,8 +144,7 @@ type processor struct {
 	srv    *httptest.Server
 	caFile string
 	mu     sync.Mutex
-	bodies []string
-	lines  []string // each request's method and target
+	seen   []seenRequest
 	hits   atomic.Int64
 	// received counts the bytes that reached the listener, TLS included:
 	// a request refused before vault-proxy sends it moves it not at all,
@@ -184,8 +183,7 @@ func newProcessorAnswering(t *testing.T, answer func(w http.ResponseWriter, r *h
 		p.hits.Add(1)
 		b, _ := io.ReadAll(r.Body)
 		p.mu.Lock()
-		p.bodies = append(p.bodies, string(b))
-		p.lines = append(p.lines, r.Method+" "+r.RequestURI)
+		p.seen = append(p.seen, seenRequest{line: r.Method + " " + r.RequestURI, body: string(b)})
 		p.mu.Unlock()
 		answer(w, r, b)
 	}))
@@ -225,24 +223,24 @@ func (c countingConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// lastLine is the method and target of the last request received.
-func (p *processor) lastLine() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.lines) == 0 {
-		return ""
-	}
-	return p.lines[len(p.lines)-1]
+// seenRequest is what a processor received of one request.
+type seenRequest struct {
+	line string // method and target
+	body string
 }
 
-func (p *processor) last() string {
+// lastSeen is the last request received (zero before any).
+func (p *processor) lastSeen() seenRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.bodies) == 0 {
-		return ""
+	if len(p.seen) == 0 {
+		return seenRequest{}
 	}
-	return p.bodies[len(p.bodies)-1]
+	return p.seen[len(p.seen)-1]
 }
+
+// last is the body of the last request received.
+func (p *processor) last() string { return p.lastSeen().body }
 
 func detokenize(t *testing.T, s *stack.Stack, merchant string, req zone.DetokenizeRequest) (int, []byte) {
 	t.Helper()
