@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/payorch/e2e/stack"
@@ -233,4 +235,64 @@ func TestDetokenizedAnswerHoldsNoCardNumber(t *testing.T) {
 		})
 	}
 	assertNoCardDataLogged(t, s, testPANs...)
+}
+
+// A compressed answer would hide a card number from the search above: the
+// processor is asked for identity whatever core-api asked for, and one
+// that compresses all the same is refused (502, audited), its answer not
+// passed on. A masked answer's Content-Length, of the body before masking,
+// is not passed on either.
+func TestDetokenizedAnswerIsNeverCompressed(t *testing.T) {
+	const pan = "4111111111111111"
+	var acceptEncoding atomic.Value // string
+	proc := newProcessorAnswering(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+		acceptEncoding.Store(r.Header.Get("Accept-Encoding"))
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			fmt.Fprintf(zw, `{"echo":%s}`, body)
+			_ = zw.Close()
+			return
+		}
+		fmt.Fprintf(w, `{"echo":%s}`, body)
+	})
+	s := stack.Start(t, stack.WithDestinations("mock-processor="+proc.srv.URL, proc.caFile))
+	tok := s.Token(t, "payment-methods.write")
+	id := vaultCard(t, s, tok, pan, "")["id"].(string)
+	call := func(path string) (int, []byte) {
+		return detokenize(t, s, "default", zone.DetokenizeRequest{Destination: "mock-processor", Method: "POST", Path: path,
+			Body: `{"n":"{{ CARD_NUMBER_1 }}"}`, PaymentMethod: []string{id}, Purpose: "authorization",
+			Headers: map[string]string{"content-type": "application/json", "accept-encoding": "gzip, br"}})
+	}
+
+	code, raw := call("/plain")
+	if code != 200 {
+		t.Fatalf("detokenize: %d %s", code, raw)
+	}
+	if got, _ := acceptEncoding.Load().(string); got != "identity" {
+		t.Fatalf("the processor was asked for Accept-Encoding %q, want identity", got)
+	}
+	var out zone.DetokenizeResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := out.Headers["content-length"]; ok {
+		t.Fatalf("content-length of the unmasked body passed on: %v", out.Headers)
+	}
+
+	code, raw = call("/gzip")
+	var e apierror.Error
+	if err := json.Unmarshal(raw, &e); err != nil || code != 502 || e.Code != "forward_response_encoded" {
+		t.Fatalf("compressed answer: %d %s, want 502 forward_response_encoded", code, raw)
+	}
+	logging.AssertNoPANIn(t, "the answer core-api gets", string(raw), testPANs...)
+	events, all := forwardAudit(t, s)
+	found := false
+	for _, ev := range events {
+		found = found || (ev.Action == "detokenize" && ev.Outcome == "failure: forward_response_encoded")
+	}
+	if !found {
+		t.Fatalf("the refused answer is not audited: %s", all)
+	}
 }

@@ -86,12 +86,15 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 			ct = v
 			continue
 		}
-		if forbiddenForwardHeaders[strings.ToLower(k)] {
+		if forbiddenForwardHeaders[strings.ToLower(k)] || strings.EqualFold(k, "accept-encoding") {
 			continue // the connection's and the body's own, written here
 		}
 		hdr.Set(k, v)
 	}
 	StripHopByHop(&hdr)
+	// The answer is searched for card numbers before core-api gets it,
+	// which a compressed body would hide.
+	hdr.Set(fasthttp.HeaderAcceptEncoding, "identity")
 
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseResponse(resp)
@@ -106,6 +109,14 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		if err := h.Destinations.Do(ctx, req, resp, timeout); err != nil {
 			return err
+		}
+		if enc := resp.Header.ContentEncoding(); len(enc) > 0 && !strings.EqualFold(string(enc), "identity") {
+			// Asked for identity and answered compressed anyway: a body
+			// that cannot be searched does not go to core-api, and
+			// decompressing an untrusted answer without a bound is a
+			// memory bomb.
+			return &sendFailure{api: apierror.New(502, "forward_response_encoded",
+				"the destination answered compressed although it was asked for identity; the answer was not passed on")}
 		}
 		// The answer is masked here, inside the send, so that the
 		// engine's audit record of the call, written when this returns,
@@ -154,6 +165,9 @@ func maskedAnswer(resp *fasthttp.Response) (zone.DetokenizeResponse, panmask.Fou
 	out := zone.DetokenizeResponse{Status: resp.StatusCode(), Headers: map[string]string{}}
 	StripHopByHop(&resp.Header)
 	for k, v := range resp.Header.All() {
+		if strings.EqualFold(string(k), fasthttp.HeaderContentLength) {
+			continue // of the body before masking; core-api reads the JSON
+		}
 		name, n := panmask.String(strings.ToLower(string(k)))
 		value, m := panmask.String(string(v))
 		out.Headers[name] = value
