@@ -30,17 +30,26 @@
 // Roughly one in ten random 12-19 digit numbers passes Luhn, so an order id
 // or a millisecond timestamp of that length is masked one time in ten. That
 // false positive is the price of never letting a real card number through.
+//
+// ContainsSchemePAN is the narrower test for values that are digits by
+// nature (phone numbers, card networks' transaction ids), which one time in
+// ten pass the Luhn check: the same candidates, each a PAN only when its
+// digits are also a card number of a known scheme (package cardscheme).
 package panscan
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/payorch/shared/cardscheme"
+)
 
 // Replacement is what Redact puts in place of each PAN. It keeps nothing of
 // the digits: no BIN, no last four.
 const Replacement = "[REDACTED-PAN]"
 
 const (
-	minDigits = 12
-	maxDigits = 19
+	minDigits = cardscheme.MinLength
+	maxDigits = cardscheme.MaxLength
 )
 
 // Match is the byte range s[Start:End] of one PAN, separators included.
@@ -50,9 +59,18 @@ type Match struct {
 }
 
 // Contains reports whether s holds at least one PAN.
-func Contains(s string) bool {
+func Contains(s string) bool { return contains(s, cardscheme.Luhn) }
+
+// ContainsSchemePAN reports whether s holds a candidate (as Contains reads
+// them: runs of digit groups, UUIDs and hex strings aside) whose digits
+// are a card number of a known scheme: IIN range and length as well as
+// the Luhn check (cardscheme.IsCardNumber). Whatever it finds, Contains
+// finds too.
+func ContainsSchemePAN(s string) bool { return contains(s, cardscheme.IsCardNumber) }
+
+func contains(s string, isPAN func(string) bool) bool {
 	found := false
-	scan(s, func(Match) bool {
+	scan(s, isPAN, func(Match) bool {
 		found = true
 		return false
 	})
@@ -97,7 +115,7 @@ func InIdentifier(id string) bool {
 // Find returns every PAN in s in order, or nil.
 func Find(s string) []Match {
 	var out []Match
-	scan(s, func(m Match) bool {
+	scan(s, cardscheme.Luhn, func(m Match) bool {
 		out = append(out, m)
 		return true
 	})
@@ -129,8 +147,9 @@ type group struct{ start, end int }
 type span struct{ start, end int }
 
 // scan calls yield for each masked region of s, left to right, until yield
-// returns false.
-func scan(s string, yield func(Match) bool) {
+// returns false. isPAN says which candidates are PANs: the digits of one
+// with its separators (isPAN skips those).
+func scan(s string, isPAN func(string) bool, yield func(Match) bool) {
 	if !hasEnoughDigits(s) || !hasLongRun(s, false) {
 		return
 	}
@@ -163,7 +182,7 @@ func scan(s string, yield func(Match) bool) {
 		for range groups {
 			covered = append(covered, false)
 		}
-		markLuhnSpans(s, groups, covered)
+		markPANs(s, groups, covered, isPAN)
 		if !emit(groups, covered, yield) {
 			return
 		}
@@ -269,11 +288,11 @@ func readRun(s string, i, stop int, groups []group) ([]group, int) {
 	}
 }
 
-// markLuhnSpans marks every group that belongs to at least one Luhn-valid
-// candidate. Marking the union (rather than picking one candidate) is what
-// guarantees Redact's output contains no PAN: whatever groups survive were
-// part of no valid candidate in the input.
-func markLuhnSpans(s string, groups []group, covered []bool) {
+// markPANs marks every group that belongs to at least one candidate that
+// isPAN accepts. Marking the union (rather than picking one candidate) is
+// what guarantees Redact's output contains no PAN: whatever groups survive
+// were part of no valid candidate in the input.
+func markPANs(s string, groups []group, covered []bool, isPAN func(string) bool) {
 	for a := range groups {
 		digits := 0
 		for b := a; b < len(groups); b++ {
@@ -282,7 +301,7 @@ func markLuhnSpans(s string, groups []group, covered []bool) {
 				break
 			}
 			if digits >= minDigits && !insideHex(s, groups[a].start, groups[b].end) &&
-				luhn(s[groups[a].start:groups[b].end]) {
+				isPAN(s[groups[a].start:groups[b].end]) {
 				for k := a; k <= b; k++ {
 					covered[k] = true
 				}
@@ -311,27 +330,6 @@ func emit(groups []group, covered []bool, yield func(Match) bool) bool {
 		}
 	}
 	return true
-}
-
-// luhn checks the digits of s, ignoring separators, from the right.
-func luhn(s string) bool {
-	sum, double := 0, false
-	for i := len(s) - 1; i >= 0; i-- {
-		c := s[i]
-		if !isDigit(c) {
-			continue
-		}
-		d := int(c - '0')
-		if double {
-			d *= 2
-			if d > 9 {
-				d -= 9
-			}
-		}
-		sum += d
-		double = !double
-	}
-	return sum%10 == 0
 }
 
 func isDigit(c byte) bool     { return '0' <= c && c <= '9' }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/payorch/shared/cardscheme"
 )
 
 func TestFind(t *testing.T) {
@@ -99,8 +101,11 @@ func TestFindMatchesOracle(t *testing.T) {
 			b[j] = alphabet[r.IntN(len(alphabet))]
 		}
 		s := string(b)
-		if got, want := Find(s), oracle(s); !reflect.DeepEqual(got, want) {
+		if got, want := Find(s), oracle(s, cardscheme.Luhn); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Find(%q) = %v, oracle %v", s, got, want)
+		}
+		if got, want := ContainsSchemePAN(s), oracle(s, cardscheme.IsCardNumber) != nil; got != want {
+			t.Fatalf("ContainsSchemePAN(%q) = %v, oracle %v", s, got, want)
 		}
 		if Contains(Redact(s)) {
 			t.Fatalf("Redact(%q) = %q still contains a PAN", s, Redact(s))
@@ -110,14 +115,14 @@ func TestFindMatchesOracle(t *testing.T) {
 
 // oracle: a byte range is a candidate if it starts at the start of a digit
 // group, ends at the end of one, contains only digits and single
-// separators between digits, and holds 12-19 digits passing Luhn. Matches
+// separators between digits, holds 12-19 digits and passes isPAN. Matches
 // are the union of candidates, merged across a separator between two
 // covered groups.
 //
 // The two exceptions are applied the plain way: digits inside a UUID are
 // overwritten with 'x' first, and candidates between two hex letters are
 // skipped.
-func oracle(orig string) []Match {
+func oracle(orig string, isPAN func(string) bool) []Match {
 	s := hideUUIDs(orig)
 	hexLetter := func(c byte) bool { return strings.IndexByte("abcdefABCDEF", c) >= 0 }
 	covered := make([]bool, len(s))
@@ -150,7 +155,7 @@ func oracle(orig string) []Match {
 			if i > 0 && j < len(s) && hexLetter(s[i-1]) && hexLetter(s[j]) {
 				continue
 			}
-			if n >= minDigits && luhn(s[i:j]) {
+			if n >= minDigits && isPAN(s[i:j]) {
 				for k := i; k < j; k++ {
 					covered[k] = true
 				}
@@ -214,8 +219,11 @@ func FuzzFind(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := Find(s), oracle(s); !reflect.DeepEqual(got, want) {
+		if got, want := Find(s), oracle(s, cardscheme.Luhn); !reflect.DeepEqual(got, want) {
 			t.Fatalf("Find(%q) = %v, oracle %v", s, got, want)
+		}
+		if got, want := ContainsSchemePAN(s), oracle(s, cardscheme.IsCardNumber) != nil; got != want {
+			t.Fatalf("ContainsSchemePAN(%q) = %v, oracle %v", s, got, want)
 		}
 		if out := Redact(s); Contains(out) {
 			t.Fatalf("Redact(%q) = %q still contains a PAN", s, out)
@@ -280,5 +288,32 @@ func TestInIdentifierMatchesDefinition(t *testing.T) {
 	}
 	if hits < 1000 {
 		t.Fatalf("only %d identifiers held a PAN: the test does not exercise the scan", hits)
+	}
+}
+
+// ContainsSchemePAN reads candidates as Contains does and keeps only those
+// that are card numbers of a known scheme.
+func TestContainsSchemePAN(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     bool
+	}{
+		{"visa", "4111111111111111", true},
+		{"a window of a grouped run", "+1 4111 1111 1111 1111", true},
+		{"in text", "txn 3782-822463-10005 ok", true},
+		{"luhn-valid, of no scheme's length", "412345678901233", false},
+		{"luhn-valid, of no scheme's range", "+600000000007", false},
+		{"not luhn-valid", "4111111111111112", false},
+		{"inside a uuid", "12345678-1234-4123-8123-123456789012", false},
+		{"inside a hex string", "ab4111111111111111cd", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ContainsSchemePAN(tc.in); got != tc.want {
+				t.Fatalf("ContainsSchemePAN(%q) = %v, want %v", tc.in, got, tc.want)
+			}
+			if tc.want && !Contains(tc.in) {
+				t.Fatalf("Contains(%q) = false: ContainsSchemePAN must be the narrower", tc.in)
+			}
+		})
 	}
 }
