@@ -609,6 +609,69 @@ func TestCardDataIsNeverPassedOnToCoreAPI(t *testing.T) {
 	}
 }
 
+// A phone number or a card network's transaction id (zone.DigitFields) is
+// refused, by vault-proxy and by core-api alike, when its digits are a card
+// number of a known scheme, and is stored as sent otherwise, Luhn-valid or
+// not: no card number reaches core-api's database through these fields.
+func TestCardNumbersInDigitFields(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, pmScopes...)
+	// A refused update goes to one card and the accepted ones to another,
+	// so that the database dump shows a refused value had it been stored.
+	id := vaultCard(t, s, tok, "5555555555554444", "")["id"].(string)
+	other := vaultCard(t, s, tok, "5105105105105100", "")["id"].(string)
+	refused := []string{"4111111111111111", "378282246310005", "4222222222222"}
+	for _, c := range []struct {
+		name   string
+		client coreClient
+	}{
+		{"through vault-proxy", publicCore(s, tok, "")},
+		{"to core-api", newCore(s, tok, "")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name, method, path string
+				body               map[string]any
+				pointer            string
+			}{
+				{"a visa number as a transaction id", "PUT", "/payment-methods/" + id, map[string]any{"scheme_transaction_id": refused[0]}, "/scheme_transaction_id"},
+				{"an amex number as a phone number", "POST", "/buyers",
+					map[string]any{"display_name": "Ada", "billing_details": map[string]any{"phone_number": "+" + refused[1]}}, "/billing_details/phone_number"},
+				{"a 13-digit visa number as a phone number", "POST", "/buyers",
+					map[string]any{"display_name": "Ada", "billing_details": map[string]any{"phone_number": "+" + refused[2]}}, "/billing_details/phone_number"},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					code, raw := c.client.do(t, tc.method, tc.path, tc.body)
+					if code != http.StatusBadRequest {
+						t.Fatalf("%d %s", code, raw)
+					}
+					e := apiError(t, raw)
+					if len(e.Details) != 1 || e.Details[0].Pointer != tc.pointer || e.Details[0].Type != "value_error.card_data" {
+						t.Fatalf("details %s", raw)
+					}
+				})
+			}
+			// Luhn-valid, and of no scheme: Visa's cards have 13, 16 or 19
+			// digits, its transaction ids 15.
+			const sti, phone = "412345678901233", "+819012345677"
+			if got := c.client.ok(t, 200, "PUT", "/payment-methods/"+other, map[string]any{"scheme_transaction_id": sti}); got["scheme_transaction_id"] != sti {
+				t.Fatalf("transaction id stored as %v", got["scheme_transaction_id"])
+			}
+			b := c.client.ok(t, 201, "POST", "/buyers", map[string]any{"display_name": "Ada", "billing_details": map[string]any{"phone_number": phone}})
+			got := c.client.ok(t, 200, "GET", "/buyers/"+b["id"].(string), nil)
+			if bd, _ := got["billing_details"].(map[string]any); bd["phone_number"] != phone {
+				t.Fatalf("phone number stored as %v", got["billing_details"])
+			}
+		})
+	}
+	dump := s.Dump(t, "core")
+	for i, pan := range refused {
+		if strings.Contains(dump, pan) {
+			t.Errorf("core's database holds refused number %d", i)
+		}
+	}
+}
+
 // putAndGoAway sends a PUT to core-api whose client gives up after wait,
 // as one that times out does; the answer, if any came, is dropped.
 func putAndGoAway(t *testing.T, s *stack.Stack, tok, path string, body any, wait time.Duration) {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -116,7 +115,7 @@ func parseTree(body []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var problems []apierror.Detail
-	v, err := parseValue(dec, "", 0, &problems)
+	v, err := parseValue(dec, "", "", 0, &problems)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
 			err = errors.New("trailing data after the JSON value")
@@ -151,7 +150,7 @@ func nulDetail(problems *[]apierror.Detail, pointer string) {
 
 // cardDetail reports a value (or a field name) holding a card number:
 // core-api stores no card number in any field, whatever a client puts
-// where (zone.DigitFields).
+// where (zone.HoldsCardNumber).
 func cardDetail(problems *[]apierror.Detail, pointer, what string) {
 	if len(*problems) < maxDetails {
 		*problems = append(*problems, bodyDetail(pointer, what+"looks like a card number; card data are accepted only by vault-proxy", "value_error.card_data"))
@@ -160,7 +159,9 @@ func cardDetail(problems *[]apierror.Detail, pointer, what string) {
 
 var errTooDeep = errors.New("too deep")
 
-func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.Detail) (any, error) {
+// parseValue reads the value at ptr, that of the member key ("" for an
+// array element or the body).
+func parseValue(dec *json.Decoder, key, ptr string, depth int, problems *[]apierror.Detail) (any, error) {
 	if depth > maxDepth {
 		return nil, errTooDeep
 	}
@@ -186,7 +187,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 				if panscan.Contains(k) {
 					cardDetail(problems, ptr, "a field name ") // the pointer would repeat it
 				}
-				v, err := parseValue(dec, p, depth+1, problems)
+				v, err := parseValue(dec, k, p, depth+1, problems)
 				if err != nil {
 					return nil, err
 				}
@@ -206,7 +207,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 		case '[':
 			a := []any{}
 			for i := 0; dec.More(); i++ {
-				v, err := parseValue(dec, ptr+"/"+strconv.Itoa(i), depth+1, problems)
+				v, err := parseValue(dec, "", ptr+"/"+strconv.Itoa(i), depth+1, problems)
 				if err != nil {
 					return nil, err
 				}
@@ -222,7 +223,7 @@ func parseValue(dec *json.Decoder, ptr string, depth int, problems *[]apierror.D
 		if !pgtext.Storable(t) {
 			nulDetail(problems, ptr)
 		}
-		if panscan.Contains(t) && !slices.Contains(zone.DigitFields, ptr[strings.LastIndexByte(ptr, '/')+1:]) {
+		if zone.HoldsCardNumber(key, t) {
 			cardDetail(problems, ptr, "")
 		}
 		return t, nil

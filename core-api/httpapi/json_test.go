@@ -61,6 +61,19 @@ func TestDecodeStrict(t *testing.T) {
 		{"card numbers in values and keys", "application/json", `{"name":"4111 1111 1111 1111","tags":{"a":"ref 5555555555554444","4111111111111111":"v"},"list":[{"s":"600000000007"}]}`, 400, []det{
 			{"/name", "value_error.card_data"}, {"/tags/a", "value_error.card_data"}, {"/tags", "value_error.card_data"}, {"/list/0/s", "value_error.card_data"}}},
 		{"numbers that are not card numbers", "application/json", `{"name":"4111111111111112","tags":{"a":"41111111111"}}`, 0, nil},
+		// A phone number or a card network's transaction id (zone.DigitFields)
+		// is refused only when its digits are a card number of a known
+		// scheme: IIN range, length and Luhn check.
+		{"card numbers of known schemes in digit fields", "application/json", `{"tags":{"phone_number":"+378282246310005","scheme_transaction_id":"4111111111111111"}}`, 400, []det{
+			{"/tags/phone_number", "value_error.card_data"}, {"/tags/scheme_transaction_id", "value_error.card_data"}}},
+		{"a grouped card number in a phone number", "application/json", `{"tags":{"phone_number":"+1 4111 1111 1111 1111"}}`, 400, []det{{"/tags/phone_number", "value_error.card_data"}}},
+		{"a 13-digit visa number as a phone number", "application/json", `{"tags":{"phone_number":"+4222222222222"}}`, 400, []det{{"/tags/phone_number", "value_error.card_data"}}},
+		{"a 14-digit diners number as a phone number", "application/json", `{"tags":{"phone_number":"+36227206271667"}}`, 400, []det{{"/tags/phone_number", "value_error.card_data"}}},
+		{"a card number in a transaction id's text", "application/json", `{"tags":{"scheme_transaction_id":"txn 5555-5555-5555-4444"}}`, 400, []det{{"/tags/scheme_transaction_id", "value_error.card_data"}}},
+		{"an array under a digit field is no phone number", "application/json", `{"tags":{"phone_number":["600000000007"]}}`, 400, []det{{"/tags/phone_number/0", "value_error.card_data"}}},
+		{"luhn-valid digit fields of no scheme", "application/json", `{"tags":{"scheme_transaction_id":"412345678901233","phone_number":"+600000000007"},"list":[{"s":"x"}]}`, 0, nil},
+		{"a luhn-valid phone number", "application/json", `{"tags":{"phone_number":"+819012345677"}}`, 0, nil},
+		{"a luhn-valid number of no scheme in another field", "application/json", `{"tags":{"a":"412345678901233"}}`, 400, []det{{"/tags/a", "value_error.card_data"}}},
 		{"lone high surrogate", "application/json", `{"name":"\ud800"}`, 400, []det{{"", "value_error.str.encoding"}}},
 		{"lone low surrogate", "application/json", `{"name":"a\udc00b"}`, 400, []det{{"", "value_error.str.encoding"}}},
 		{"high surrogate then another escape", "application/json", `{"name":"\ud800\u0041"}`, 400, []det{{"", "value_error.str.encoding"}}},

@@ -196,11 +196,11 @@ func refuseSensitive(path, body []byte) error {
 }
 
 // refuseCardNumbers is a 400 naming each string value, at any depth, that
-// holds a card number (zone.DigitFields, and the keys in except, are not
-// searched), and each object with a key that does. The value is never
-// repeated: the pointer leads to it.
+// holds a card number (zone.HoldsCardNumber; the top-level keys in except
+// are not searched), and each object with a key that does. The value is
+// never repeated: the pointer leads to it.
 func refuseCardNumbers(root gjson.Result, except ...string) error {
-	details := cardNumbers(nil, root, "", 0, except)
+	details := cardNumbers(nil, root, "", "", 0, except)
 	if len(details) > 0 {
 		return apierror.BadRequest("card numbers are accepted only by POST /payment-methods, in number", details...)
 	}
@@ -211,11 +211,13 @@ func refuseCardNumbers(root gjson.Result, except ...string) error {
 // further is refused there before anything in it is stored.
 const maxScanDepth = 64
 
-func cardNumbers(details []apierror.Detail, v gjson.Result, ptr string, depth int, except []string) []apierror.Detail {
+// cardNumbers adds a detail for each card number in v, the value of the
+// member key ("" for an array element or the body) at ptr.
+func cardNumbers(details []apierror.Detail, v gjson.Result, key, ptr string, depth int, except []string) []apierror.Detail {
 	const msg = "looks like a card number; card numbers are accepted only by POST /payment-methods"
 	switch {
 	case v.Type == gjson.String:
-		if panscan.Contains(v.Str) {
+		if zone.HoldsCardNumber(key, v.Str) {
 			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: ptr, Message: msg, Type: "value_error.card_data"})
 		}
 	case depth < maxScanDepth && (v.IsObject() || v.IsArray()):
@@ -227,13 +229,13 @@ func cardNumbers(details []apierror.Detail, v gjson.Result, ptr string, depth in
 					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: ptr, Message: "a field name " + msg, Type: "value_error.card_data"})
 					return true
 				}
-				if slices.Contains(zone.DigitFields, k.Str) || (depth == 0 && slices.Contains(except, k.Str)) {
+				if depth == 0 && slices.Contains(except, k.Str) {
 					return true
 				}
 				p = ptr + "/" + apierror.PointerToken(k.Str)
 			}
 			i++
-			details = cardNumbers(details, x, p, depth+1, except)
+			details = cardNumbers(details, x, k.Str, p, depth+1, except)
 			return true
 		})
 	}

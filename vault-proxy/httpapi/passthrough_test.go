@@ -140,3 +140,52 @@ func TestPassRefusesCardNumbersInTheURL(t *testing.T) {
 		t.Fatalf("core-api received %d requests, want only the 3 without a card number", n)
 	}
 }
+
+// A card number in a JSON body is a 400 naming where it is, and nothing
+// reaches core-api. A phone number or a card network's transaction id
+// (zone.DigitFields) is refused only when its digits are a card number of
+// a known scheme (IIN range, length and Luhn check): such values are
+// Luhn-valid one time in ten. Any other field keeps the stricter rule.
+func TestPassRefusesCardNumbersInTheBody(t *testing.T) {
+	fc, core := startFakeCore(t)
+	for _, tc := range []struct {
+		name, method, uri, body, pointer string
+	}{
+		{"a visa number as a transaction id", "PUT", "/payment-methods/pm1", `{"scheme_transaction_id":"4111111111111111"}`, "/scheme_transaction_id"},
+		{"an amex number as a phone number", "POST", "/buyers", `{"display_name":"Ada","billing_details":{"phone_number":"+378282246310005"}}`, "/billing_details/phone_number"},
+		{"a grouped card number in a phone number", "POST", "/buyers", `{"billing_details":{"phone_number":"+1 4111 1111 1111 1111"}}`, "/billing_details/phone_number"},
+		{"a 13-digit visa number as a phone number", "POST", "/buyers", `{"billing_details":{"phone_number":"+4222222222222"}}`, "/billing_details/phone_number"},
+		{"a card number in a transaction id's text", "PUT", "/payment-methods/pm1", `{"scheme_transaction_id":"txn 5555-5555-5555-4444"}`, "/scheme_transaction_id"},
+		{"an array under a digit field", "POST", "/buyers", `{"metadata":{"phone_number":["600000000007"]}}`, "/metadata/phone_number/0"},
+		{"an object under a digit field", "POST", "/buyers", `{"phone_number":{"n":"600000000007"}}`, "/phone_number/n"},
+		{"a number of no scheme in another field", "POST", "/buyers", `{"external_identifier":"412345678901233"}`, "/external_identifier"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apierror.As(core.Pass(passCtx(tc.method, tc.uri, tc.body)))
+			if e == nil || e.Status != 400 || len(e.Details) != 1 {
+				t.Fatalf("got %+v, want one 400 detail", e)
+			}
+			if d := e.Details[0]; d.Location != apierror.LocationBody || d.Pointer != tc.pointer || d.Type != "value_error.card_data" {
+				t.Fatalf("detail %+v, want %q", d, tc.pointer)
+			}
+		})
+	}
+	if n := len(fc.received()); n != 0 {
+		t.Fatalf("core-api received %d requests", n)
+	}
+	// Luhn-valid digits of no known scheme pass: a 15-digit transaction id
+	// (Visa's cards have 13, 16 or 19 digits), phone numbers.
+	for _, body := range []string{
+		`{"scheme_transaction_id":"412345678901233"}`,
+		`{"billing_details":{"phone_number":"+600000000007"}}`,
+		`{"billing_details":{"phone_number":"+819012345677"}}`,
+		`{"billing_details":{"phone_number":"+442071234567"}}`,
+	} {
+		if err := core.Pass(passCtx("PUT", "/payment-methods/pm1", body)); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	if n := len(fc.received()); n != 4 {
+		t.Fatalf("core-api received %d requests, want the 4 legitimate ones", n)
+	}
+}

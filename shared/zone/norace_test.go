@@ -1,0 +1,5 @@
+//go:build !race
+
+package zone_test
+
+const raceEnabled = false
