@@ -21,6 +21,34 @@ const (
 	ActorHeader    = "x-zone-actor"     // who in core-api asked (for the audit log)
 	PurposeHeader  = "x-zone-purpose"   // why (for the audit log)
 	CardPathPrefix = "/internal/cards/" // CardPath without the parameter
+
+	// Reconciliation (core-api's vault reconciliation job): the vaulted
+	// records created before a cutoff, of every merchant account, and the
+	// shred of one that no payment method holds.
+	ReconcileRecordsPath      = "/internal/reconciliation/vaulted-records"         // GET VaultedRecordPage
+	ReconcileRecordPath       = "/internal/reconciliation/vaulted-records/{token}" // DELETE (crypto-shred an unclaimed record)
+	ReconcileRecordPathPrefix = ReconcileRecordsPath + "/"                         // ReconcileRecordPath without the parameter
+)
+
+// Query parameters of ReconcileRecordsPath.
+const (
+	// CreatedBeforeParam (RFC 3339, required) lists records created before
+	// it. vault-proxy lists none younger than its own minimum age, whatever
+	// is asked.
+	CreatedBeforeParam = "created_before"
+	// AfterParam (a token, optional) lists records whose token sorts after
+	// it: the keyset of the list, which is in token order. The first page
+	// has none; the next is VaultedRecordPage.NextAfter.
+	AfterParam = "after"
+	// LimitParam is the page size, 1 to MaxReconcileLimit (default
+	// DefaultReconcileLimit).
+	LimitParam = "limit"
+	// MerchantAccountParam (optional) lists one merchant account's records
+	// only; without it, every account's.
+	MerchantAccountParam = "merchant_account_id"
+
+	DefaultReconcileLimit = 100
+	MaxReconcileLimit     = 1000
 )
 
 // SensitiveFields are request body fields that would carry card or bank
@@ -148,4 +176,24 @@ type MerchantAccountClosure struct {
 type UsageRecord struct {
 	Resource string `json:"resource"`
 	Count    int64  `json:"count"`
+}
+
+// VaultedRecordPage is one page of vault-proxy's answer to GET
+// ReconcileRecordsPath: what the vault holds per token (cards, gift cards,
+// bank accounts), without any of its contents.
+type VaultedRecordPage struct {
+	Type  string          `json:"type"` // "vaulted-record-page"
+	Items []VaultedRecord `json:"items"`
+	// NextAfter is the AfterParam of the next page, null on the last.
+	NextAfter *string `json:"next_after"`
+}
+
+// VaultedRecord names one vaulted record: the token (the payment method id
+// in core-api), its merchant account, its kind and when it was vaulted.
+type VaultedRecord struct {
+	Type              string `json:"type"` // "vaulted-record"
+	ID                string `json:"id"`
+	MerchantAccountID string `json:"merchant_account_id"`
+	Kind              string `json:"kind"` // card | gift-card | bank-account
+	CreatedAt         string `json:"created_at"`
 }

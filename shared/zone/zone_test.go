@@ -23,6 +23,7 @@ func TestGoldenFixtures(t *testing.T) {
 		{"card_metadata.json", &zone.CardMetadata{}},
 		{"detokenize_request.json", &zone.DetokenizeRequest{}},
 		{"detokenize_response.json", &zone.DetokenizeResponse{}},
+		{"vaulted_record_page.json", &zone.VaultedRecordPage{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", tc.file))
