@@ -55,6 +55,12 @@ var ErrLiveNetworkToken = errors.New("vaultproxy: the card has a network token t
 // the account does not exist.
 var ErrMerchantAccountClosed = errors.New("vaultproxy: the merchant account was deleted")
 
+// ErrTooRecent is the store's refusal to shred, as unclaimed, a record
+// vaulted less than the reconciliation's minimum age ago: a payment
+// method's creation may still be under way for it, and a reconciliation
+// must not be able to shred cards as they arrive.
+var ErrTooRecent = errors.New("vaultproxy: the record is younger than the reconciliation's minimum age")
+
 // CardStore persists vaulted cards.
 type CardStore interface {
 	// InsertCardAudited stores the card together with its audit event.
@@ -62,6 +68,31 @@ type CardStore interface {
 	Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*VaultedCard, error)
 	UpdateExpiry(ctx context.Context, merchantAccountID string, token uuid.UUID, expiry string) error
 	DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error
+	// DeleteCardOlderThan is DeleteCard for a card vaulted at least minAge
+	// ago by the database's clock, checked atomically with the delete;
+	// ErrTooRecent otherwise.
+	DeleteCardOlderThan(ctx context.Context, merchantAccountID string, token uuid.UUID, minAge time.Duration) error
+}
+
+// RecordRef names a vaulted record (a card, gift card or bank account)
+// without any of its contents: what the reconciliation lists.
+type RecordRef struct {
+	Token             uuid.UUID
+	MerchantAccountID string
+	Kind              Kind
+	CreatedAt         time.Time
+}
+
+// RecordQuery selects one page of vaulted records, in token order.
+type RecordQuery struct {
+	// CreatedBefore and MinAge: records vaulted before CreatedBefore and
+	// at least MinAge ago by the database's clock.
+	CreatedBefore time.Time
+	MinAge        time.Duration
+	// MerchantAccountID, when not empty, is the only account listed.
+	MerchantAccountID string
+	After             uuid.UUID // the keyset: tokens after it (uuid.Nil: from the first)
+	Limit             int
 }
 
 // AuditEvent records who touched which tokens and why. Values never.

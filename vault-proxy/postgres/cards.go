@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -129,6 +130,28 @@ func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid
 	return out, nil
 }
 
+// VaultedRecords returns one page of vaulted records (cards, gift cards,
+// bank accounts), in token order, for the reconciliation: the primary key
+// is the keyset, so a page never skips or repeats a record that exists
+// throughout, whatever is inserted or deleted meanwhile. The age is by the
+// database's clock, as DeleteCardOlderThan checks it.
+func (db *DB) VaultedRecords(ctx context.Context, q vaultproxy.RecordQuery) ([]vaultproxy.RecordRef, error) {
+	rows, err := db.Pool.Query(ctx, `
+		SELECT id, merchant_account_id, kind, created_at FROM vaulted_cards
+		WHERE id > $1 AND created_at < $2 AND created_at <= clock_timestamp() - $3::interval AND ($4 = '' OR merchant_account_id = $4)
+		ORDER BY id LIMIT $5`, q.After, q.CreatedBefore, q.MinAge, q.MerchantAccountID, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (vaultproxy.RecordRef, error) {
+		var rec vaultproxy.RecordRef
+		var kind string
+		err := r.Scan(&rec.Token, &rec.MerchantAccountID, &kind, &rec.CreatedAt)
+		rec.Kind = vaultproxy.Kind(kind)
+		return rec, err
+	})
+}
+
 // UpdateExpiry changes a card's expiry (PUT /payment-methods/{id}).
 func (db *DB) UpdateExpiry(ctx context.Context, merchantAccountID string, token uuid.UUID, expiry string) error {
 	tag, err := db.Pool.Exec(ctx, `UPDATE vaulted_cards SET expiration_date = $3, updated_at = now()
@@ -156,13 +179,33 @@ func (db *DB) UpdateExpiry(ctx context.Context, merchantAccountID string, token 
 // transaction and fails its check once the card is gone
 // (InsertNetworkToken: vaultproxy.ErrNotFound).
 func (db *DB) DeleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID) error {
+	return db.deleteCard(ctx, merchantAccountID, token, 0)
+}
+
+// DeleteCardOlderThan is DeleteCard for a card vaulted at least minAge
+// ago, or vaultproxy.ErrTooRecent. The age is by the database's clock:
+// created_at is its time at the insert, so no instance's clock can make a
+// card look older than it is. It is read under the row's lock, in the
+// transaction that deletes it, against clock_timestamp() (the time of the
+// check, where now() would be the transaction's start, which an insert
+// committed since may postdate).
+func (db *DB) DeleteCardOlderThan(ctx context.Context, merchantAccountID string, token uuid.UUID, minAge time.Duration) error {
+	return db.deleteCard(ctx, merchantAccountID, token, minAge)
+}
+
+func (db *DB) deleteCard(ctx context.Context, merchantAccountID string, token uuid.UUID, minAge time.Duration) error {
 	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `SELECT FROM vaulted_cards WHERE merchant_account_id = $1 AND id = $2 FOR UPDATE`, merchantAccountID, token)
+		var old bool
+		err := tx.QueryRow(ctx, `SELECT created_at <= clock_timestamp() - $3::interval FROM vaulted_cards
+			WHERE merchant_account_id = $1 AND id = $2 FOR UPDATE`, merchantAccountID, token, minAge).Scan(&old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return vaultproxy.ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return vaultproxy.ErrNotFound
+		if !old {
+			return vaultproxy.ErrTooRecent
 		}
 		var live bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM network_tokens WHERE payment_method_id = $1 AND status <> 'deleted')`,

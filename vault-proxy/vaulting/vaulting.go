@@ -280,24 +280,44 @@ func (s *Service) UpdateExpiry(ctx context.Context, c Caller, token uuid.UUID, e
 // cached (cards, envelope.Sealer.OpenSince). A card with a live network
 // token is kept (vaultproxy.ErrLiveNetworkToken).
 func (s *Service) Delete(ctx context.Context, c Caller, token uuid.UUID) error {
+	return s.shred(ctx, c, token, "delete", "", s.store.DeleteCard)
+}
+
+// ActionReconcileShred is the audit action of ShredUnclaimed.
+const ActionReconcileShred = "reconcile.shred"
+
+// PurposeUnclaimed is the audit purpose of ShredUnclaimed: core-api holds
+// no payment method for the record.
+const PurposeUnclaimed = "no-payment-method"
+
+// ShredUnclaimed crypto-shreds a record that core-api's reconciliation
+// found no payment method for, as Delete does, but only one vaulted at
+// least minAge ago (vaultproxy.ErrTooRecent otherwise, and nothing
+// changes): whoever asks, a card cannot be shredded this way while its
+// payment method's creation may still be under way. Either way the
+// attempt is audited as ActionReconcileShred.
+func (s *Service) ShredUnclaimed(ctx context.Context, c Caller, token uuid.UUID, minAge time.Duration) error {
+	return s.shred(ctx, c, token, ActionReconcileShred, PurposeUnclaimed,
+		func(ctx context.Context, merchant string, token uuid.UUID) error {
+			return s.store.DeleteCardOlderThan(ctx, merchant, token, minAge)
+		})
+}
+
+func (s *Service) shred(ctx context.Context, c Caller, token uuid.UUID, action, purpose string,
+	del func(context.Context, string, uuid.UUID) error) error {
 	cards, lookErr := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
-	err := s.store.DeleteCard(ctx, c.MerchantAccountID, token)
+	err := del(ctx, c.MerchantAccountID, token)
 	s.dropRow(c.MerchantAccountID, token)
 	if lookErr == nil {
 		s.sealer.Forget(cards[0].Sealed)
 	}
 	if err != nil {
-		outcome := outcomeOf(err)
-		if errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
-			// Not an error of the vault: the trail says why the card stayed.
-			outcome = "live_network_token"
-		}
-		s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "failure: "+outcome)
+		s.audit(ctx, c, action, []uuid.UUID{token}, purpose, "failure: "+outcomeOf(err))
 		return err
 	}
 	// Only now, so that another merchant account's call cannot drop it.
 	s.codes.Delete(token)
-	s.audit(ctx, c, "delete", []uuid.UUID{token}, "", "success")
+	s.audit(ctx, c, action, []uuid.UUID{token}, purpose, "success")
 	return nil
 }
 
@@ -354,8 +374,14 @@ func (s *Service) audit(ctx context.Context, c Caller, action string, tokens []u
 }
 
 func outcomeOf(err error) string {
-	if errors.Is(err, vaultproxy.ErrNotFound) {
+	switch {
+	case errors.Is(err, vaultproxy.ErrNotFound):
 		return "not_found"
+	case errors.Is(err, vaultproxy.ErrLiveNetworkToken):
+		// Not an error of the vault: the trail says why the card stayed.
+		return "live_network_token"
+	case errors.Is(err, vaultproxy.ErrTooRecent):
+		return "too_recent"
 	}
 	return "error"
 }

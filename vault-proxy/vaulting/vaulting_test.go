@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
@@ -292,20 +293,67 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	if f.codes.Len(f.now) != 0 {
 		t.Fatal("security code of a deleted card still held")
 	}
+	if got, want := f.auditTrail(t, rec.Token), "vault:success,delete:failure: not_found,delete:success,detokenize:failure: not_found"; got != want {
+		t.Fatalf("audit trail %s, want %s", got, want)
+	}
+}
+
+// auditTrail is the token's audit trail, oldest first, as
+// "action:outcome,...", once the spool has shipped it.
+func (f *fixture) auditTrail(t *testing.T, token uuid.UUID) string {
+	t.Helper()
+	ctx := context.Background()
 	if err := f.audits.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var actions []string
-	rows, _ := f.db.Pool.Query(ctx, `SELECT action || ':' || outcome FROM audit_events WHERE $1 = ANY(tokens) ORDER BY id`, rec.Token)
-	for rows.Next() {
-		var a string
-		_ = rows.Scan(&a)
-		actions = append(actions, a)
+	rows, err := f.db.Pool.Query(ctx, `SELECT action || ':' || outcome FROM audit_events WHERE $1 = ANY(tokens) ORDER BY id`, token)
+	if err != nil {
+		t.Fatal(err)
 	}
-	rows.Close()
-	want := "vault:success,delete:failure: not_found,delete:success,detokenize:failure: not_found"
-	if strings.Join(actions, ",") != want {
-		t.Fatalf("audit trail %v, want %s", actions, want)
+	actions, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(actions, ",")
+}
+
+// The reconciliation's shred of a record no payment method holds: refused
+// (and audited) while the record is younger than the minimum age, whoever
+// asks; then the card is shredded as Delete shreds it.
+func TestShredUnclaimedKeepsYoungRecords(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	rec := f.vault(t, "m1", "4111111111111111", "123")
+	if err := f.svc.ShredUnclaimed(ctx, caller("m1"), rec.Token, time.Hour); !errors.Is(err, vaultproxy.ErrTooRecent) {
+		t.Fatalf("a card vaulted just now: %v, want too recent", err)
+	}
+	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, false)
+	if err != nil || string(cards[0].Number) != "4111111111111111" {
+		t.Fatalf("the card after a refused shred: %v", err)
+	}
+	cards[0].Zero()
+
+	// Vaulted two hours ago, by the database's clock (the service's own
+	// clock is not asked).
+	if _, err := f.db.Pool.Exec(ctx, `UPDATE vaulted_cards SET created_at = created_at - interval '2 hours' WHERE id = $1`, rec.Token); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.ShredUnclaimed(ctx, caller("m2"), rec.Token, time.Hour); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("another merchant account shredded the card: %v", err)
+	}
+	if err := f.svc.ShredUnclaimed(ctx, caller("m1"), rec.Token, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
+		t.Fatalf("shredded card revealed: %v", err)
+	}
+	if f.codes.Len(f.now) != 0 {
+		t.Fatal("security code of a shredded card still held")
+	}
+	want := "vault:success,reconcile.shred:failure: too_recent,reconcile.shred:failure: not_found," +
+		"reconcile.shred:success,detokenize:failure: not_found"
+	if got := f.auditTrail(t, rec.Token); got != want {
+		t.Fatalf("audit trail %s, want %s", got, want)
 	}
 }
 
