@@ -207,6 +207,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, accounts.Close)
 	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountReopenPath, accounts.Reopen)
 	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountCancelClosePath, accounts.CancelClose)
+	reconcile := &httpapi.Reconciliation{Store: m.DB, Cards: cards, MinAge: m.Config.reconcileMinAge()}
+	internal.Handle(fasthttp.MethodGet, zone.ReconcileRecordsPath, reconcile.List)
+	internal.Handle(fasthttp.MethodDelete, zone.ReconcileRecordPath, reconcile.Shred)
 	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
 	admin.Health(checks...)
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/config"
@@ -53,6 +54,31 @@ type Config struct {
 	// same on every instance) signs list cursors. Empty: a random key per
 	// start; required in production.
 	CursorKey secret.String
+
+	// ReconcileMinAge (VAULT_PROXY_RECONCILE_MIN_AGE) is the youngest a
+	// vaulted record may be for core-api's reconciliation to list it or
+	// shred it as one no payment method holds. Zero: DefaultReconcileMinAge.
+	ReconcileMinAge time.Duration
+}
+
+// DefaultReconcileMinAge is ReconcileMinAge unless set: a payment method's
+// creation ends within minutes (vault-proxy waits at most 60 s for each of
+// its two calls to core-api), and a day lets operators see and stop a
+// reconciliation that would shred cards (a core database restored from an
+// older backup, say) before it destroys anything that is a day old or
+// less; no record kept for lack of a payment method lives much longer.
+const DefaultReconcileMinAge = 24 * time.Hour
+
+// MinProductionReconcileMinAge is the least ReconcileMinAge production
+// takes: well above the longest creation, whatever an operator mistypes.
+const MinProductionReconcileMinAge = time.Hour
+
+// reconcileMinAge is ReconcileMinAge or its default.
+func (c Config) reconcileMinAge() time.Duration {
+	if c.ReconcileMinAge == 0 {
+		return DefaultReconcileMinAge
+	}
+	return c.ReconcileMinAge
 }
 
 // EnvPrefixes name vault-proxy's own variables: one with a name the loader
@@ -98,6 +124,8 @@ func LoadConfig(l *config.Loader) Config {
 		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),
 		AuditSpoolDir:          l.String("VAULT_PROXY_AUDIT_SPOOL_DIR"),
 		CursorKey:              l.Secret("VAULT_PROXY_CURSOR_KEY", config.Optional()),
+		ReconcileMinAge: l.Duration("VAULT_PROXY_RECONCILE_MIN_AGE", time.Second, 365*24*time.Hour,
+			config.Default(DefaultReconcileMinAge.String())),
 	}
 }
 
@@ -137,6 +165,9 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.ForwardAllowLoopback {
 		errs = append(errs, errors.New("VAULT_FORWARD_ALLOW_LOOPBACK must not be true in production"))
+	}
+	if c.ReconcileMinAge < 0 || c.Environment == config.Production && c.reconcileMinAge() < MinProductionReconcileMinAge {
+		errs = append(errs, fmt.Errorf("VAULT_PROXY_RECONCILE_MIN_AGE must be at least %s in production", MinProductionReconcileMinAge))
 	}
 	if c.Environment == config.Production && !strings.HasPrefix(c.CoreAPIURL, "https://") {
 		errs = append(errs, errors.New("CORE_API_URL must be https in production"))

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payorch/shared/config"
 	"github.com/payorch/vault-proxy/outbound"
@@ -114,6 +115,38 @@ func TestForwardAllowLoopbackOnlyOutsideProduction(t *testing.T) {
 		if err == nil && c.ForwardAllowLoopback != tc.want {
 			t.Errorf("%s loopback=%q: ForwardAllowLoopback=%v", tc.env, tc.loopback, c.ForwardAllowLoopback)
 		}
+	}
+}
+
+// The reconciliation's minimum age defaults to a day; production takes no
+// less than an hour, whatever is set; tests shorten it outside production.
+func TestReconcileMinAge(t *testing.T) {
+	for _, tc := range []struct {
+		env, minAge string
+		want        time.Duration
+		err         string
+	}{
+		{"production", "<unset>", 24 * time.Hour, ""},
+		{"production", "72h", 72 * time.Hour, ""},
+		{"production", "1h", time.Hour, ""},
+		{"production", "59m", 0, "VAULT_PROXY_RECONCILE_MIN_AGE must be at least 1h0m0s in production"},
+		{"sandbox", "1s", time.Second, ""},
+		{"sandbox", "0s", 0, "VAULT_PROXY_RECONCILE_MIN_AGE"},
+		{"sandbox", "24", 0, "VAULT_PROXY_RECONCILE_MIN_AGE"},
+	} {
+		t.Run(tc.env+" "+tc.minAge, func(t *testing.T) {
+			c, err := loadWith(map[string]string{"ENVIRONMENT": tc.env, "VAULT_PROXY_RECONCILE_MIN_AGE": tc.minAge})
+			if tc.err == "" && (err != nil || c.reconcileMinAge() != tc.want) {
+				t.Fatalf("= %s, %v; want %s", c.reconcileMinAge(), err, tc.want)
+			}
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("err = %v, want %q", err, tc.err)
+			}
+		})
+	}
+	// Built in code (the end-to-end stack), zero is the default.
+	if got := (Config{}).reconcileMinAge(); got != DefaultReconcileMinAge {
+		t.Fatalf("zero: %s", got)
 	}
 }
 

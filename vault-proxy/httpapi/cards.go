@@ -316,8 +316,15 @@ func vaultingError(err error) error {
 	if errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
 		return apierror.NotFound("merchant account not found")
 	}
+	if errors.Is(err, vaultproxy.ErrTooRecent) {
+		return errTooRecent
+	}
 	return err
 }
+
+// errTooRecent answers a reconciliation's shred of a record vaulted less
+// than the minimum age ago.
+var errTooRecent = apierror.Unprocessable("the vaulted record is younger than the reconciliation's minimum age; it is kept")
 
 // --- internal listener (mTLS, core-api only) ---
 
@@ -398,21 +405,28 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	// A use of the card that opened it before this request can provision a
-	// network token after DeleteAll: the vault then keeps the card
-	// (vaultproxy.ErrLiveNetworkToken), and that token is deleted like the
-	// others. Uses that keep provisioning get a bounded number of rounds;
-	// then the caller may retry.
+	return noContent(ctx, h.shred(rctx, c, t, h.Vault.Delete, true))
+}
+
+// shred has del crypto-shred the card, its network tokens deleted at their
+// token service first: before the first try when tokensFirst, else only
+// once del has refused because the card has one. A use of the card that
+// opened it before this request can provision a network token after
+// DeleteAll: the vault then keeps the card (vaultproxy.ErrLiveNetworkToken),
+// and that token is deleted like the others. Uses that keep provisioning
+// get a bounded number of rounds; then the caller may retry.
+func (h *Cards) shred(rctx context.Context, c vaulting.Caller, t uuid.UUID,
+	del func(context.Context, vaulting.Caller, uuid.UUID) error, tokensFirst bool) error {
 	const rounds = 3
 	for round := 1; ; round++ {
-		if h.NetworkTokens != nil {
+		if h.NetworkTokens != nil && (tokensFirst || round > 1) {
 			if err := h.NetworkTokens.DeleteAll(rctx, c, t); err != nil {
 				return networkTokenError(err, "payment method")
 			}
 		}
-		err := h.Vault.Delete(rctx, c, t)
+		err := del(rctx, c, t)
 		if err == nil {
-			break
+			return nil
 		}
 		if !errors.Is(err, vaultproxy.ErrLiveNetworkToken) {
 			return vaultingError(err)
@@ -421,6 +435,4 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 			return apierror.ConcurrentRequest("the payment method got a network token while it was being deleted; retry")
 		}
 	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
-	return nil
 }

@@ -120,12 +120,16 @@ func TestMerchantAccountClosureRoutesRefuseBadBodies(t *testing.T) {
 }
 
 // serveInternal runs one request through rt, as the internal listener
-// would, and returns the answer's status and body.
-func serveInternal(rt *httpapi.Router, method, path, body string) (int, []byte) {
+// would, with header (name, value, ...), and returns the answer's status
+// and body.
+func serveInternal(rt *httpapi.Router, method, path, body string, header ...string) (int, []byte) {
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
 	req.SetRequestURI(path)
 	req.SetBodyString(body)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	var ctx fasthttp.RequestCtx
 	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, nil)
 	rt.Handler()(&ctx)

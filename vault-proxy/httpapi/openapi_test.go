@@ -25,7 +25,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		t.Fatalf("validate: %v", err)
 	}
 	for _, name := range []string{"Error", "ErrorDetail", "PaymentMethod", "Health", "Ready", "AuditEvent", "AuditEventPage",
-		"ForwardConfig", "ForwardConfigPage", "AuthenticationMethod", "CardMetadata", "DetokenizeRequest", "DetokenizeResponse"} {
+		"ForwardConfig", "ForwardConfigPage", "AuthenticationMethod", "CardMetadata", "DetokenizeRequest", "DetokenizeResponse",
+		"VaultedRecordPage", "VaultedRecord"} {
 		if doc.Components.Schemas[name] == nil {
 			t.Errorf("components/schemas/%s is missing", name)
 		}
