@@ -90,6 +90,11 @@ var ErrConflict = errors.New("changed concurrently")
 // method for it was being created.
 var ErrBuyerNotFound = errors.New("buyer not found")
 
+// ErrTokenGivenUp is a payment method's creation with a token the vault
+// reconciliation gave up: no payment method held it a grace period after
+// it was vaulted, and its vaulted record is shredded (or about to be).
+var ErrTokenGivenUp = errors.New("token given up by the vault reconciliation")
+
 // DuplicateError is a unique rule broken by a create or update; ExistingID
 // names the record that holds the value.
 type DuplicateError struct {

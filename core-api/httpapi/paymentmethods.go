@@ -97,6 +97,11 @@ func paymentMethodRoutes(rt *Router, d Deps) {
 
 var errPaymentMethodNotFound = apierror.NotFound("payment method not found")
 
+// errTokenNotVaulted answers a creation whose token the vault does not
+// hold for the merchant account.
+var errTokenNotVaulted = apierror.BadRequest("invalid request body",
+	bodyDetail("/id", "no payment method with this token was vaulted in this merchant account", "value_error.token.not_found"))
+
 func pmError(err error) error { return domainError(err, "payment method") }
 
 // readPaymentMethodBody reads a JSON body and refuses it if it carries card
@@ -191,7 +196,7 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 	// The authoritative display data comes from the vault, by token.
 	meta, err := h.Vault.Card(ctx, m, pm.ID)
 	if errors.Is(err, vaultclient.ErrNotFound) || err == nil && meta.MerchantAccountID != m {
-		return apierror.BadRequest("invalid request body", bodyDetail("/id", "no payment method with this token was vaulted in this merchant account", "value_error.token.not_found"))
+		return errTokenNotVaulted
 	}
 	if err != nil {
 		return vaultError(err)
@@ -225,6 +230,10 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 		}
 		if errors.Is(err, coreapi.ErrBuyerNotFound) {
 			return buyerNotFound(&in)
+		}
+		if errors.Is(err, coreapi.ErrTokenGivenUp) {
+			// The vault reconciliation shreds its record: as if never vaulted.
+			return errTokenNotVaulted
 		}
 		return pmError(err)
 	}

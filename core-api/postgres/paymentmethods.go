@@ -88,7 +88,8 @@ func collectPaymentMethods(rows pgx.Rows, err error) ([]coreapi.PaymentMethod, e
 // transaction. A second payment method with the same id is a
 // *coreapi.DuplicateError; a buyer deleted meanwhile is
 // coreapi.ErrBuyerNotFound, a merchant account deleted meanwhile
-// ErrMerchantAccountNotFound.
+// ErrMerchantAccountNotFound, a token the vault reconciliation gave up
+// coreapi.ErrTokenGivenUp.
 // pm's timestamps are set from the database.
 func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) error {
 	var bank []byte
@@ -99,21 +100,34 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 		}
 	}
 	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO payment_methods (id, merchant_account_id, method, status, scheme, label,
+		// The token's lock first, then the insert in a statement of its
+		// own, whose snapshot postdates the wait: it sees whether the vault
+		// reconciliation gave the token up meanwhile (GiveUpToken). One
+		// round trip: the batch's statements run in order.
+		var b pgx.Batch
+		b.Queue(lockTokenSQL, tokenLockClass, pm.ID)
+		b.Queue(`INSERT INTO payment_methods (id, merchant_account_id, method, status, scheme, label,
 			bin, card_type, expiration_date, fingerprint, country, currency, bank_details, buyer_id, external_identifier)
-			VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), nullif($10, ''),
-				nullif($11, ''), nullif($12, ''), $13, nullif($14, '')::uuid, $15)
+			SELECT $1, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), nullif($10, ''),
+				nullif($11, ''), nullif($12, ''), $13, nullif($14, '')::uuid, $15
+			WHERE NOT EXISTS (SELECT FROM given_up_tokens WHERE id = $1)
 			RETURNING created_at, updated_at`,
 			pm.ID, pm.MerchantAccountID, pm.Method, pm.Status, pm.Scheme, pm.Label,
 			pm.BIN, pm.CardType, pm.ExpirationDate, pm.Fingerprint, pm.Country, pm.Currency, bank, pm.BuyerID, pm.ExternalIdentifier,
-		).Scan(&pm.CreatedAt, &pm.UpdatedAt)
-		if err == nil && mandate != nil {
-			err = tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
+		).QueryRow(func(r pgx.Row) error {
+			err := r.Scan(&pm.CreatedAt, &pm.UpdatedAt)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return coreapi.ErrTokenGivenUp
+			}
+			return err
+		})
+		if mandate != nil {
+			b.Queue(`INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
 				VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
 				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
-			).Scan(&mandate.CreatedAt, &mandate.UpdatedAt)
+			).QueryRow(func(r pgx.Row) error { return r.Scan(&mandate.CreatedAt, &mandate.UpdatedAt) })
 		}
-		return paymentMethodWriteError(pm.ID, err)
+		return paymentMethodWriteError(pm.ID, tx.SendBatch(ctx, &b).Close())
 	})
 }
 
