@@ -27,8 +27,8 @@ const lockTokenSQL = `SELECT pg_advisory_xact_lock($1, hashtext($2::text))`
 
 // LockReconciliation takes the lock that one reconciliation at a time
 // holds, across instances, without waiting: ok is false when another
-// holds it. release gives it back by closing the session that holds it,
-// which also gives it back if this process dies first.
+// holds it. The lock is its session's: should this process die, the
+// session ends and the lock with it.
 func (db *DB) LockReconciliation(ctx context.Context) (release func(), ok bool, err error) {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
@@ -38,11 +38,16 @@ func (db *DB) LockReconciliation(ctx context.Context) (release func(), ok bool, 
 		conn.Release()
 		return nil, false, err
 	}
-	session := conn.Hijack() // out of the pool: its session is the lock's
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = session.Close(ctx)
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock($1, 0)`, reconcileLockClass); err != nil {
+			// Whether it was given back is not known: the session ends,
+			// which gives it back (the server notices soon, not at once).
+			_ = conn.Hijack().Close(ctx)
+			return
+		}
+		conn.Release()
 	}, true, nil
 }
 
