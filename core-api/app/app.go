@@ -15,6 +15,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
@@ -34,6 +35,11 @@ type Main struct {
 
 	ln  net.Listener
 	srv *http.Server
+
+	// stopReconcile ends the periodic vault reconciliation; reconciling is
+	// closed once it has.
+	stopReconcile context.CancelFunc
+	reconciling   chan struct{}
 }
 
 // New validates cfg; nothing is opened until Run.
@@ -52,23 +58,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			_ = m.Close()
 		}
 	}()
-	dsn, err := WithStatementTimeout(m.Config.DatabaseURL, m.Config.requestTimeout())
-	if err != nil {
+	if err := m.open(ctx); err != nil {
 		return err
 	}
-	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
-		return err
-	}
-	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)
-	if err != nil {
-		return err
-	}
-	m.Vault = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
-		Timeout:   70 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
-		// A detokenized call is never redirected: the destination is vault-proxy.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
 	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
 	if err != nil {
 		return err
@@ -121,7 +113,74 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 	m.Log.Info("core-api started", "environment", m.Config.Environment, "addr", m.ln.Addr().String())
+	m.startReconciling()
 	return nil
+}
+
+// open connects the core database (migrating it) and builds the mTLS
+// client to vault-proxy: what serving and the reconcile-vault command
+// both need.
+func (m *Main) open(ctx context.Context) error {
+	dsn, err := WithStatementTimeout(m.Config.DatabaseURL, m.Config.requestTimeout())
+	if err != nil {
+		return err
+	}
+	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
+		return err
+	}
+	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)
+	if err != nil {
+		return err
+	}
+	m.Vault = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
+		Timeout:   70 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
+		// A detokenized call is never redirected: the destination is vault-proxy.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	return nil
+}
+
+// reconciler is the vault reconciliation on this instance's database and
+// link to vault-proxy.
+func (m *Main) reconciler() *reconcile.Job {
+	return &reconcile.Job{Store: m.DB, Vault: m.Vault, Log: m.Log.With("component", "vault-reconcile"),
+		Grace: m.Config.vaultReconcileGrace(), MaxShreds: m.Config.vaultReconcileMaxShreds()}
+}
+
+// startReconciling runs the vault reconciliation every
+// VaultReconcileInterval until Close, the first time soon after the start
+// (within a minute): instances restarted more often than the interval
+// still run it.
+func (m *Main) startReconciling() {
+	interval := m.Config.VaultReconcileInterval
+	if interval <= 0 {
+		m.Log.Warn("the vault reconciliation is off (CORE_API_VAULT_RECONCILE_INTERVAL=0): run core-api reconcile-vault from a scheduler")
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	m.stopReconcile, m.reconciling = stop, make(chan struct{})
+	go func() {
+		defer close(m.reconciling)
+		m.reconciler().Every(ctx, min(interval, time.Minute), interval)
+	}()
+}
+
+// ReconcileVault runs the vault reconciliation once (core-api
+// reconcile-vault): cfg's database and link to vault-proxy, with job's
+// settings changed by adjust.
+func ReconcileVault(ctx context.Context, cfg Config, log *slog.Logger, opts reconcile.Options, adjust func(*reconcile.Job)) (*reconcile.Result, error) {
+	m, err := New(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	if err := m.open(ctx); err != nil {
+		return nil, err
+	}
+	job := m.reconciler()
+	adjust(job)
+	return job.Run(ctx, opts)
 }
 
 // vaultProxyReady asks vault-proxy's internal listener, over mTLS, whether it
@@ -149,8 +208,15 @@ func (m *Main) Addr() string { return m.ln.Addr().String() }
 // request (its deadline, CORE_API_REQUEST_TIMEOUT, is at most 55 s).
 const drainTimeout = 75 * time.Second
 
-// Close drains in-flight requests and closes the database.
+// Close stops the vault reconciliation, drains in-flight requests and
+// closes the database.
 func (m *Main) Close() error {
+	if m.stopReconcile != nil {
+		// First: a run under way stops where it is (the next one finishes
+		// what it leaves) and lets go of the database.
+		m.stopReconcile()
+		<-m.reconciling
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	var err error

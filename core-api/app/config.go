@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,51 @@ type Config struct {
 	// statement's statement_timeout (zero: httpapi.DefaultRequestTimeout).
 	// It stays below vault-proxy's 60 s wait for core-api (httpapi/deadline.go).
 	RequestTimeout time.Duration
+
+	// The vault reconciliation (core-api/reconcile). VaultReconcileInterval
+	// (CORE_API_VAULT_RECONCILE_INTERVAL, default 1h) is how often each
+	// instance starts it (one runs at a time across instances); zero: never
+	// (run `core-api reconcile-vault` from a scheduler instead).
+	// VaultReconcileGrace (CORE_API_VAULT_RECONCILE_GRACE) is how long a
+	// vaulted record may go without a payment method before it is shredded
+	// (zero: DefaultVaultReconcileGrace). VaultReconcileMaxShreds
+	// (CORE_API_VAULT_RECONCILE_MAX_SHREDS) stops a run that would shred
+	// more (zero: DefaultVaultReconcileMaxShreds).
+	VaultReconcileInterval  time.Duration
+	VaultReconcileGrace     time.Duration
+	VaultReconcileMaxShreds int
+}
+
+// Defaults of the vault reconciliation. An interval of an hour and a grace
+// period of a day keep a record no payment method holds for at most about
+// 25 hours (docs/vault-reconciliation.md): far longer than any creation
+// takes (vault-proxy waits at most 60 s for each of its two calls), and a
+// day for operators to notice a core database that lost rows before its
+// cards are shredded for good. Interrupted creations leave a handful a
+// day at most; a hundred in one run is an incident to look at first.
+const (
+	DefaultVaultReconcileInterval  = time.Hour
+	DefaultVaultReconcileGrace     = 24 * time.Hour
+	DefaultVaultReconcileMaxShreds = 100
+	// MinProductionVaultReconcileGrace is the least grace production
+	// takes, whatever an operator mistypes.
+	MinProductionVaultReconcileGrace = time.Hour
+)
+
+// vaultReconcileGrace and vaultReconcileMaxShreds are the settings or
+// their defaults.
+func (c Config) vaultReconcileGrace() time.Duration {
+	if c.VaultReconcileGrace == 0 {
+		return DefaultVaultReconcileGrace
+	}
+	return c.VaultReconcileGrace
+}
+
+func (c Config) vaultReconcileMaxShreds() int {
+	if c.VaultReconcileMaxShreds == 0 {
+		return DefaultVaultReconcileMaxShreds
+	}
+	return c.VaultReconcileMaxShreds
 }
 
 // requestTimeout is RequestTimeout or its default.
@@ -68,6 +114,12 @@ func LoadConfig(l *config.Loader) Config {
 		CursorKey:        l.Secret("CORE_API_CURSOR_KEY", config.Optional()), // or CORE_API_CURSOR_KEY_FILE
 		RequestTimeout: l.Duration("CORE_API_REQUEST_TIMEOUT", time.Second, httpapi.MaxRequestTimeout,
 			config.Default(httpapi.DefaultRequestTimeout.String())),
+		VaultReconcileInterval: l.Duration("CORE_API_VAULT_RECONCILE_INTERVAL", 0, 24*time.Hour,
+			config.Default(DefaultVaultReconcileInterval.String())),
+		VaultReconcileGrace: l.Duration("CORE_API_VAULT_RECONCILE_GRACE", time.Second, 365*24*time.Hour,
+			config.Default(DefaultVaultReconcileGrace.String())),
+		VaultReconcileMaxShreds: l.Int("CORE_API_VAULT_RECONCILE_MAX_SHREDS", 1, 1_000_000,
+			config.Default(strconv.Itoa(DefaultVaultReconcileMaxShreds))),
 	}
 }
 
@@ -94,6 +146,12 @@ func (c Config) Validate() error {
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))
+	}
+	if c.VaultReconcileInterval < 0 || c.VaultReconcileGrace < 0 || c.VaultReconcileMaxShreds < 0 {
+		errs = append(errs, errors.New("CORE_API_VAULT_RECONCILE_INTERVAL, _GRACE and _MAX_SHREDS must not be negative"))
+	}
+	if c.Environment == config.Production && c.vaultReconcileGrace() < MinProductionVaultReconcileGrace {
+		errs = append(errs, fmt.Errorf("CORE_API_VAULT_RECONCILE_GRACE must be at least %s in production", MinProductionVaultReconcileGrace))
 	}
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/payorch/shared/config"
 )
@@ -23,6 +24,12 @@ var validEnv = map[string]string{
 // service.Serve does: unknown variables under EnvPrefixes refused, then
 // Validate.
 func load(over map[string]string) error {
+	_, err := loadConfig(over)
+	return err
+}
+
+// loadConfig is load, with the configuration read.
+func loadConfig(over map[string]string) (Config, error) {
 	var environ []string
 	for k, v := range validEnv {
 		if o, ok := over[k]; ok {
@@ -42,9 +49,51 @@ func load(over map[string]string) error {
 	c := LoadConfig(l)
 	l.RejectUnknown(environ, EnvPrefixes...)
 	if err := l.Err(); err != nil {
-		return err
+		return c, err
 	}
-	return c.Validate()
+	return c, c.Validate()
+}
+
+// The vault reconciliation runs hourly with a day's grace and a hundred
+// shreds at most by default; production takes no grace under an hour; an
+// interval of 0s turns the periodic run off. Built in code (tests), zero
+// is off for the interval and the default for the others.
+func TestVaultReconcileSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		over     map[string]string
+		interval time.Duration
+		grace    time.Duration
+		max      int
+		err      string
+	}{
+		{"defaults", nil, time.Hour, 24 * time.Hour, 100, ""},
+		{"set", map[string]string{"CORE_API_VAULT_RECONCILE_INTERVAL": "15m", "CORE_API_VAULT_RECONCILE_GRACE": "48h",
+			"CORE_API_VAULT_RECONCILE_MAX_SHREDS": "1000"}, 15 * time.Minute, 48 * time.Hour, 1000, ""},
+		{"off", map[string]string{"CORE_API_VAULT_RECONCILE_INTERVAL": "0s"}, 0, 24 * time.Hour, 100, ""},
+		{"a short grace in sandbox", map[string]string{"ENVIRONMENT": "sandbox", "CORE_API_VAULT_RECONCILE_GRACE": "1s"}, time.Hour, time.Second, 100, ""},
+		{"a short grace in production", map[string]string{"CORE_API_VAULT_RECONCILE_GRACE": "30m"}, 0, 0, 0, "CORE_API_VAULT_RECONCILE_GRACE must be at least 1h0m0s in production"},
+		{"a grace without a unit", map[string]string{"CORE_API_VAULT_RECONCILE_GRACE": "24"}, 0, 0, 0, "CORE_API_VAULT_RECONCILE_GRACE"},
+		{"an interval over a day", map[string]string{"CORE_API_VAULT_RECONCILE_INTERVAL": "25h"}, 0, 0, 0, "CORE_API_VAULT_RECONCILE_INTERVAL"},
+		{"no shreds at all", map[string]string{"CORE_API_VAULT_RECONCILE_MAX_SHREDS": "0"}, 0, 0, 0, "CORE_API_VAULT_RECONCILE_MAX_SHREDS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := loadConfig(tc.over)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || c.VaultReconcileInterval != tc.interval || c.vaultReconcileGrace() != tc.grace || c.vaultReconcileMaxShreds() != tc.max {
+				t.Fatalf("= %s, %s, %d (%v)", c.VaultReconcileInterval, c.vaultReconcileGrace(), c.vaultReconcileMaxShreds(), err)
+			}
+		})
+	}
+	var zero Config
+	if zero.VaultReconcileInterval != 0 || zero.vaultReconcileGrace() != DefaultVaultReconcileGrace || zero.vaultReconcileMaxShreds() != DefaultVaultReconcileMaxShreds {
+		t.Fatal("a configuration built in code does not take the defaults")
+	}
 }
 
 func TestConfigFailsClosed(t *testing.T) {

@@ -12,7 +12,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/requestid"
@@ -42,7 +44,9 @@ func (c *Client) do(ctx context.Context, method, path, merchant, actor string, i
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(zone.MerchantHeader, merchant)
+	if merchant != "" {
+		req.Header.Set(zone.MerchantHeader, merchant)
+	}
 	if actor != "" {
 		req.Header.Set(zone.ActorHeader, actor)
 	}
@@ -119,6 +123,42 @@ func (c *Client) Detokenize(ctx context.Context, merchant, actor string, r zone.
 		return nil, err
 	}
 	return &out, nil
+}
+
+// RecordsQuery selects a page of VaultedRecords.
+type RecordsQuery struct {
+	CreatedBefore     time.Time
+	MerchantAccountID string // "": every account's
+	After             string // "": the first page
+	Limit             int    // 0: vault-proxy's default
+}
+
+// VaultedRecords lists one page of the records vault-proxy holds per
+// token, vaulted before q.CreatedBefore and at least its own minimum age
+// ago, in token order (for the vault reconciliation).
+func (c *Client) VaultedRecords(ctx context.Context, q RecordsQuery) (*zone.VaultedRecordPage, error) {
+	v := url.Values{zone.CreatedBeforeParam: {q.CreatedBefore.UTC().Format(time.RFC3339Nano)}}
+	if q.MerchantAccountID != "" {
+		v.Set(zone.MerchantAccountParam, q.MerchantAccountID)
+	}
+	if q.After != "" {
+		v.Set(zone.AfterParam, q.After)
+	}
+	if q.Limit > 0 {
+		v.Set(zone.LimitParam, strconv.Itoa(q.Limit))
+	}
+	var page zone.VaultedRecordPage
+	if err := c.do(ctx, http.MethodGet, zone.ReconcileRecordsPath+"?"+v.Encode(), "", "", nil, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// ShredUnclaimed asks vault-proxy to crypto-shred a record no payment
+// method holds: ErrNotFound when it is gone already, an *apierror.Error
+// 422 while it is younger than vault-proxy's minimum age.
+func (c *Client) ShredUnclaimed(ctx context.Context, merchant, actor, token string) error {
+	return c.do(ctx, http.MethodDelete, zone.ReconcileRecordPathPrefix+strings.TrimSpace(token), merchant, actor, nil, nil)
 }
 
 func merchantAccountPath(merchant, action string) string {

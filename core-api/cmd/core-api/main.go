@@ -6,6 +6,8 @@
 //	core-api [serve]     run the service
 //	core-api token -scopes buyers.write,payment-methods.write [-lifetime 24h] [-key-dir .data/auth]
 //	                     create an API key pair in key-dir if missing and print a bearer token
+//	core-api reconcile-vault [-dry-run] [-grace 24h] [-max-shreds N] [-merchant-account-id ID]
+//	                     run the vault reconciliation once now (docs/vault-reconciliation.md)
 //	core-api help
 package main
 
@@ -41,11 +43,13 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	case "serve":
 	case "token":
 		return token(args, os.Stdout)
+	case "reconcile-vault":
+		return reconcileVault(ctx, log, args, os.Stdout)
 	case "help", "-h", "--help":
-		fmt.Println("commands: serve, token, help")
+		fmt.Println("commands: serve, token, reconcile-vault, help")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (commands: serve, token, help)", cmd)
+		return fmt.Errorf("unknown command %q (commands: serve, token, reconcile-vault, help)", cmd)
 	}
 	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }
