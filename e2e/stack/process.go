@@ -124,8 +124,8 @@ func (s *Stack) StartCoreProcess(t testing.TB, extra ...string) *Process {
 
 // RunCore runs one core-api command (say "reconcile-vault") to its end,
 // configured by CoreEnv(extra...), and returns its standard output and
-// error, and its error (an *exec.ExitError for a non-zero exit). Its
-// standard error goes to s.Logs too.
+// error, and its error (an *exec.ExitError for a non-zero exit). Both go
+// to s.Logs too.
 func (s *Stack) RunCore(t testing.TB, args []string, extra ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	bin, berr := coreBinary()
