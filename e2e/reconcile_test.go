@@ -90,8 +90,13 @@ func TestReconcileShredsTheCardOfACreationCoreAPIDiedIn(t *testing.T) {
 		t.Fatalf("the shredded card's metadata: %d, want 404", code)
 	}
 	s.FlushAudit(t)
-	if n := auditCount(t, s, `action = 'reconcile.shred' AND outcome = 'success' AND $1 = ANY(tokens::text[])`, id); n != 1 {
-		t.Fatalf("%d audit records of the shred, want 1", n)
+	run := regexp.MustCompile(`(?m)^run (\S+):`).FindStringSubmatch(out)
+	if run == nil {
+		t.Fatalf("core-api reconcile-vault did not name its run:\n%s", out)
+	}
+	if n := auditCount(t, s, `action = 'reconcile.shred' AND outcome = 'success' AND purpose = 'no-payment-method'
+		AND actor = 'core-api:reconcile' AND request_id = $2 AND tokens = ARRAY[$1::uuid]`, id, run[1]); n != 1 {
+		t.Fatalf("%d audit records of the shred by run %s, want 1", n, run[1])
 	}
 
 	// The control card's payment method exists: nothing of it changed.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
 )
 
@@ -79,6 +80,7 @@ type Options struct {
 
 // Result is what a run found and did.
 type Result struct {
+	RunID         string               // the X-Request-Id of the run's calls to vault-proxy
 	CreatedBefore time.Time            // records vaulted before it were checked
 	Checked       int                  // records old enough, checked against the payment methods
 	Unclaimed     []zone.VaultedRecord // of those, the ones no payment method had
@@ -118,7 +120,10 @@ func (j *Job) Run(ctx context.Context, opts Options) (*Result, error) {
 	if j.Now != nil {
 		now = j.Now
 	}
-	res := &Result{CreatedBefore: now().Add(-j.Grace)}
+	res := &Result{CreatedBefore: now().Add(-j.Grace), RunID: requestid.Generate()}
+	// Every call of the run carries its id: vault-proxy's audit records of
+	// its shreds name it as their request id, and so do this run's logs.
+	ctx = requestid.WithID(ctx, res.RunID)
 	if err := j.find(ctx, opts, res); err != nil {
 		return res, err
 	}
@@ -193,7 +198,7 @@ func (j *Job) shred(ctx context.Context, r zone.VaultedRecord, res *Result) erro
 	case err == nil:
 		res.Shredded++
 		j.Log.InfoContext(ctx, "vault reconciliation: shredded a vaulted record that no payment method held",
-			"token", r.ID, "merchant_account_id", r.MerchantAccountID, "kind", r.Kind, "vaulted_at", r.CreatedAt)
+			"run_id", res.RunID, "token", r.ID, "merchant_account_id", r.MerchantAccountID, "kind", r.Kind, "vaulted_at", r.CreatedAt)
 	case errors.Is(err, vaultclient.ErrNotFound):
 		res.Gone++
 	case errors.As(err, &refused) && refused.Status == http.StatusUnprocessableEntity:
@@ -235,7 +240,7 @@ func (j *Job) logRun(ctx context.Context, res *Result, err error) {
 	}
 	var attrs []any
 	if res != nil {
-		attrs = []any{"created_before", res.CreatedBefore, "checked", res.Checked, "unclaimed", len(res.Unclaimed),
+		attrs = []any{"run_id", res.RunID, "created_before", res.CreatedBefore, "checked", res.Checked, "unclaimed", len(res.Unclaimed),
 			"shredded", res.Shredded, "gone", res.Gone, "kept", res.Kept}
 	}
 	if err != nil {

@@ -123,7 +123,8 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 		// Only a refusal it stands by shreds the card.
 		if status, respBody, ct, err = h.resend(ctx, token, out); err != nil {
 			// Not known: the card is kept, and the answer says how to find
-			// out; the log line lets an operator reconcile the two stores.
+			// out. If no payment method holds it a grace period later,
+			// core-api's vault reconciliation has it shredded.
 			h.Log.Error("core-api did not complete a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
 			return apierror.BadGateway("core-api did not answer; payment method " + token.String() +
 				" may have been stored: GET /payment-methods/" + token.String() + " tells")
@@ -225,6 +226,7 @@ func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.Vault.Delete(ctx, c, token); err != nil {
+		// Kept until core-api's vault reconciliation finds it unclaimed.
 		h.Log.Error("rollback of a vaulted card failed", "request_id", c.RequestID, "token", token, "err", err)
 	}
 }

@@ -56,7 +56,7 @@ func reconcileVault(ctx context.Context, log *slog.Logger, args []string, out io
 // printResult writes a run's result, one fact a line: ids and counts, no
 // card data (there is none to print).
 func printResult(out io.Writer, res *reconcile.Result, dryRun bool) {
-	fmt.Fprintf(out, "checked %d vaulted records created before %s\n", res.Checked, res.CreatedBefore.UTC().Format(time.RFC3339Nano))
+	fmt.Fprintf(out, "run %s: checked %d vaulted records created before %s\n", res.RunID, res.Checked, res.CreatedBefore.UTC().Format(time.RFC3339Nano))
 	for _, r := range res.Unclaimed {
 		fmt.Fprintf(out, "no payment method: %s merchant_account_id=%s kind=%s created_at=%s\n", r.ID, r.MerchantAccountID, r.Kind, r.CreatedAt)
 	}
