@@ -201,7 +201,7 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	attempt := uuid.NewString()
 	closed := false
-	xid, err := h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
+	txID, err := h.d.DB.DeleteMerchantAccount(ctx, id, func(ctx context.Context) error {
 		// Not cut short by the client, so that the answer usually comes.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 		defer cancel()
@@ -219,7 +219,7 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	})
 	if err != nil && closed {
-		err = h.afterFailedDeletion(ctx, id, attempt, xid, err)
+		err = h.afterFailedDeletion(ctx, id, attempt, txID, err)
 	}
 	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
 		return accountInUse(id, iu.Remaining, h.vaultUsage(ctx, id))
@@ -271,10 +271,10 @@ func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.
 // closure is kept (the account may be gone) and the error logged: a live
 // account left closed takes no new payment method or vault-forward config
 // until it is deleted again or the closure is cancelled by hand.
-func (h merchantHandlers) afterFailedDeletion(ctx context.Context, id, attempt, xid string, err error) error {
+func (h merchantHandlers) afterFailedDeletion(ctx context.Context, id, attempt, txID string, err error) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultCloseWait)
 	defer cancel()
-	committed, oerr := h.d.DB.TransactionCommitted(dctx, xid)
+	committed, oerr := h.d.DB.TxCommitted(dctx, txID)
 	switch {
 	case oerr != nil:
 		h.d.Log.ErrorContext(ctx, "a merchant account's deletion failed with an unknown outcome; vault-proxy keeps it closed",

@@ -140,10 +140,10 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error
 // record of their revocation survives the account and a later account with
 // the same id does not inherit it; the id goes to deleted_merchant_accounts.
 //
-// xid names the deleting transaction once it has one (before closeVault
-// runs): after an error, TransactionCommitted tells whether it committed
+// txID names the deleting transaction once it has one (before closeVault
+// runs): after an error, TxCommitted tells whether it committed
 // all the same (a commit whose answer was lost).
-func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) (xid string, err error) {
+func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) (txID string, err error) {
 	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		// Every insert referring to the account takes a key-share lock on
 		// its row (the foreign key), so after this none can appear
@@ -158,7 +158,7 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 		if len(in) > 0 {
 			return &InUseError{Remaining: in}
 		}
-		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&xid); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&txID); err != nil {
 			return err
 		}
 		if err := closeVault(ctx); err != nil {
@@ -178,24 +178,24 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return xid, &InUseError{}
+		return txID, &InUseError{}
 	}
-	return xid, err
+	return txID, err
 }
 
-// TransactionCommitted waits until transaction xid (as
+// TxCommitted waits until database transaction txID (as
 // DeleteMerchantAccount names it) has ended, and reports whether it
 // committed. A transaction whose connection broke may still run for a
 // while on the server; ctx bounds the wait.
-func (db *DB) TransactionCommitted(ctx context.Context, xid string) (bool, error) {
+func (db *DB) TxCommitted(ctx context.Context, txID string) (bool, error) {
 	for {
 		var status *string
-		if err := db.Pool.QueryRow(ctx, `SELECT pg_xact_status($1::xid8)`, xid).Scan(&status); err != nil {
+		if err := db.Pool.QueryRow(ctx, `SELECT pg_xact_status($1::xid8)`, txID).Scan(&status); err != nil {
 			return false, err
 		}
 		switch {
 		case status == nil:
-			return false, fmt.Errorf("postgres: transaction %s is too old to tell", xid)
+			return false, fmt.Errorf("postgres: transaction %s is too old to tell", txID)
 		case *status == "committed":
 			return true, nil
 		case *status == "aborted":

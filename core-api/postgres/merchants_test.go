@@ -14,7 +14,7 @@ import (
 // committed all the same (a commit whose answer was lost), by the id the
 // deletion gives its transaction; a transaction still running is waited
 // for, within the context.
-func TestTransactionCommittedTellsTheDeletionsOutcome(t *testing.T) {
+func TestTxCommittedTellsTheDeletionsOutcome(t *testing.T) {
 	db := openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
@@ -24,20 +24,20 @@ func TestTransactionCommittedTellsTheDeletionsOutcome(t *testing.T) {
 		}
 	}
 
-	xid, err := db.DeleteMerchantAccount(ctx, "gone", func(context.Context) error { return nil })
+	txID, err := db.DeleteMerchantAccount(ctx, "gone", func(context.Context) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if committed, err := db.TransactionCommitted(ctx, xid); err != nil || !committed {
+	if committed, err := db.TxCommitted(ctx, txID); err != nil || !committed {
 		t.Fatalf("a deletion that committed: %v, %v", committed, err)
 	}
 
 	refused := errors.New("vault-proxy refused")
-	xid, err = db.DeleteMerchantAccount(ctx, "kept", func(context.Context) error { return refused })
-	if !errors.Is(err, refused) || xid == "" {
-		t.Fatalf("a deletion refused by its vault step: %q, %v", xid, err)
+	txID, err = db.DeleteMerchantAccount(ctx, "kept", func(context.Context) error { return refused })
+	if !errors.Is(err, refused) || txID == "" {
+		t.Fatalf("a deletion refused by its vault step: %q, %v", txID, err)
 	}
-	if committed, err := db.TransactionCommitted(ctx, xid); err != nil || committed {
+	if committed, err := db.TxCommitted(ctx, txID); err != nil || committed {
 		t.Fatalf("a deletion rolled back: %v, %v", committed, err)
 	}
 
@@ -53,7 +53,7 @@ func TestTransactionCommittedTellsTheDeletionsOutcome(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if committed, err := db.TransactionCommitted(wctx, running); !errors.Is(err, context.DeadlineExceeded) || committed {
+	if committed, err := db.TxCommitted(wctx, running); !errors.Is(err, context.DeadlineExceeded) || committed {
 		t.Fatalf("a transaction still running: %v, %v; want the context's deadline", committed, err)
 	}
 }
