@@ -14,9 +14,9 @@ const (
 	MethodBank     = "bank"
 )
 
-// VaultKind is the kind vault-proxy records for a payment method of the
+// VaultProxyKind is the kind vault-proxy records for a payment method of the
 // given method (zone.CardMetadata.Kind): a bank account is "bank-account".
-func VaultKind(method string) string {
+func VaultProxyKind(method string) string {
 	if method == MethodBank {
 		return "bank-account"
 	}

@@ -26,8 +26,8 @@ type Main struct {
 	Config Config
 	Log    *slog.Logger
 
-	DB    *postgres.DB
-	Vault *vaultclient.Client // mTLS client to vault-proxy's internal listener
+	DB         *postgres.DB
+	VaultProxy *vaultclient.Client // mTLS client to vault-proxy's internal listener
 
 	// Listener, when set before Run, is used instead of listening on
 	// Config.Addr (tests open it on port 0 first).
@@ -88,7 +88,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Log:         m.Log,
 		DB:          m.DB,
 		Auth:        &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
-		Vault:       m.Vault,
+		Vault:       m.VaultProxy,
 		Environment: m.Config.Environment,
 		Cursors:     cursors,
 	})
@@ -132,7 +132,7 @@ func (m *Main) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.Vault = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
+	m.VaultProxy = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
 		Timeout:   70 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
 		// A detokenized call is never redirected: the destination is vault-proxy.
@@ -144,7 +144,7 @@ func (m *Main) open(ctx context.Context) error {
 // reconciler is the vault reconciliation on this instance's database and
 // link to vault-proxy.
 func (m *Main) reconciler() *reconcile.Job {
-	return &reconcile.Job{Store: m.DB, Vault: m.Vault, Log: m.Log.With("component", "vault-reconcile"),
+	return &reconcile.Job{Store: m.DB, Vault: m.VaultProxy, Log: m.Log.With("component", "vault-reconcile"),
 		Grace: m.Config.vaultReconcileGrace(), MaxShreds: m.Config.vaultReconcileMaxShreds()}
 }
 
@@ -190,7 +190,7 @@ func (m *Main) vaultProxyReady(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := m.Vault.HTTP.Do(req)
+	resp, err := m.VaultProxy.HTTP.Do(req)
 	if err != nil {
 		return err
 	}

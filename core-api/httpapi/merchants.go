@@ -324,7 +324,7 @@ func vaultStepError(err error, what string) error {
 	if errors.Is(err, vaultclient.ErrNotFound) {
 		return &upstreamError{apierror.BadGateway("vault-proxy " + what), err}
 	}
-	return vaultError(err)
+	return vaultProxyError(err)
 }
 
 // accountInUse is the 409 resource_in_use naming what keeps account id:

@@ -140,10 +140,10 @@ func readPaymentMethodBody(r *http.Request, dst any) error {
 	return DecodeStrictBytes(body, dst)
 }
 
-// vaultError maps a failure of the call to vault-proxy: its own 4xx
+// vaultProxyError maps a failure of the call to vault-proxy: its own 4xx
 // envelope passes through (it never carries card data); anything else is a
 // 502 whose cause is logged, not echoed.
-func vaultError(err error) error {
+func vaultProxyError(err error) error {
 	var e *apierror.Error
 	if errors.As(err, &e) {
 		return e
@@ -199,10 +199,10 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 		return errTokenNotVaulted
 	}
 	if err != nil {
-		return vaultError(err)
+		return vaultProxyError(err)
 	}
-	if meta.Kind != coreapi.VaultKind(pm.Method) {
-		return apierror.BadRequest("invalid request body", bodyDetail("/method", "the token holds a "+meta.Kind+", not a "+coreapi.VaultKind(pm.Method), "value_error.token.kind"))
+	if meta.Kind != coreapi.VaultProxyKind(pm.Method) {
+		return apierror.BadRequest("invalid request body", bodyDetail("/method", "the token holds a "+meta.Kind+", not a "+coreapi.VaultProxyKind(pm.Method), "value_error.token.kind"))
 	}
 	pm.Scheme, pm.Label, pm.Fingerprint = meta.Scheme, meta.Label, meta.Fingerprint
 	var mandate *coreapi.Mandate
@@ -362,7 +362,7 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 		return pmError(err)
 	}
 	pm, err := h.DB.UpdatePaymentMethod(r.Context(), c.MerchantAccountID, id, u, h.setVaultExpiry(c))
-	if ve := (*postgres.VaultExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
+	if ve := (*postgres.VaultProxyExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
 		// Not found in the vault: shredded by a DELETE, nothing left to differ.
 		h.Log.ErrorContext(r.Context(), "a failed expiry update may have left the vault's expiry unlike core's until the next one",
 			"payment_method", ve.PaymentMethodID, "err", ve.Restore)
@@ -383,7 +383,7 @@ func (h *paymentMethods) setVaultExpiry(c Caller) postgres.SetVaultExpiry {
 			return errPaymentMethodNotFound
 		}
 		if err != nil {
-			return vaultError(err)
+			return vaultProxyError(err)
 		}
 		return nil
 	}
@@ -421,7 +421,7 @@ func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if err := h.Vault.Delete(ctx, m, callerActor(c), pm.ID); err != nil && !errors.Is(err, vaultclient.ErrNotFound) {
-		return vaultError(err)
+		return vaultProxyError(err)
 	}
 	if err := h.DB.DeletePaymentMethod(ctx, m, pm.ID); err != nil {
 		return pmError(err)

@@ -14,7 +14,7 @@ import (
 // A failure of a call to vault-proxy says which it was: vault-proxy's own
 // refusal passes through, a 5xx it answered is not called unreachable,
 // and a timeout is a 504.
-func TestVaultErrorTellsWhatFailed(t *testing.T) {
+func TestVaultProxyErrorTellsWhatFailed(t *testing.T) {
 	refused := apierror.ConcurrentRequest("the card changed meanwhile")
 	for _, tc := range []struct {
 		name    string
@@ -28,7 +28,7 @@ func TestVaultErrorTellsWhatFailed(t *testing.T) {
 		{"a timeout", fmt.Errorf("vaultclient: %w", context.DeadlineExceeded), 504, "vault-proxy did not answer in time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := apierror.As(vaultError(tc.err))
+			e := apierror.As(vaultProxyError(tc.err))
 			if e.Status != tc.status || e.Message != tc.message {
 				t.Fatalf("got %d %q, want %d %q", e.Status, e.Message, tc.status, tc.message)
 			}
