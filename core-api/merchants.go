@@ -1,7 +1,6 @@
 package coreapi
 
 import (
-	"errors"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -71,38 +70,4 @@ func validateDisplayName(v *Problems, s *string, required bool) {
 	if n := utf8.RuneCountInString(*s); n < MinTextLen || n > MaxTextLen {
 		v.Add("/display_name", "must be 1 to 200 characters", "value_error.any_str.length")
 	}
-}
-
-// ErrNotFound is wrapped by stores when a record does not exist in the
-// merchant account asked about (whether or not it exists in another).
-var ErrNotFound = errors.New("not found")
-
-// ErrInUse is returned when a record cannot be deleted while others refer
-// to it (a merchant account that still has buyers).
-var ErrInUse = errors.New("in use")
-
-// ErrConflict is returned when a record kept changing under an update that
-// must see it unchanged (409 concurrent_request; the client retries).
-var ErrConflict = errors.New("changed concurrently")
-
-// ErrBuyerNotFound is returned when a record names a buyer that is not (or
-// no longer) in the merchant account, e.g. one deleted while a payment
-// method for it was being created.
-var ErrBuyerNotFound = errors.New("buyer not found")
-
-// ErrTokenGivenUp is a payment method's creation with a token the vault
-// reconciliation gave up: no payment method held it a grace period after
-// it was vaulted, and its vaulted record is shredded (or about to be).
-var ErrTokenGivenUp = errors.New("token given up by the vault reconciliation")
-
-// DuplicateError is a unique rule broken by a create or update; ExistingID
-// names the record that holds the value.
-type DuplicateError struct {
-	Resource   string // "buyer", "merchant account"
-	Field      string // "external_identifier", "id"
-	ExistingID string
-}
-
-func (e *DuplicateError) Error() string {
-	return "a " + e.Resource + " with this " + e.Field + " already exists"
 }

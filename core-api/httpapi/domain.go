@@ -5,7 +5,6 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/apierror"
 )
 
@@ -30,7 +29,7 @@ func domainError(err error, resource string) error {
 		return apierror.BadRequest("invalid request body", details...)
 	case errors.As(err, &de):
 		return apierror.DuplicateRecord(de.Error(), de.ExistingID)
-	case errors.Is(err, postgres.ErrMerchantAccountNotFound):
+	case errors.Is(err, coreapi.ErrMerchantAccountNotFound):
 		return apierror.NotFound("merchant account not found")
 	case errors.Is(err, coreapi.ErrNotFound):
 		return apierror.NotFound(resource + " not found")

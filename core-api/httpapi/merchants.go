@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
@@ -221,7 +220,7 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil && closed {
 		err = h.afterFailedDeletion(ctx, id, attempt, txID, err)
 	}
-	if iu := (*postgres.InUseError)(nil); errors.As(err, &iu) {
+	if iu := (*coreapi.InUseError)(nil); errors.As(err, &iu) {
 		return accountInUse(id, iu.Remaining, h.vaultUsage(ctx, id))
 	}
 	if vu := (*vaultInUseError)(nil); errors.As(err, &vu) {
@@ -237,16 +236,16 @@ func (h merchantHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 
 // vaultInUseError is vault-proxy's refusal to close an account it holds
 // records for.
-type vaultInUseError struct{ records []postgres.Usage }
+type vaultInUseError struct{ records []coreapi.RecordCount }
 
 func (e *vaultInUseError) Error() string { return "merchant account: in use in vault-proxy" }
 
 // usedRecords keeps the kinds with a count above zero.
-func usedRecords(records []zone.UsageRecord) []postgres.Usage {
-	var in []postgres.Usage
+func usedRecords(records []zone.UsageRecord) []coreapi.RecordCount {
+	var in []coreapi.RecordCount
 	for _, u := range records {
 		if u.Count > 0 {
-			in = append(in, postgres.Usage(u))
+			in = append(in, coreapi.RecordCount(u))
 		}
 	}
 	return in
@@ -255,7 +254,7 @@ func usedRecords(records []zone.UsageRecord) []postgres.Usage {
 // vaultUsage is what vault-proxy holds for an account that core-api's own
 // records already keep, to name it in the same answer; nil when
 // vault-proxy cannot say (the answer is 409 either way).
-func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []postgres.Usage {
+func (h merchantHandlers) vaultUsage(ctx context.Context, id string) []coreapi.RecordCount {
 	u, err := h.d.Vault.MerchantAccountUsage(ctx, id)
 	if err != nil {
 		h.d.Log.WarnContext(ctx, "vault-proxy did not say what it holds for a merchant account in use", "merchant_account_id", id, "error", err)
@@ -330,11 +329,11 @@ func vaultStepError(err error, what string) error {
 // accountInUse is the 409 resource_in_use naming what keeps account id:
 // "merchant account acme is still in use (core-api: buyers: 2;
 // vault-proxy: vault-forward-configs: 1); ...".
-func accountInUse(id string, core, vault []postgres.Usage) error {
+func accountInUse(id string, core, vault []coreapi.RecordCount) error {
 	var parts []string
 	for _, part := range []struct {
 		zone string
-		in   []postgres.Usage
+		in   []coreapi.RecordCount
 	}{{"core-api", core}, {"vault-proxy", vault}} {
 		if len(part.in) > 0 {
 			parts = append(parts, part.zone+": "+usageList(part.in))
@@ -348,7 +347,7 @@ func accountInUse(id string, core, vault []postgres.Usage) error {
 }
 
 // usageList names each kind with its count: "buyers: 2, mandates: 1".
-func usageList(in []postgres.Usage) string {
+func usageList(in []coreapi.RecordCount) string {
 	items := make([]string, len(in))
 	for i, u := range in {
 		items[i] = u.Resource + ": " + strconv.FormatInt(u.Count, 10)

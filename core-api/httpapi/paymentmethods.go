@@ -362,7 +362,7 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 		return pmError(err)
 	}
 	pm, err := h.DB.UpdatePaymentMethod(r.Context(), c.MerchantAccountID, id, u, h.setVaultExpiry(c))
-	if ve := (*postgres.VaultProxyExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
+	if ve := (*coreapi.VaultProxyExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
 		// Not found in the vault: shredded by a DELETE, nothing left to differ.
 		h.Log.ErrorContext(r.Context(), "a failed expiry update may have left the vault's expiry unlike core's until the next one",
 			"payment_method", ve.PaymentMethodID, "err", ve.Restore)

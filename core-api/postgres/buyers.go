@@ -21,11 +21,6 @@ const (
 	foreignKeyViolation = "23503"
 )
 
-// ErrMerchantAccountNotFound is a record written in a merchant account that
-// no longer exists: it was deleted after the request was authorized (which
-// remembers existing accounts for a while, httpapi.Auth).
-var ErrMerchantAccountNotFound = errors.New("merchant account not found")
-
 // merchantAccountFKs are the foreign keys from a record to its merchant
 // account.
 var merchantAccountFKs = map[string]bool{
@@ -197,7 +192,7 @@ func likeEscape(s string) string {
 
 // buyerWriteError maps a failed insert or update: a taken
 // external_identifier becomes a DuplicateError naming the existing buyer; a
-// merchant account deleted meanwhile is ErrMerchantAccountNotFound.
+// merchant account deleted meanwhile is coreapi.ErrMerchantAccountNotFound.
 func (db *DB) buyerWriteError(ctx context.Context, m string, ext *string, err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
@@ -205,7 +200,7 @@ func (db *DB) buyerWriteError(ctx context.Context, m string, ext *string, err er
 	}
 	switch {
 	case merchantAccountGone(err):
-		return ErrMerchantAccountNotFound
+		return coreapi.ErrMerchantAccountNotFound
 	case pe.Code == uniqueViolation && pe.ConstraintName == "buyers_external_identifier_key" && ext != nil:
 		dup := &coreapi.DuplicateError{Resource: "buyer", Field: "external_identifier"}
 		// The holder may have been deleted since; then the conflict is

@@ -73,31 +73,6 @@ func (db *DB) UpdateMerchantAccount(ctx context.Context, id string, u coreapi.Me
 		`UPDATE merchant_accounts SET display_name = $2, updated_at = now() WHERE id = $1 RETURNING `+merchantColumns, id, u.DisplayName.Value))
 }
 
-// Names of the core records that keep a merchant account in use, as
-// MerchantAccountUsage and InUseError report them.
-const (
-	UsageBuyers         = "buyers"
-	UsagePaymentMethods = "payment-methods"
-	UsageMandates       = "mandates" // pending or active: a revoked or failed one is history
-)
-
-// Usage is how many records of one kind still refer to a merchant account.
-type Usage struct {
-	Resource string
-	Count    int64
-}
-
-// InUseError is coreapi.ErrInUse naming what still refers to the account.
-// Remaining is empty when only the database's foreign keys knew (a kind of
-// record MerchantAccountUsage does not count).
-type InUseError struct {
-	Remaining []Usage
-}
-
-func (e *InUseError) Error() string { return "merchant account: " + coreapi.ErrInUse.Error() }
-
-func (e *InUseError) Unwrap() error { return coreapi.ErrInUse }
-
 // queryRower is a pool or a transaction.
 type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -106,7 +81,7 @@ type queryRower interface {
 // merchantUsage counts the records that keep account id in use, in one
 // statement (one snapshot); only kinds with a count above zero are
 // returned. A missing account wraps coreapi.ErrNotFound.
-func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error) {
+func merchantUsage(ctx context.Context, q queryRower, id string) ([]coreapi.RecordCount, error) {
 	var exists bool
 	var buyers, methods, mandates int64
 	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_accounts WHERE id = $1),
@@ -120,8 +95,12 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error
 	if !exists {
 		return nil, fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)
 	}
-	var in []Usage
-	for _, u := range []Usage{{UsageBuyers, buyers}, {UsagePaymentMethods, methods}, {UsageMandates, mandates}} {
+	var in []coreapi.RecordCount
+	for _, u := range []coreapi.RecordCount{
+		{Resource: coreapi.UsageBuyers, Count: buyers},
+		{Resource: coreapi.UsagePaymentMethods, Count: methods},
+		{Resource: coreapi.UsageMandates, Count: mandates},
+	} {
 		if u.Count > 0 {
 			in = append(in, u)
 		}
@@ -131,7 +110,7 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]Usage, error
 
 // DeleteMerchantAccount removes an account that nothing refers to any
 // more; one with buyers, payment methods or live mandates (or any other
-// row referring to it) is an *InUseError. Once core-api's own records
+// row referring to it) is an *coreapi.InUseError. Once core-api's own records
 // allow it, closeVault (vault-proxy's closure of the id, which refuses
 // while the vault holds anything for it) runs inside the transaction, with
 // the account's row locked; its error is returned as it is and nothing is
@@ -156,7 +135,7 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 			return err
 		}
 		if len(in) > 0 {
-			return &InUseError{Remaining: in}
+			return &coreapi.InUseError{Remaining: in}
 		}
 		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&txID); err != nil {
 			return err
@@ -178,7 +157,7 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return txID, &InUseError{}
+		return txID, &coreapi.InUseError{}
 	}
 	return txID, err
 }

@@ -140,7 +140,7 @@ func paymentMethodWriteError(id string, err error) error {
 	case !errors.As(err, &pe):
 		return err
 	case merchantAccountGone(err):
-		return ErrMerchantAccountNotFound
+		return coreapi.ErrMerchantAccountNotFound
 	case pe.Code == uniqueViolation && pe.ConstraintName == "payment_methods_pkey":
 		return &coreapi.DuplicateError{Resource: "payment method", Field: "id", ExistingID: id}
 	case pe.Code == foreignKeyViolation && pe.ConstraintName == "payment_methods_buyer_id_fkey":
@@ -337,7 +337,7 @@ func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.P
 	}
 	rollback(ctx, tx) // before the write-back takes a connection of its own
 	if rerr := db.restoreVaultExpiry(ctx, merchant, id, setVault); rerr != nil {
-		return nil, &VaultProxyExpiryError{PaymentMethodID: id, Err: err, Restore: rerr}
+		return nil, &coreapi.VaultProxyExpiryError{PaymentMethodID: id, Err: err, Restore: rerr}
 	}
 	return nil, err
 }
@@ -385,24 +385,6 @@ func (db *DB) restoreVaultExpiry(ctx context.Context, merchant, id string, setVa
 		return setVault(ctx, pm, pm.ExpirationDate)
 	})
 }
-
-// VaultProxyExpiryError is an expiry update that failed after it may have
-// reached the vault, and whose vault copy could not then be set back to
-// the row's: the two may differ until the card's next expiry update, which
-// writes both. It unwraps to the update's own failure, which is what the
-// client is told; Restore is for the operator.
-type VaultProxyExpiryError struct {
-	PaymentMethodID string
-	Err             error // the update's failure
-	Restore         error // why the vault's copy could not be set back
-}
-
-func (e *VaultProxyExpiryError) Error() string {
-	return "payment method " + e.PaymentMethodID + ": " + e.Err.Error() +
-		"; setting the vault's expiry back to core's failed: " + e.Restore.Error()
-}
-
-func (e *VaultProxyExpiryError) Unwrap() error { return e.Err }
 
 // keyedLocks are mutexes by key (a payment method), made on first use and
 // dropped when no one holds or waits for them. The zero value is ready.

@@ -287,7 +287,7 @@ func TestUpdatePaymentMethodExpiry(t *testing.T) {
 			}
 			return nil
 		}, wantErr: func(err error) bool {
-			var ve *postgres.VaultProxyExpiryError
+			var ve *coreapi.VaultProxyExpiryError
 			return errors.Is(err, refused) && !errors.As(err, &ve)
 		}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
 		{name: "the row refuses after the vault took it", expiry: "13/31", // the row's CHECK refuses month 13
@@ -295,7 +295,7 @@ func TestUpdatePaymentMethodExpiry(t *testing.T) {
 			wantWrites: []string{"13/31", "01/30"}, wantInStore: "01/30"},
 		{name: "the vault cannot be set back either", expiry: "02/31", fail: func(int) error { return refused },
 			wantErr: func(err error) bool {
-				var ve *postgres.VaultProxyExpiryError
+				var ve *coreapi.VaultProxyExpiryError
 				return errors.As(err, &ve) && errors.Is(err, refused) && errors.Is(ve.Restore, refused)
 			}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
 		{name: "the client goes away during the vault write", expiry: "02/31", leave: "during",
@@ -452,7 +452,7 @@ func TestWritesInAMissingMerchantAccount(t *testing.T) {
 			return db.CreatePaymentMethod(ctx, pm(), &coreapi.Mandate{ID: uuid.NewString(), Connector: "mock-bank", Status: coreapi.MandateActive})
 		},
 	} {
-		if err := write(); !errors.Is(err, postgres.ErrMerchantAccountNotFound) {
+		if err := write(); !errors.Is(err, coreapi.ErrMerchantAccountNotFound) {
 			t.Errorf("%s: %v, want ErrMerchantAccountNotFound", name, err)
 		}
 	}

@@ -1,0 +1,86 @@
+package coreapi
+
+import "errors"
+
+// ErrNotFound is wrapped by stores when a record does not exist in the
+// merchant account asked about (whether or not it exists in another).
+var ErrNotFound = errors.New("not found")
+
+// ErrInUse is returned when a record cannot be deleted while others refer
+// to it (a merchant account that still has buyers).
+var ErrInUse = errors.New("in use")
+
+// ErrConflict is returned when a record kept changing under an update that
+// must see it unchanged (409 concurrent_request; the client retries).
+var ErrConflict = errors.New("changed concurrently")
+
+// ErrBuyerNotFound is returned when a record names a buyer that is not (or
+// no longer) in the merchant account, e.g. one deleted while a payment
+// method for it was being created.
+var ErrBuyerNotFound = errors.New("buyer not found")
+
+// ErrTokenGivenUp is a payment method's creation with a token the vault
+// reconciliation gave up: no payment method held it a grace period after
+// it was vaulted, and its vaulted record is shredded (or about to be).
+var ErrTokenGivenUp = errors.New("token given up by the vault reconciliation")
+
+// DuplicateError is a unique rule broken by a create or update; ExistingID
+// names the record that holds the value.
+type DuplicateError struct {
+	Resource   string // "buyer", "merchant account"
+	Field      string // "external_identifier", "id"
+	ExistingID string
+}
+
+func (e *DuplicateError) Error() string {
+	return "a " + e.Resource + " with this " + e.Field + " already exists"
+}
+
+// ErrMerchantAccountNotFound is a record written in a merchant account that
+// no longer exists: it was deleted after the request was authorized (which
+// remembers existing accounts for a while, httpapi.Auth).
+var ErrMerchantAccountNotFound = errors.New("merchant account not found")
+
+// Names of the core records that keep a merchant account in use, as
+// MerchantAccountUsage and InUseError report them.
+const (
+	UsageBuyers         = "buyers"
+	UsagePaymentMethods = "payment-methods"
+	UsageMandates       = "mandates" // pending or active: a revoked or failed one is history
+)
+
+// RecordCount is how many records of one kind still refer to a merchant
+// account.
+type RecordCount struct {
+	Resource string
+	Count    int64
+}
+
+// InUseError is ErrInUse naming what still refers to the account.
+// Remaining is empty when only the database's foreign keys knew (a kind of
+// record MerchantAccountUsage does not count).
+type InUseError struct {
+	Remaining []RecordCount
+}
+
+func (e *InUseError) Error() string { return "merchant account: " + ErrInUse.Error() }
+
+func (e *InUseError) Unwrap() error { return ErrInUse }
+
+// VaultProxyExpiryError is an expiry update that failed after it may have
+// reached the vault, and whose vault copy could not then be set back to
+// the row's: the two may differ until the card's next expiry update, which
+// writes both. It unwraps to the update's own failure, which is what the
+// client is told; Restore is for the operator.
+type VaultProxyExpiryError struct {
+	PaymentMethodID string
+	Err             error // the update's failure
+	Restore         error // why the vault's copy could not be set back
+}
+
+func (e *VaultProxyExpiryError) Error() string {
+	return "payment method " + e.PaymentMethodID + ": " + e.Err.Error() +
+		"; setting the vault's expiry back to core's failed: " + e.Restore.Error()
+}
+
+func (e *VaultProxyExpiryError) Unwrap() error { return e.Err }
