@@ -84,3 +84,16 @@ func (e *VaultProxyExpiryError) Error() string {
 }
 
 func (e *VaultProxyExpiryError) Unwrap() error { return e.Err }
+
+// Answers of vault-proxy that the services act on, as its client's errors
+// match them (errors.Is). Any other failure of a call to vault-proxy (no
+// answer, a timeout, a server error) may or may not have done the call's
+// work.
+var (
+	// ErrVaultProxyNotFound: vault-proxy has no such token in the merchant
+	// account, or (an older vault-proxy) no such route.
+	ErrVaultProxyNotFound = errors.New("vault-proxy: not found")
+	// ErrVaultProxyRefused: vault-proxy refused the call in its error
+	// envelope (another 4xx), and stands by it: the call did nothing.
+	ErrVaultProxyRefused = errors.New("vault-proxy: refused")
+)

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
@@ -27,8 +27,9 @@ type Client struct {
 	Base string       // https://vault-proxy:9443
 }
 
-// ErrNotFound is a token the merchant account does not have.
-var ErrNotFound = errors.New("vaultclient: not found")
+// ErrNotFound is a token the merchant account does not have (or a route
+// vault-proxy does not have): the domain's coreapi.ErrVaultProxyNotFound.
+var ErrNotFound = coreapi.ErrVaultProxyNotFound
 
 func (c *Client) do(ctx context.Context, method, path, merchant, actor string, in, out any) error {
 	var body io.Reader
@@ -68,7 +69,7 @@ func (c *Client) do(ctx context.Context, method, path, merchant, actor string, i
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		// vault-proxy's envelope is safe to pass on: it never carries card data.
 		if e, perr := apierror.Parse(raw); perr == nil {
-			return e
+			return fmt.Errorf("%w: %w", coreapi.ErrVaultProxyRefused, e)
 		}
 		return &StatusError{Method: method, Path: path, Status: resp.StatusCode}
 	case resp.StatusCode >= 300:

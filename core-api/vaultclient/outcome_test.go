@@ -1,0 +1,49 @@
+package vaultclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/apierror"
+)
+
+// The services act on what vault-proxy answered without knowing HTTP: a
+// 404 is coreapi.ErrVaultProxyNotFound, a refusal in vault-proxy's
+// envelope is coreapi.ErrVaultProxyRefused and still the envelope to pass
+// on, and a server error is neither (the call may have done its work).
+func TestErrorsSayWhatVaultProxyAnswered(t *testing.T) {
+	conflict := apierror.ConcurrentRequest("the card changed meanwhile")
+	for _, tc := range []struct {
+		name              string
+		status            int
+		body              []byte
+		notFound, refused bool
+	}{
+		{"not found", http.StatusNotFound, apierror.NotFound("no such card").JSON(), true, false},
+		{"a refusal in its envelope", http.StatusConflict, conflict.JSON(), false, true},
+		{"a server error", http.StatusBadGateway, apierror.BadGateway("Vault is down").JSON(), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write(tc.body)
+			}))
+			defer srv.Close()
+			c := &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}
+			err := c.Delete(context.Background(), "default", "", "0192f3a4-5b6c-7d8e-9f00-112233445566")
+			if errors.Is(err, coreapi.ErrVaultProxyNotFound) != tc.notFound || errors.Is(err, coreapi.ErrVaultProxyRefused) != tc.refused {
+				t.Fatalf("%v: not found %v, refused %v; want %v, %v", err, errors.Is(err, coreapi.ErrVaultProxyNotFound),
+					errors.Is(err, coreapi.ErrVaultProxyRefused), tc.notFound, tc.refused)
+			}
+			if e := (*apierror.Error)(nil); tc.refused && (!errors.As(err, &e) || e.Code != conflict.Code || e.Message != conflict.Message) {
+				t.Fatalf("%v: the refusal's envelope is not passed on", err)
+			}
+		})
+	}
+}
