@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -160,32 +159,6 @@ func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault f
 		return txID, &coreapi.InUseError{}
 	}
 	return txID, err
-}
-
-// TxCommitted waits until database transaction txID (as
-// DeleteMerchantAccount names it) has ended, and reports whether it
-// committed. A transaction whose connection broke may still run for a
-// while on the server; ctx bounds the wait.
-func (db *DB) TxCommitted(ctx context.Context, txID string) (bool, error) {
-	for {
-		var status *string
-		if err := db.Pool.QueryRow(ctx, `SELECT pg_xact_status($1::xid8)`, txID).Scan(&status); err != nil {
-			return false, err
-		}
-		switch {
-		case status == nil:
-			return false, fmt.Errorf("postgres: transaction %s is too old to tell", txID)
-		case *status == "committed":
-			return true, nil
-		case *status == "aborted":
-			return false, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // lockMerchantRow locks account id's row until tx ends; a missing account

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -342,14 +341,6 @@ func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.P
 	return nil, err
 }
 
-// rollback ends tx whatever the state of ctx: neither a client gone nor a
-// deadline passed may leave the row locked until the pool notices.
-func rollback(ctx context.Context, tx pgx.Tx) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = tx.Rollback(ctx) // a failed rollback closes the connection, which ends the transaction
-}
-
 // writeExpiry writes u's expiry to the vault, then u to the locked row,
 // and commits.
 func writeExpiry(ctx context.Context, tx pgx.Tx, before *coreapi.PaymentMethod, u coreapi.PaymentMethodUpdate,
@@ -384,47 +375,6 @@ func (db *DB) restoreVaultExpiry(ctx context.Context, merchant, id string, setVa
 		}
 		return setVault(ctx, pm, pm.ExpirationDate)
 	})
-}
-
-// keyedLocks are mutexes by key (a payment method), made on first use and
-// dropped when no one holds or waits for them. The zero value is ready.
-type keyedLocks struct {
-	mu sync.Mutex
-	m  map[string]*keyedLock
-}
-
-type keyedLock struct {
-	held chan struct{} // holds a value while locked
-	refs int           // holders and waiters
-}
-
-// lock waits for key's lock, or for ctx to end.
-func (k *keyedLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = map[string]*keyedLock{}
-	}
-	l := k.m[key]
-	if l == nil {
-		l = &keyedLock{held: make(chan struct{}, 1)}
-		k.m[key] = l
-	}
-	l.refs++
-	k.mu.Unlock()
-	leave := func() {
-		k.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(k.m, key)
-		}
-		k.mu.Unlock()
-	}
-	select {
-	case l.held <- struct{}{}:
-		return func() { <-l.held; leave() }, nil
-	case <-ctx.Done():
-		leave()
-		return nil, ctx.Err()
-	}
 }
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the
