@@ -32,30 +32,40 @@ func scanMerchant(row pgx.Row) (*coreapi.MerchantAccount, error) {
 // before it commits: its failure creates nothing.
 func (db *DB) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount, reopen func(context.Context) error) (*coreapi.MerchantAccount, error) {
 	var a *coreapi.MerchantAccount
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+	err := db.InTx(ctx, func(tx *Tx) error {
 		var err error
-		a, err = scanMerchant(tx.QueryRow(ctx,
-			`INSERT INTO merchant_accounts (id, display_name) VALUES ($1, $2) RETURNING `+merchantColumns, *n.ID, *n.DisplayName))
-		if err != nil {
+		if a, err = tx.CreateMerchantAccount(ctx, n); err != nil {
 			return err
 		}
-		var deleted bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_merchant_accounts WHERE id = $1)`, *n.ID).Scan(&deleted); err != nil {
+		deleted, err := tx.DeletedMerchantAccount(ctx, *n.ID)
+		if err != nil || !deleted {
 			return err
 		}
-		if deleted {
-			return reopen(ctx)
-		}
-		return nil
+		return reopen(ctx)
 	})
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == uniqueViolation {
-		return nil, &coreapi.DuplicateError{Resource: "merchant account", Field: "id", ExistingID: *n.ID}
-	}
 	if err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// CreateMerchantAccount inserts an account; a taken id is a
+// *coreapi.DuplicateError.
+func (tx *Tx) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount) (*coreapi.MerchantAccount, error) {
+	a, err := scanMerchant(tx.tx.QueryRow(ctx,
+		`INSERT INTO merchant_accounts (id, display_name) VALUES ($1, $2) RETURNING `+merchantColumns, *n.ID, *n.DisplayName))
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation {
+		return nil, &coreapi.DuplicateError{Resource: "merchant account", Field: "id", ExistingID: *n.ID}
+	}
+	return a, err
+}
+
+// DeletedMerchantAccount reports whether id was a deleted account's.
+func (tx *Tx) DeletedMerchantAccount(ctx context.Context, id string) (bool, error) {
+	var deleted bool
+	err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM deleted_merchant_accounts WHERE id = $1)`, id).Scan(&deleted)
+	return deleted, err
 }
 
 // FindMerchantAccount returns account id or an error wrapping ErrNotFound.
@@ -110,55 +120,76 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]coreapi.Reco
 // DeleteMerchantAccount removes an account that nothing refers to any
 // more; one with buyers, payment methods or live mandates (or any other
 // row referring to it) is an *coreapi.InUseError. Once core-api's own records
-// allow it, closeVault (vault-proxy's closure of the id, which refuses
+// allow it, closeVaultProxy (vault-proxy's closure of the id, which refuses
 // while the vault holds anything for it) runs inside the transaction, with
 // the account's row locked; its error is returned as it is and nothing is
-// deleted. Its revoked and failed mandates are history, not use: they
-// move to mandates_of_deleted_accounts in the same transaction, so the
-// record of their revocation survives the account and a later account with
-// the same id does not inherit it; the id goes to deleted_merchant_accounts.
+// deleted.
 //
-// txID names the deleting transaction once it has one (before closeVault
-// runs): after an error, TxCommitted tells whether it committed
-// all the same (a commit whose answer was lost).
-func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVault func(context.Context) error) (txID string, err error) {
-	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		// Every insert referring to the account takes a key-share lock on
-		// its row (the foreign key), so after this none can appear
-		// between the count and the delete.
-		if err := lockMerchantRow(ctx, tx, id); err != nil {
+// txID names the deleting transaction once it has one (before
+// closeVaultProxy runs): after an error, TxCommitted tells whether it
+// committed all the same (a commit whose answer was lost).
+func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVaultProxy func(context.Context) error) (txID string, err error) {
+	err = db.InTx(ctx, func(tx *Tx) error {
+		if err := tx.LockMerchantAccount(ctx, id); err != nil {
 			return err
 		}
-		in, err := merchantUsage(ctx, tx, id)
+		in, err := tx.MerchantAccountUsage(ctx, id)
 		if err != nil {
 			return err
 		}
 		if len(in) > 0 {
 			return &coreapi.InUseError{Remaining: in}
 		}
-		if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&txID); err != nil {
+		if txID, err = tx.TxID(ctx); err != nil {
 			return err
 		}
-		if err := closeVault(ctx); err != nil {
+		if err := closeVaultProxy(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM mandates WHERE merchant_account_id = $1 RETURNING *)
-			INSERT INTO mandates_of_deleted_accounts (id, merchant_account_id, account_created_at, payment_method_id,
-				connector, scheme, status, created_at, updated_at, revoked_at)
-			SELECT g.id, g.merchant_account_id, a.created_at, g.payment_method_id,
-				g.connector, g.scheme, g.status, g.created_at, g.updated_at, g.revoked_at
-			FROM gone g JOIN merchant_accounts a ON a.id = g.merchant_account_id`, id); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `WITH gone AS (DELETE FROM merchant_accounts WHERE id = $1 RETURNING id, created_at)
-			INSERT INTO deleted_merchant_accounts (id, account_created_at) SELECT id, created_at FROM gone`, id)
-		return err
+		return tx.DeleteMerchantAccount(ctx, id)
 	})
+	return txID, err
+}
+
+// LockMerchantAccount locks account id's row until the transaction ends;
+// a missing account wraps coreapi.ErrNotFound. Every insert referring to
+// the account takes a key-share lock on its row (the foreign key), so
+// while it is held none can appear between a count of the account's
+// records (MerchantAccountUsage) and its deletion.
+func (tx *Tx) LockMerchantAccount(ctx context.Context, id string) error {
+	return lockMerchantRow(ctx, tx.tx, id)
+}
+
+// MerchantAccountUsage counts the records that keep account id in use
+// (merchantUsage).
+func (tx *Tx) MerchantAccountUsage(ctx context.Context, id string) ([]coreapi.RecordCount, error) {
+	return merchantUsage(ctx, tx.tx, id)
+}
+
+// DeleteMerchantAccount removes account id, locked and found unused in
+// this transaction; a row that still refers to it (a kind of record
+// MerchantAccountUsage does not count, which the database's foreign keys
+// know) is an *coreapi.InUseError. Its revoked and failed mandates are
+// history, not use: they move to mandates_of_deleted_accounts, so the
+// record of their revocation survives the account and a later account with
+// the same id does not inherit it; the id goes to
+// deleted_merchant_accounts.
+func (tx *Tx) DeleteMerchantAccount(ctx context.Context, id string) error {
+	_, err := tx.tx.Exec(ctx, `WITH gone AS (DELETE FROM mandates WHERE merchant_account_id = $1 RETURNING *)
+		INSERT INTO mandates_of_deleted_accounts (id, merchant_account_id, account_created_at, payment_method_id,
+			connector, scheme, status, created_at, updated_at, revoked_at)
+		SELECT g.id, g.merchant_account_id, a.created_at, g.payment_method_id,
+			g.connector, g.scheme, g.status, g.created_at, g.updated_at, g.revoked_at
+		FROM gone g JOIN merchant_accounts a ON a.id = g.merchant_account_id`, id)
+	if err == nil {
+		_, err = tx.tx.Exec(ctx, `WITH gone AS (DELETE FROM merchant_accounts WHERE id = $1 RETURNING id, created_at)
+			INSERT INTO deleted_merchant_accounts (id, account_created_at) SELECT id, created_at FROM gone`, id)
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return txID, &coreapi.InUseError{}
+		return &coreapi.InUseError{}
 	}
-	return txID, err
+	return err
 }
 
 // lockMerchantRow locks account id's row until tx ends; a missing account

@@ -271,10 +271,23 @@ func updatePaymentMethodRow(ctx context.Context, q querier, merchant, id string,
 		u.SchemeTransactionIDScheme.Set, u.SchemeTransactionIDScheme.Ptr()))
 }
 
-// lockPaymentMethod reads the row in tx and holds its lock until tx ends.
-func lockPaymentMethod(ctx context.Context, tx pgx.Tx, merchant, id string) (*coreapi.PaymentMethod, error) {
-	return scanPaymentMethod(tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+// LockPaymentMethod reads a payment method of the merchant account and
+// holds its row's lock until the transaction ends.
+func (tx *Tx) LockPaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, coreapi.ErrNotFound
+	}
+	return scanPaymentMethod(tx.tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
 		WHERE pm.merchant_account_id = $1 AND pm.id = $2 FOR UPDATE OF pm`, merchant, id))
+}
+
+// UpdatePaymentMethod applies u to the row in one statement, within the
+// transaction, and returns the row as that statement left it.
+func (tx *Tx) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, coreapi.ErrNotFound
+	}
+	return updatePaymentMethodRow(ctx, tx.tx, merchant, id, u)
 }
 
 // updateExpiry changes the expiry in the vault, then in the row, so that
@@ -293,68 +306,54 @@ func lockPaymentMethod(ctx context.Context, tx pgx.Tx, merchant, id string) (*co
 //     Another update that took the lock in between wrote both copies
 //     itself, and the write-back copies the row as it then is.
 //
-// The lock holds a pooled connection across the vault call, so updates of
-// one card also wait for each other in this process (db.cards) before
-// taking one: a burst on one card uses one connection per instance; and
-// at most half the pool is held by expiry updates at once (expirySlots), so
-// a slow vault-proxy cannot take every connection from other requests or
-// from the write-back. The client's context bounds only these waits: a
-// client gone while waiting leaves having written nothing.
+// The lock holds a pooled connection across the vault call, so updates
+// take a turn first (CallTurn): updates of one card wait for each other in
+// this process, and at most half the pool is held by them at once. The
+// client's context bounds only the waits for a turn, a connection and the
+// row lock: a client gone while waiting leaves having written nothing.
 func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
 	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
-	unlock, err := db.cards.lock(ctx, merchant+"/"+id)
+	release, err := db.CallTurn(ctx, merchant+"/"+id)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	select {
-	case db.expirySlots <- struct{}{}:
-		defer func() { <-db.expirySlots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	tx, err := db.Pool.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	before, err := lockPaymentMethod(ctx, tx, merchant, id)
-	if err == nil && before.Method == coreapi.MethodBank {
-		var v coreapi.Problems
-		v.Add("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable")
-		err = v.Err()
-	}
-	if err != nil {
-		rollback(ctx, tx)
-		return nil, err
-	}
-
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
-	defer cancel()
-	after, err := writeExpiry(wctx, tx, before, u, setVault)
-	if err == nil {
+	defer release()
+	var after *coreapi.PaymentMethod
+	written := false // the vault write has started
+	err = db.InTx(ctx, func(tx *Tx) error {
+		before, err := tx.LockPaymentMethod(ctx, merchant, id)
+		if err != nil {
+			return err
+		}
+		if before.Method == coreapi.MethodBank {
+			var v coreapi.Problems
+			v.Add("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable")
+			return v.Err()
+		}
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
+		defer cancel()
+		written = true
+		// Sent even when the row holds this value already: it costs one call
+		// and mends a vault that an earlier failure left behind.
+		if err := setVault(wctx, before, u.ExpirationDate.Value); err != nil {
+			return err
+		}
+		if after, err = tx.UpdatePaymentMethod(wctx, merchant, id, u); err != nil {
+			return err
+		}
+		return tx.Commit(wctx)
+	})
+	switch {
+	case err == nil:
 		return after, nil
+	case !written:
+		return nil, err
 	}
-	rollback(ctx, tx) // before the write-back takes a connection of its own
+	// InTx has rolled back: the write-back takes a connection of its own.
 	if rerr := db.restoreVaultExpiry(ctx, merchant, id, setVault); rerr != nil {
 		return nil, &coreapi.VaultProxyExpiryError{PaymentMethodID: id, Err: err, Restore: rerr}
 	}
 	return nil, err
-}
-
-// writeExpiry writes u's expiry to the vault, then u to the locked row,
-// and commits.
-func writeExpiry(ctx context.Context, tx pgx.Tx, before *coreapi.PaymentMethod, u coreapi.PaymentMethodUpdate,
-	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
-	// Sent even when the row holds this value already: it costs one call
-	// and mends a vault that an earlier failure left behind.
-	if err := setVault(ctx, before, u.ExpirationDate.Value); err != nil {
-		return nil, err
-	}
-	after, err := updatePaymentMethodRow(ctx, tx, before.MerchantAccountID, before.ID, u)
-	if err != nil {
-		return nil, err
-	}
-	return after, tx.Commit(ctx)
 }
 
 // restoreVaultExpiry writes the row's committed expiry to the vault, under
@@ -365,8 +364,8 @@ func writeExpiry(ctx context.Context, tx pgx.Tx, before *coreapi.PaymentMethod, 
 func (db *DB) restoreVaultExpiry(ctx context.Context, merchant, id string, setVault SetVaultExpiry) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
 	defer cancel()
-	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		pm, err := lockPaymentMethod(ctx, tx, merchant, id)
+	return db.InTx(ctx, func(tx *Tx) error {
+		pm, err := tx.LockPaymentMethod(ctx, merchant, id)
 		if errors.Is(err, coreapi.ErrNotFound) {
 			return nil
 		}

@@ -15,11 +15,11 @@ var migrations embed.FS
 // DB is the core database.
 type DB struct {
 	pgdb.DB
-	cards keyedLocks // expiry updates in this process, by payment method (updateExpiry)
-	// expirySlots bounds the expiry updates holding a pooled connection
-	// across their vault call (updateExpiry) to half the pool: a slow
-	// vault-proxy then slows those updates, not every other request.
-	expirySlots chan struct{}
+	turns keyedLocks // transactions held across a call, in this process, by record (CallTurn)
+	// callSlots bounds the transactions holding a pooled connection across
+	// a call to another service (CallTurn) to half the pool: a slow
+	// vault-proxy then slows those, not every other request.
+	callSlots chan struct{}
 }
 
 // Open applies pending migrations, then connects.
@@ -29,7 +29,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, err
 	}
 	slots := max(1, int(d.Pool.Config().MaxConns)/2)
-	return &DB{DB: d, expirySlots: make(chan struct{}, slots)}, nil
+	return &DB{DB: d, callSlots: make(chan struct{}, slots)}, nil
 }
 
 // MerchantAccountExists reports whether id names a merchant account.

@@ -9,8 +9,76 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TxCommitted waits until database transaction txID (as
-// DeleteMerchantAccount names it) has ended, and reports whether it
+// Tx is the core database within one transaction (DB.InTx): what must
+// commit together, or hold its locks across a call to another service.
+type Tx struct {
+	tx        pgx.Tx
+	committed bool
+}
+
+// InTx runs fn in one database transaction, the store's unit of work: it
+// commits when fn returns nil, and rolls back when fn fails or panics. ctx
+// bounds the begin and the commit; fn's statements take their own
+// contexts, and fn may commit itself (Tx.Commit) under a context of its
+// own, for a transaction that must end whether or not the caller still
+// waits.
+func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
+	ptx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer rollback(ctx, ptx) // nothing to do once committed
+	tx := &Tx{tx: ptx}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if tx.committed {
+		return nil
+	}
+	return tx.Commit(ctx)
+}
+
+// Commit commits the transaction under ctx, before its fn returns.
+func (tx *Tx) Commit(ctx context.Context) error {
+	if err := tx.tx.Commit(ctx); err != nil {
+		return err
+	}
+	tx.committed = true
+	return nil
+}
+
+// TxID is the transaction's id: after an error, TxCommitted tells by it
+// whether the transaction committed all the same (a commit whose answer
+// was lost).
+func (tx *Tx) TxID(ctx context.Context) (string, error) {
+	var id string
+	err := tx.tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text`).Scan(&id)
+	return id, err
+}
+
+// CallTurn waits until a transaction that holds its pooled connection
+// across a call to another service (a row kept locked while vault-proxy
+// answers) may take one. Those of one key (a record) take turns in this
+// process before taking a connection, so a burst on one record uses one
+// connection per instance; and at most half the pool is held by them at
+// once, so a slow callee cannot take every connection from other requests,
+// or from the transaction that mends a failed one. ctx bounds only these
+// waits; release lets the next one in.
+func (db *DB) CallTurn(ctx context.Context, key string) (release func(), err error) {
+	unlock, err := db.turns.lock(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case db.callSlots <- struct{}{}:
+		return func() { <-db.callSlots; unlock() }, nil
+	case <-ctx.Done():
+		unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// TxCommitted waits until database transaction txID (Tx.TxID) has ended, and reports whether it
 // committed. A transaction whose connection broke may still run for a
 // while on the server; ctx bounds the wait.
 func (db *DB) TxCommitted(ctx context.Context, txID string) (bool, error) {

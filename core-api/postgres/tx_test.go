@@ -1,0 +1,62 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/shared/testsupport"
+)
+
+// InTx, the store's unit of work, commits what fn wrote when fn returns
+// nil, and nothing when fn fails or panics. fn may commit itself under a
+// context of its own, which a caller gone meanwhile does not stop.
+func TestInTx(t *testing.T) {
+	db := openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
+	refused := errors.New("refused")
+	for _, tc := range []struct {
+		id      string
+		then    func(tx *postgres.Tx, leave context.CancelFunc) error // after fn's write
+		wantErr error
+		stored  bool
+	}{
+		{"fn-returns-nil", func(*postgres.Tx, context.CancelFunc) error { return nil }, nil, true},
+		{"fn-fails", func(*postgres.Tx, context.CancelFunc) error { return refused }, refused, false},
+		{"fn-commits-itself", func(tx *postgres.Tx, leave context.CancelFunc) error {
+			leave()
+			return tx.Commit(context.Background())
+		}, nil, true},
+		{"fn-panics", func(*postgres.Tx, context.CancelFunc) error { panic(refused) }, refused, false},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			ctx, leave := context.WithCancel(context.Background())
+			defer leave()
+			name := "Merchant " + tc.id
+			err := func() (err error) {
+				defer func() {
+					if v := recover(); v != nil {
+						err = v.(error)
+					}
+				}()
+				return db.InTx(ctx, func(tx *postgres.Tx) error {
+					if _, err := tx.CreateMerchantAccount(ctx, coreapi.NewMerchantAccount{ID: &tc.id, DisplayName: &name}); err != nil {
+						return err
+					}
+					return tc.then(tx, leave)
+				})
+			}()
+			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
+				t.Fatalf("InTx: %v, want %v", err, tc.wantErr)
+			}
+			_, err = db.FindMerchantAccount(context.Background(), tc.id)
+			if stored := err == nil; stored != tc.stored || !stored && !errors.Is(err, coreapi.ErrNotFound) {
+				t.Fatalf("stored: %v (%v), want %v", stored, err, tc.stored)
+			}
+			if n := db.Pool.Stat().AcquiredConns(); n != 0 {
+				t.Fatalf("%d connections still held", n)
+			}
+		})
+	}
+}
