@@ -42,7 +42,7 @@ func (e *DuplicateError) Error() string {
 var ErrMerchantAccountNotFound = errors.New("merchant account not found")
 
 // Names of the core records that keep a merchant account in use, as
-// MerchantAccountUsage and InUseError report them.
+// MerchantAccountInUseError reports them.
 const (
 	UsageBuyers         = "buyers"
 	UsagePaymentMethods = "payment-methods"
@@ -56,16 +56,31 @@ type RecordCount struct {
 	Count    int64
 }
 
-// InUseError is ErrInUse naming what still refers to the account.
-// Remaining is empty when only the database's foreign keys knew (a kind of
-// record MerchantAccountUsage does not count).
-type InUseError struct {
-	Remaining []RecordCount
+// MerchantAccountInUseError is ErrInUse for a merchant account that
+// core-api's records still refer to. Core names them; it is empty when
+// only the database's foreign keys knew (a kind of record the count does
+// not cover). VaultProxy names what vault-proxy holds under the id as
+// well, so that one answer names all that keeps the account; it is empty
+// when vault-proxy could not say.
+type MerchantAccountInUseError struct {
+	Core       []RecordCount
+	VaultProxy []RecordCount
 }
 
-func (e *InUseError) Error() string { return "merchant account: " + ErrInUse.Error() }
+func (e *MerchantAccountInUseError) Error() string { return "merchant account: " + ErrInUse.Error() }
 
-func (e *InUseError) Unwrap() error { return ErrInUse }
+func (e *MerchantAccountInUseError) Unwrap() error { return ErrInUse }
+
+// VaultProxyInUseError is vault-proxy's refusal to close a merchant
+// account's id, or to reopen a deleted one's, while it holds records under
+// it; Records names them.
+type VaultProxyInUseError struct {
+	Records []RecordCount
+}
+
+func (e *VaultProxyInUseError) Error() string { return "merchant account: in use in vault-proxy" }
+
+func (e *VaultProxyInUseError) Unwrap() error { return ErrInUse }
 
 // VaultProxyExpiryError is an expiry update that failed after it may have
 // reached the vault, and whose vault copy could not then be set back to
@@ -97,3 +112,19 @@ var (
 	// envelope (another 4xx), and stands by it: the call did nothing.
 	ErrVaultProxyRefused = errors.New("vault-proxy: refused")
 )
+
+// VaultProxyError is a call to vault-proxy that failed. Err is its
+// client's error: vault-proxy's refusal in its envelope (safe to pass on:
+// it never carries card data), a status it answered, no connection, or a
+// timeout. Unanswered, when set, says what the request could not do if
+// vault-proxy does not know the call (ErrVaultProxyNotFound from an older
+// vault-proxy): "could not reopen the id of a deleted account; nothing was
+// created".
+type VaultProxyError struct {
+	Err        error
+	Unanswered string
+}
+
+func (e *VaultProxyError) Error() string { return "calling vault-proxy: " + e.Err.Error() }
+
+func (e *VaultProxyError) Unwrap() error { return e.Err }

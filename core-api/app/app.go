@@ -84,14 +84,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
 		httpapi.Check{Name: "vault-proxy", Check: m.vaultProxyReady},
 	)
-	httpapi.Routes(rt, httpapi.Deps{
-		Log:         m.Log,
-		DB:          m.DB,
-		Auth:        &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
-		Vault:       m.VaultProxy,
-		Environment: m.Config.Environment,
-		Cursors:     cursors,
-	})
+	httpapi.Routes(rt, m.deps(verifier, cursors))
 
 	if m.ln = m.Listener; m.ln == nil {
 		if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {

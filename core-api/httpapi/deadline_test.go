@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payorch/core-api/app"
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
@@ -91,7 +92,9 @@ func TestRequestDeadline(t *testing.T) {
 			t.Cleanup(db.Close)
 			rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 			rt.SetRequestTimeout(tc.requestTimeout)
-			httpapi.Routes(rt, httpapi.Deps{Log: slog.New(slog.DiscardHandler), DB: db, Auth: authz, Cursors: pagination.RandomCodec("core-api")})
+			log := slog.New(slog.DiscardHandler)
+			httpapi.Routes(rt, httpapi.Deps{Log: log, DB: db, Auth: authz, Cursors: pagination.RandomCodec("core-api"),
+				MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: db}, Log: log}})
 
 			unblock := tc.block(t, db)
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))

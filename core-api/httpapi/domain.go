@@ -18,9 +18,17 @@ const CodeResourceInUse = "resource_in_use"
 func domainError(err error, resource string) error {
 	var ve *coreapi.ValidationError
 	var de *coreapi.DuplicateError
+	var vpe *coreapi.VaultProxyError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &vpe):
+		// vault-proxy without the route cannot answer for the request, so
+		// the step fails closed, saying what could not be done.
+		if vpe.Unanswered != "" && errors.Is(vpe.Err, coreapi.ErrVaultProxyNotFound) {
+			return &upstreamError{apierror.BadGateway("vault-proxy " + vpe.Unanswered), vpe.Err}
+		}
+		return vaultProxyError(vpe.Err)
 	case errors.As(err, &ve):
 		details := make([]apierror.Detail, len(ve.Problems))
 		for i, p := range ve.Problems {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 
+	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/config"
@@ -17,6 +18,8 @@ type Deps struct {
 	Vault       *vaultclient.Client
 	Environment config.Environment
 	Cursors     *pagination.Codec // list cursors; see package pagination
+
+	MerchantAccounts *merchants.Service
 }
 
 // Routes registers every core-api route on rt. Each resource's handlers

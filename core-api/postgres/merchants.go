@@ -27,29 +27,6 @@ func scanMerchant(row pgx.Row) (*coreapi.MerchantAccount, error) {
 }
 
 // CreateMerchantAccount inserts an account; a taken id is a
-// *coreapi.DuplicateError. When the id belonged to a deleted account,
-// reopen (vault-proxy's reopening of the id) runs inside the transaction
-// before it commits: its failure creates nothing.
-func (db *DB) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount, reopen func(context.Context) error) (*coreapi.MerchantAccount, error) {
-	var a *coreapi.MerchantAccount
-	err := db.InTx(ctx, func(tx *Tx) error {
-		var err error
-		if a, err = tx.CreateMerchantAccount(ctx, n); err != nil {
-			return err
-		}
-		deleted, err := tx.DeletedMerchantAccount(ctx, *n.ID)
-		if err != nil || !deleted {
-			return err
-		}
-		return reopen(ctx)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// CreateMerchantAccount inserts an account; a taken id is a
 // *coreapi.DuplicateError.
 func (tx *Tx) CreateMerchantAccount(ctx context.Context, n coreapi.NewMerchantAccount) (*coreapi.MerchantAccount, error) {
 	a, err := scanMerchant(tx.tx.QueryRow(ctx,
@@ -117,40 +94,6 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]coreapi.Reco
 	return in, nil
 }
 
-// DeleteMerchantAccount removes an account that nothing refers to any
-// more; one with buyers, payment methods or live mandates (or any other
-// row referring to it) is an *coreapi.InUseError. Once core-api's own records
-// allow it, closeVaultProxy (vault-proxy's closure of the id, which refuses
-// while the vault holds anything for it) runs inside the transaction, with
-// the account's row locked; its error is returned as it is and nothing is
-// deleted.
-//
-// txID names the deleting transaction once it has one (before
-// closeVaultProxy runs): after an error, TxCommitted tells whether it
-// committed all the same (a commit whose answer was lost).
-func (db *DB) DeleteMerchantAccount(ctx context.Context, id string, closeVaultProxy func(context.Context) error) (txID string, err error) {
-	err = db.InTx(ctx, func(tx *Tx) error {
-		if err := tx.LockMerchantAccount(ctx, id); err != nil {
-			return err
-		}
-		in, err := tx.MerchantAccountUsage(ctx, id)
-		if err != nil {
-			return err
-		}
-		if len(in) > 0 {
-			return &coreapi.InUseError{Remaining: in}
-		}
-		if txID, err = tx.TxID(ctx); err != nil {
-			return err
-		}
-		if err := closeVaultProxy(ctx); err != nil {
-			return err
-		}
-		return tx.DeleteMerchantAccount(ctx, id)
-	})
-	return txID, err
-}
-
 // LockMerchantAccount locks account id's row until the transaction ends;
 // a missing account wraps coreapi.ErrNotFound. Every insert referring to
 // the account takes a key-share lock on its row (the foreign key), so
@@ -169,7 +112,7 @@ func (tx *Tx) MerchantAccountUsage(ctx context.Context, id string) ([]coreapi.Re
 // DeleteMerchantAccount removes account id, locked and found unused in
 // this transaction; a row that still refers to it (a kind of record
 // MerchantAccountUsage does not count, which the database's foreign keys
-// know) is an *coreapi.InUseError. Its revoked and failed mandates are
+// know) is a *coreapi.MerchantAccountInUseError. Its revoked and failed mandates are
 // history, not use: they move to mandates_of_deleted_accounts, so the
 // record of their revocation survives the account and a later account with
 // the same id does not inherit it; the id goes to
@@ -187,7 +130,7 @@ func (tx *Tx) DeleteMerchantAccount(ctx context.Context, id string) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-		return &coreapi.InUseError{}
+		return &coreapi.MerchantAccountInUseError{}
 	}
 	return err
 }

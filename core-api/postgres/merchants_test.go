@@ -7,6 +7,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/testsupport"
 )
 
@@ -19,12 +20,33 @@ func TestTxCommittedTellsTheDeletionsOutcome(t *testing.T) {
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
 		name := "Merchant " + id
-		if _, err := db.CreateMerchantAccount(ctx, coreapi.NewMerchantAccount{ID: &id, DisplayName: &name}, nil); err != nil {
+		if err := db.InTx(ctx, func(tx *postgres.Tx) error {
+			_, err := tx.CreateMerchantAccount(ctx, coreapi.NewMerchantAccount{ID: &id, DisplayName: &name})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A deletion as the merchants service makes one, its vault-proxy step
+	// answering step.
+	deletion := func(id string, step error) (txID string, err error) {
+		err = db.InTx(ctx, func(tx *postgres.Tx) error {
+			if err := tx.LockMerchantAccount(ctx, id); err != nil {
+				return err
+			}
+			var err error
+			if txID, err = tx.TxID(ctx); err != nil {
+				return err
+			}
+			if step != nil {
+				return step
+			}
+			return tx.DeleteMerchantAccount(ctx, id)
+		})
+		return txID, err
+	}
 
-	txID, err := db.DeleteMerchantAccount(ctx, "gone", func(context.Context) error { return nil })
+	txID, err := deletion("gone", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +55,7 @@ func TestTxCommittedTellsTheDeletionsOutcome(t *testing.T) {
 	}
 
 	refused := errors.New("vault-proxy refused")
-	txID, err = db.DeleteMerchantAccount(ctx, "kept", func(context.Context) error { return refused })
+	txID, err = deletion("kept", refused)
 	if !errors.Is(err, refused) || txID == "" {
 		t.Fatalf("a deletion refused by its vault step: %q, %v", txID, err)
 	}

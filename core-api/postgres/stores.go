@@ -1,0 +1,21 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/payorch/core-api/merchants"
+)
+
+// Each service declares the store it needs, with the transaction it works
+// in as an interface of its own. DB has every method but InTx, whose fn
+// takes that interface: a service's view of DB adds it.
+
+// MerchantsStore is the core database as the merchants service's store.
+type MerchantsStore struct{ *DB }
+
+var _ merchants.Store = MerchantsStore{}
+
+// InTx is DB.InTx, its transaction a merchants.Tx.
+func (s MerchantsStore) InTx(ctx context.Context, fn func(merchants.Tx) error) error {
+	return s.DB.InTx(ctx, func(tx *Tx) error { return fn(tx) })
+}
