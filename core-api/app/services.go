@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/postgres"
@@ -20,5 +21,6 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Cursors:     cursors,
 
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
+		Buyers:           &buyers.Service{Store: m.DB},
 	}
 }

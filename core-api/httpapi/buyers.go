@@ -72,10 +72,7 @@ func (h buyerHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeStrict(r, &in); err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
-		return domainError(err, "buyer")
-	}
-	b, err := h.d.DB.CreateBuyer(r.Context(), c.MerchantAccountID, in)
+	b, err := h.d.Buyers.Create(r.Context(), c.MerchantAccountID, in)
 	if err != nil {
 		return domainError(err, "buyer")
 	}
@@ -91,7 +88,7 @@ func (h buyerHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.d.DB.FindBuyer(r.Context(), c.MerchantAccountID, id)
+	b, err := h.d.Buyers.Get(r.Context(), c.MerchantAccountID, id)
 	if err != nil {
 		return domainError(err, "buyer")
 	}
@@ -111,10 +108,7 @@ func (h buyerHandlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err := DecodeStrict(r, &in); err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
-		return domainError(err, "buyer")
-	}
-	b, err := h.d.DB.UpdateBuyer(r.Context(), c.MerchantAccountID, id, in)
+	b, err := h.d.Buyers.Update(r.Context(), c.MerchantAccountID, id, in)
 	if err != nil {
 		return domainError(err, "buyer")
 	}
@@ -130,7 +124,7 @@ func (h buyerHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.d.DB.DeleteBuyer(r.Context(), c.MerchantAccountID, id); err != nil {
+	if err := h.d.Buyers.Delete(r.Context(), c.MerchantAccountID, id); err != nil {
 		return domainError(err, "buyer")
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -158,7 +152,7 @@ func (h buyerHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.d.DB.ListBuyers(r.Context(), c.MerchantAccountID, f, page)
+	rows, err := h.d.Buyers.List(r.Context(), c.MerchantAccountID, f, page)
 	if err != nil {
 		return err
 	}

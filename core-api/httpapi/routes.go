@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 
+	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
@@ -20,6 +21,7 @@ type Deps struct {
 	Cursors     *pagination.Codec // list cursors; see package pagination
 
 	MerchantAccounts *merchants.Service
+	Buyers           *buyers.Service
 }
 
 // Routes registers every core-api route on rt. Each resource's handlers

@@ -3,8 +3,11 @@ package postgres
 import (
 	"context"
 
+	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/merchants"
 )
+
+var _ buyers.Store = (*DB)(nil)
 
 // Each service declares the store it needs, with the transaction it works
 // in as an interface of its own. DB has every method but InTx, whose fn
