@@ -8,6 +8,7 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/testsupport"
 )
 
@@ -16,7 +17,7 @@ import (
 // deletion gives its transaction; a transaction still running is waited
 // for, within the context.
 func TestTxCommittedTellsTheDeletionsOutcome(t *testing.T) {
-	db := openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
+	db := postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
 		name := "Merchant " + id

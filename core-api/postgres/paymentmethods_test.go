@@ -14,23 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/testsupport"
 )
 
 func openPaymentMethodsDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	return openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
-}
-
-// openCoreDB opens a pool on dsn, as one core-api instance does.
-func openCoreDB(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	return db
+	return postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
 }
 
 func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
@@ -44,18 +34,7 @@ func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
 
 func newGiftCard(t *testing.T, db *postgres.DB, buyer string) string {
 	t.Helper()
-	return storePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodGiftCard, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer})
-}
-
-// storePaymentMethod stores pm as a succeeded payment method of the default
-// merchant account, under a new id, and returns the id.
-func storePaymentMethod(t *testing.T, db *postgres.DB, pm *coreapi.PaymentMethod) string {
-	t.Helper()
-	pm.ID, pm.MerchantAccountID, pm.Status = uuid.NewString(), "default", coreapi.StatusSucceeded
-	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
-		t.Fatal(err)
-	}
-	return pm.ID
+	return postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodGiftCard, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer})
 }
 
 func TestRecordUsage(t *testing.T) {
@@ -210,7 +189,7 @@ func (v *fakeVault) set(_ context.Context, _ *coreapi.PaymentMethod, expiry stri
 
 func newCard(t *testing.T, db *postgres.DB, expiry string) string {
 	t.Helper()
-	return storePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry})
+	return postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry})
 }
 
 func newBankAccount(t *testing.T, db *postgres.DB) string {
@@ -343,13 +322,13 @@ func TestUpdatePaymentMethodExpiry(t *testing.T) {
 // the vault sees the writes in the order the row does.
 func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
 	dbs := testsupport.NewTestDatabases(t)
-	a := openCoreDB(t, dbs.CoreDSN)
+	a := postgrestest.Open(t, dbs.CoreDSN)
 	for _, tc := range []struct {
 		name string
 		b    *postgres.DB
 	}{
 		{"one instance", a},
-		{"two instances", openCoreDB(t, dbs.CoreDSN)},
+		{"two instances", postgrestest.Open(t, dbs.CoreDSN)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

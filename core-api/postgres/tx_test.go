@@ -7,6 +7,7 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/testsupport"
 )
 
@@ -14,7 +15,7 @@ import (
 // nil, and nothing when fn fails or panics. fn may commit itself under a
 // context of its own, which a caller gone meanwhile does not stop.
 func TestInTx(t *testing.T) {
-	db := openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
+	db := postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
 	refused := errors.New("refused")
 	for _, tc := range []struct {
 		id      string
