@@ -128,3 +128,23 @@ type VaultProxyError struct {
 func (e *VaultProxyError) Error() string { return "calling vault-proxy: " + e.Err.Error() }
 
 func (e *VaultProxyError) Unwrap() error { return e.Err }
+
+// ConnectorError is a call to a processor's connector that failed; Failed
+// says what that means for the request: "the mandate could not be revoked;
+// nothing was deleted".
+type ConnectorError struct {
+	Failed string
+	Err    error
+}
+
+func (e *ConnectorError) Error() string { return e.Failed + ": " + e.Err.Error() }
+
+func (e *ConnectorError) Unwrap() error { return e.Err }
+
+// The ways a recurring bank mandate is not set up: no connector for bank
+// mandates in this environment (production has no processor connections
+// yet), or the bank declined it.
+var (
+	ErrMandatesUnavailable = errors.New("no connector for bank mandates is configured")
+	ErrMandateDeclined     = errors.New("the bank declined the mandate")
+)

@@ -308,6 +308,11 @@ type PaymentMethodUpdate struct {
 	SchemeTransactionIDScheme Optional[string] `json:"scheme_transaction_id_scheme"`
 }
 
+// Empty reports whether no field is present.
+func (u PaymentMethodUpdate) Empty() bool {
+	return !u.ExpirationDate.Set && !u.SchemeTransactionID.Set && !u.SchemeTransactionIDScheme.Set
+}
+
 // schemeNamePattern is an open card scheme name: visa, mastercard, amex,
 // cartes-bancaires, ...
 var schemeNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)

@@ -1,26 +1,42 @@
 package app
 
 import (
+	"time"
+
 	"github.com/payorch/core-api/buyers"
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/merchants"
+	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
 )
 
-// deps builds the services the routes call, on the core database and
-// vault-proxy's internal listener.
+// deps builds the services the routes call, on the core database,
+// vault-proxy's internal listener and the connectors of the environment.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
+	connectors, mandates := connectorsOf(m.Config.Environment)
 	return httpapi.Deps{
-		Log:         m.Log,
-		DB:          m.DB,
-		Auth:        &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
-		Vault:       m.VaultProxy,
-		Environment: m.Config.Environment,
-		Cursors:     cursors,
+		Log:     m.Log,
+		Auth:    &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
+		Cursors: cursors,
 
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},
+		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
+			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
 	}
+}
+
+// connectorsOf registers the connectors of env and names the one new bank
+// mandates go to. The sandbox simulators run in the sandbox and
+// development environments only; production has no processor connections
+// yet, so recurring bank mandates are refused there ("" names none).
+func connectorsOf(env config.Environment) (registry *connector.Registry, mandates string) {
+	if env == config.Sandbox || env == config.Development {
+		return connector.NewRegistry(connector.MockBank{}), connector.MockBankName
+	}
+	return connector.NewRegistry(), ""
 }

@@ -93,7 +93,7 @@ func TestRequestDeadline(t *testing.T) {
 			rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 			rt.SetRequestTimeout(tc.requestTimeout)
 			log := slog.New(slog.DiscardHandler)
-			httpapi.Routes(rt, httpapi.Deps{Log: log, DB: db, Auth: authz, Cursors: pagination.RandomCodec("core-api"),
+			httpapi.Routes(rt, httpapi.Deps{Log: log, Auth: authz, Cursors: pagination.RandomCodec("core-api"),
 				MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: db}, Log: log}})
 
 			unblock := tc.block(t, db)

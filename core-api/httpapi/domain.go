@@ -19,6 +19,7 @@ func domainError(err error, resource string) error {
 	var ve *coreapi.ValidationError
 	var de *coreapi.DuplicateError
 	var vpe *coreapi.VaultProxyError
+	var ce *coreapi.ConnectorError
 	switch {
 	case err == nil:
 		return nil
@@ -29,6 +30,8 @@ func domainError(err error, resource string) error {
 			return &upstreamError{apierror.BadGateway("vault-proxy " + vpe.Unanswered), vpe.Err}
 		}
 		return vaultProxyError(vpe.Err)
+	case errors.As(err, &ce):
+		return &upstreamError{apierror.BadGateway(ce.Failed), ce.Err}
 	case errors.As(err, &ve):
 		details := make([]apierror.Detail, len(ve.Problems))
 		for i, p := range ve.Problems {

@@ -34,13 +34,13 @@ func (h *paymentMethods) giftCards(w http.ResponseWriter, r *http.Request) error
 		}
 		sortBy = vs[0]
 	}
-	buyer, err := h.buyerParam(r.Context(), c.MerchantAccountID, r)
+	id, ext, err := buyerQuery(r)
 	if err != nil {
 		return err
 	}
-	rows, err := h.DB.GiftCards(r.Context(), c.MerchantAccountID, buyer, sortBy)
+	rows, err := h.PaymentMethods.GiftCards(r.Context(), c.MerchantAccountID, id, ext, sortBy)
 	if err != nil {
-		return err
+		return buyerQueryError(id, err)
 	}
 	items := make([]giftCardJSON, len(rows))
 	for i := range rows {

@@ -9,11 +9,8 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/core-api/connector"
-	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
-	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
@@ -27,16 +24,7 @@ const (
 
 // paymentMethods serves /payment-methods, /buyers/payment-methods and
 // /buyers/gift-cards.
-type paymentMethods struct {
-	Deps
-	// Connectors handle bank mandates; mandateConnector names the one new
-	// mandates go to ("" when none is configured: production has no
-	// processor connections yet, so recurring bank mandates are refused
-	// there).
-	Connectors       *connector.Registry
-	mandateConnector string
-	Now              func() time.Time
-}
+type paymentMethods struct{ Deps }
 
 // paymentMethodRoutes registers the payment method routes:
 //
@@ -72,7 +60,7 @@ type paymentMethods struct {
 //   - PUT with an expiration_date updates the vault's expiry first, then
 //     the core row, so a forward right after the answer uses the new
 //     expiry; updates of one card take turns, and one that fails sets the
-//     vault back to core's expiry (postgres.UpdatePaymentMethod). A bank
+//     vault back to core's expiry (paymentmethods.Service.Update). A bank
 //     account has no expiry (400). A PUT without one never calls the
 //     vault; `{}` changes nothing.
 //   - DELETE is retry-safe: mandate revocation is idempotent, a vault
@@ -81,11 +69,7 @@ type paymentMethods struct {
 //     (docs/api-conventions.md); a UUID the merchant account does not
 //     have is 404.
 func paymentMethodRoutes(rt *Router, d Deps) {
-	h := &paymentMethods{Deps: d, Connectors: connector.NewRegistry(), Now: time.Now}
-	if d.Environment == config.Sandbox || d.Environment == config.Development {
-		h.Connectors = connector.NewRegistry(connector.MockBank{})
-		h.mandateConnector = connector.MockBankName
-	}
+	h := &paymentMethods{d}
 	rt.Handle("POST /payment-methods", h.create)
 	rt.Handle("GET /payment-methods", h.list)
 	rt.Handle("GET /payment-methods/{id}", h.get)
@@ -95,14 +79,19 @@ func paymentMethodRoutes(rt *Router, d Deps) {
 	rt.Handle("GET /buyers/gift-cards", h.giftCards)
 }
 
-var errPaymentMethodNotFound = apierror.NotFound("payment method not found")
-
-// errTokenNotVaulted answers a creation whose token the vault does not
-// hold for the merchant account.
-var errTokenNotVaulted = apierror.BadRequest("invalid request body",
-	bodyDetail("/id", "no payment method with this token was vaulted in this merchant account", "value_error.token.not_found"))
-
-func pmError(err error) error { return domainError(err, "payment method") }
+// pmError maps the payment methods service's errors; the mandate's are
+// the payment methods' own.
+func pmError(err error) error {
+	switch {
+	case errors.Is(err, coreapi.ErrMandatesUnavailable):
+		return apierror.Unprocessable("no connector for bank mandates is configured in this environment",
+			bodyDetail("/mandate/recurring", "recurring mandates are not available", "value_error.mandate.unavailable"))
+	case errors.Is(err, coreapi.ErrMandateDeclined):
+		return apierror.Unprocessable("the bank declined the mandate; nothing was stored",
+			bodyDetail("/mandate/recurring", "mandate declined", "value_error.mandate.declined"))
+	}
+	return domainError(err, "payment method")
+}
 
 // readPaymentMethodBody reads a JSON body and refuses it if it carries card
 // or bank account data (zone.SensitiveFields at the top level, whatever their
@@ -176,68 +165,13 @@ func (h *paymentMethods) create(w http.ResponseWriter, r *http.Request) error {
 	if err := readPaymentMethodBody(r, &in); err != nil {
 		return err
 	}
-	if err := in.Validate(); err != nil {
-		return pmError(err)
-	}
-	ctx, m := r.Context(), c.MerchantAccountID
-	pm := &coreapi.PaymentMethod{ID: *in.ID, MerchantAccountID: m, Method: *in.Method, Status: coreapi.StatusSucceeded, ExternalIdentifier: in.ExternalIdentifier}
-
-	if in.BuyerID != nil || in.BuyerExternalIdentifier != nil {
-		id, ext, err := h.DB.PaymentMethodBuyer(ctx, m, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))
-		if errors.Is(err, coreapi.ErrNotFound) {
-			return buyerNotFound(&in)
-		}
-		if err != nil {
-			return err
-		}
-		pm.BuyerID, pm.BuyerExternalIdentifier = id, ext
-	}
-
-	// The authoritative display data comes from the vault, by token.
-	meta, err := h.Vault.Card(ctx, m, pm.ID)
-	if errors.Is(err, vaultclient.ErrNotFound) || err == nil && meta.MerchantAccountID != m {
-		return errTokenNotVaulted
+	pm, err := h.PaymentMethods.Create(r.Context(), c.MerchantAccountID, in)
+	if errors.Is(err, coreapi.ErrBuyerNotFound) {
+		return buyerNotFound(&in)
 	}
 	if err != nil {
-		return vaultProxyError(err)
-	}
-	if meta.Kind != coreapi.VaultProxyKind(pm.Method) {
-		return apierror.BadRequest("invalid request body", bodyDetail("/method", "the token holds a "+meta.Kind+", not a "+coreapi.VaultProxyKind(pm.Method), "value_error.token.kind"))
-	}
-	pm.Scheme, pm.Label, pm.Fingerprint = meta.Scheme, meta.Label, meta.Fingerprint
-	var mandate *coreapi.Mandate
-	switch pm.Method {
-	case coreapi.MethodCard, coreapi.MethodGiftCard:
-		pm.BIN, pm.CardType, pm.ExpirationDate = meta.BIN, meta.CardType, meta.ExpirationDate
-	case coreapi.MethodBank:
-		if meta.Scheme != "" && meta.Scheme != *in.Scheme {
-			return apierror.BadRequest("invalid request body", bodyDetail("/scheme", "the token holds a "+meta.Scheme+" account", "value_error.token.scheme"))
-		}
-		pm.Scheme, pm.Country, pm.Currency, pm.Bank = *in.Scheme, *in.Country, *in.Currency, in.BankDetails()
-		if in.Mandate != nil && in.Mandate.Recurring {
-			// Refuse a duplicate before a mandate is set up for it.
-			if _, err := h.DB.PaymentMethod(ctx, m, pm.ID); err == nil {
-				return apierror.DuplicateRecord("a payment method with this id already exists", pm.ID)
-			}
-			if mandate, err = h.createMandate(ctx, pm); err != nil {
-				return err
-			}
-		}
-	}
-	if err := h.DB.CreatePaymentMethod(ctx, pm, mandate); err != nil {
-		if mandate != nil {
-			h.revokeQuietly(pm, mandate)
-		}
-		if errors.Is(err, coreapi.ErrBuyerNotFound) {
-			return buyerNotFound(&in)
-		}
-		if errors.Is(err, coreapi.ErrTokenGivenUp) {
-			// The vault reconciliation shreds its record: as if never vaulted.
-			return errTokenNotVaulted
-		}
 		return pmError(err)
 	}
-	pm.Mandate = mandate
 	return WriteJSON(w, http.StatusCreated, paymentMethodView(pm))
 }
 
@@ -251,40 +185,6 @@ func buyerNotFound(in *coreapi.NewPaymentMethod) error {
 	return apierror.BadRequest("invalid request body", bodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
 }
 
-func (h *paymentMethods) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
-	conn, err := h.Connectors.Mandates(h.mandateConnector)
-	if err != nil {
-		return nil, apierror.Unprocessable("no connector for bank mandates is configured in this environment",
-			bodyDetail("/mandate/recurring", "recurring mandates are not available", "value_error.mandate.unavailable"))
-	}
-	res, err := conn.CreateMandate(ctx, connector.MandateRequest{
-		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
-		Country: pm.Country, Currency: pm.Currency, AccountHolderName: pm.Bank.AccountHolderName,
-	})
-	if err != nil {
-		return nil, &upstreamError{apierror.BadGateway("the bank connector could not set up the mandate; nothing was stored"), err}
-	}
-	if res.Status == coreapi.MandateFailed {
-		return nil, apierror.Unprocessable("the bank declined the mandate; nothing was stored",
-			bodyDetail("/mandate/recurring", "mandate declined", "value_error.mandate.declined"))
-	}
-	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
-}
-
-// revokeQuietly undoes a mandate whose payment method could not be stored.
-func (h *paymentMethods) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := h.Connectors.Mandates(mandate.Connector)
-	if err == nil {
-		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID)
-	}
-	if err != nil {
-		h.Log.Error("revoking the mandate of a payment method that was not stored failed", "mandate", mandate.ID, "err", err)
-	}
-}
-
 func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
 	if err != nil {
@@ -294,7 +194,7 @@ func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pm, err := h.DB.PaymentMethod(r.Context(), c.MerchantAccountID, id)
+	pm, err := h.PaymentMethods.Get(r.Context(), c.MerchantAccountID, id)
 	if err != nil {
 		return pmError(err)
 	}
@@ -328,7 +228,7 @@ func (h *paymentMethods) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.DB.ListPaymentMethods(r.Context(), c.MerchantAccountID, f, page)
+	rows, err := h.PaymentMethods.List(r.Context(), c.MerchantAccountID, f, page)
 	if err != nil {
 		return err
 	}
@@ -358,42 +258,15 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := u.Validate(h.Now()); err != nil {
-		return pmError(err)
-	}
-	pm, err := h.DB.UpdatePaymentMethod(r.Context(), c.MerchantAccountID, id, u, h.setVaultExpiry(c))
-	if ve := (*coreapi.VaultProxyExpiryError)(nil); errors.As(err, &ve) && !errors.Is(ve.Restore, errPaymentMethodNotFound) {
-		// Not found in the vault: shredded by a DELETE, nothing left to differ.
-		h.Log.ErrorContext(r.Context(), "a failed expiry update may have left the vault's expiry unlike core's until the next one",
-			"payment_method", ve.PaymentMethodID, "err", ve.Restore)
-	}
+	pm, err := h.PaymentMethods.Update(r.Context(), c.MerchantAccountID, callerActor(c), id, u)
 	if err != nil {
 		return pmError(err)
 	}
 	return WriteJSON(w, http.StatusOK, paymentMethodView(pm))
 }
 
-// setVaultExpiry has vault-proxy record a card's expiry for the caller,
-// its answers mapped to the envelope. The store calls it for the update
-// and, after a failure, to set the vault back to core's expiry.
-func (h *paymentMethods) setVaultExpiry(c Caller) postgres.SetVaultExpiry {
-	return func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error {
-		err := h.Vault.UpdateExpiry(ctx, pm.MerchantAccountID, callerActor(c), pm.ID, expiry)
-		if errors.Is(err, vaultclient.ErrNotFound) {
-			return errPaymentMethodNotFound
-		}
-		if err != nil {
-			return vaultProxyError(err)
-		}
-		return nil
-	}
-}
-
-// delete removes a payment method: the mandate is revoked first (a bank
-// account with an active mandate), then the vault shreds the data, then the
-// core record goes. Each step is safe to repeat: a retried DELETE after a
-// partial failure finds the mandate revoked and the vault record gone
-// (not-found there means done) and finishes the job.
+// delete removes a payment method (paymentmethods.Service.Delete): retried
+// after a partial failure, it finishes the job.
 func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.Auth.Authorize(r, scopePaymentMethodsWrite)
 	if err != nil {
@@ -403,57 +276,42 @@ func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, m := r.Context(), c.MerchantAccountID
-	pm, err := h.DB.PaymentMethod(ctx, m, id)
-	if err != nil {
-		return pmError(err)
-	}
-	if pm.Mandate.Active() {
-		conn, err := h.Connectors.Mandates(pm.Mandate.Connector)
-		if err != nil {
-			return &upstreamError{apierror.BadGateway("the mandate's connector is not available; nothing was deleted"), err}
-		}
-		if _, err := conn.RevokeMandate(ctx, m, pm.Mandate.ID); err != nil {
-			return &upstreamError{apierror.BadGateway("the mandate could not be revoked; nothing was deleted"), err}
-		}
-		if err := h.DB.SetMandateStatus(ctx, m, pm.Mandate.ID, coreapi.MandateRevoked, h.Now()); err != nil {
-			return err
-		}
-	}
-	if err := h.Vault.Delete(ctx, m, callerActor(c), pm.ID); err != nil && !errors.Is(err, vaultclient.ErrNotFound) {
-		return vaultProxyError(err)
-	}
-	if err := h.DB.DeletePaymentMethod(ctx, m, pm.ID); err != nil {
+	if err := h.PaymentMethods.Delete(r.Context(), c.MerchantAccountID, callerActor(c), id); err != nil {
 		return pmError(err)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// buyerParam resolves ?buyer_id= / ?buyer_external_identifier= (one is
+// buyerQuery reads ?buyer_id= / ?buyer_external_identifier= (one is
 // required; both must then name the same buyer).
-func (h *paymentMethods) buyerParam(ctx context.Context, merchant string, r *http.Request) (string, error) {
+func buyerQuery(r *http.Request) (id, ext string, err error) {
 	q := r.URL.Query()
-	id := q.Get("buyer_id")
-	ext, err := textParam(q, "buyer_external_identifier")
-	if err != nil {
-		return "", err
+	id = q.Get("buyer_id")
+	if ext, err = textParam(q, "buyer_external_identifier"); err != nil {
+		return "", "", err
 	}
 	switch {
 	case id == "" && ext == "":
-		return "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "buyer_id or buyer_external_identifier is required", "value_error.missing"))
+		return "", "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "buyer_id or buyer_external_identifier is required", "value_error.missing"))
 	case id != "" && !coreapi.IsUUID(id):
-		return "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid"))
+		return "", "", apierror.BadRequest("invalid query", queryDetail("buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid"))
 	}
-	bid, _, err := h.DB.PaymentMethodBuyer(ctx, merchant, id, ext)
-	if errors.Is(err, coreapi.ErrNotFound) {
-		p := "buyer_id"
-		if id == "" {
-			p = "buyer_external_identifier"
-		}
-		return "", apierror.BadRequest("invalid query", queryDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
+	return id, ext, nil
+}
+
+// buyerQueryError is the 400 for a buyer the query names that is not in
+// the merchant account, pointing at the parameter it was named by (id: the
+// buyer_id given); other errors pass.
+func buyerQueryError(id string, err error) error {
+	if !errors.Is(err, coreapi.ErrBuyerNotFound) {
+		return err
 	}
-	return bid, err
+	p := "buyer_id"
+	if id == "" {
+		p = "buyer_external_identifier"
+	}
+	return apierror.BadRequest("invalid query", queryDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
 }
 
 func queryDetail(param, msg, typ string) apierror.Detail {
@@ -465,26 +323,19 @@ func (h *paymentMethods) buyerPaymentMethods(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	buyer, err := h.buyerParam(r.Context(), c.MerchantAccountID, r)
+	id, ext, err := buyerQuery(r)
 	if err != nil {
 		return err
 	}
-	rows, err := h.DB.BuyerPaymentMethods(r.Context(), c.MerchantAccountID, buyer, "")
+	rows, err := h.PaymentMethods.BuyerPaymentMethods(r.Context(), c.MerchantAccountID, id, ext)
 	if err != nil {
-		return err
+		return buyerQueryError(id, err)
 	}
 	items := make([]paymentMethodSummaryJSON, len(rows))
 	for i := range rows {
 		items[i] = paymentMethodSummary(&rows[i])
 	}
 	return WriteJSON(w, http.StatusOK, map[string]any{"items": items})
-}
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 func callerActor(c Caller) string {

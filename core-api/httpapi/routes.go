@@ -5,23 +5,20 @@ import (
 
 	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/merchants"
-	"github.com/payorch/core-api/postgres"
-	"github.com/payorch/core-api/vaultclient"
-	"github.com/payorch/shared/config"
+	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/shared/pagination"
 )
 
-// Deps is what handlers need; app builds it.
+// Deps is what handlers need; app builds it. Handlers decode a request,
+// call one service method and encode its answer.
 type Deps struct {
-	Log         *slog.Logger
-	DB          *postgres.DB
-	Auth        *Auth
-	Vault       *vaultclient.Client
-	Environment config.Environment
-	Cursors     *pagination.Codec // list cursors; see package pagination
+	Log     *slog.Logger
+	Auth    *Auth
+	Cursors *pagination.Codec // list cursors; see package pagination
 
 	MerchantAccounts *merchants.Service
 	Buyers           *buyers.Service
+	PaymentMethods   *paymentmethods.Service
 }
 
 // Routes registers every core-api route on rt. Each resource's handlers

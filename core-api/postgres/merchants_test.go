@@ -9,7 +9,6 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
-	"github.com/payorch/shared/testsupport"
 )
 
 // A deletion whose transaction failed is told apart from one that
@@ -17,7 +16,7 @@ import (
 // deletion gives its transaction; a transaction still running is waited
 // for, within the context.
 func TestTxCommittedTellsTheDeletionsOutcome(t *testing.T) {
-	db := postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
 		name := "Merchant " + id

@@ -214,42 +214,15 @@ func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) (
 		ORDER BY `+order+` LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID))
 }
 
-// SetVaultExpiry writes a card's expiry to vault-proxy, which keeps its own
-// copy for the expiry placeholders of forwards. UpdatePaymentMethod calls
-// it only while it holds the card's row lock, with a context that ends
-// vaultWriteTimeout later and not when the client goes away.
-type SetVaultExpiry func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error
-
-// vaultWriteTimeout bounds a vault write and the core write that follows
-// it, and again a write-back. It is longer than vault-proxy's own deadline
-// for an internal request (30 s, vault-proxy/httpapi internalTarget), so a
-// write this side gives up on has been given up on there too, and cannot
-// land after the next one. It ignores the request's deadline
-// (httpapi/deadline.go) on purpose: stopping between the vault's write
-// and the row's would leave the two apart.
-const vaultWriteTimeout = 40 * time.Second
-
-// UpdatePaymentMethod applies a partial update and returns the result.
-//
-//   - With no field set it only reads: `{}` changes nothing, updated_at
-//     included (docs/api-conventions.md).
-//   - Without an expiration date it is a single UPDATE: those fields live
-//     only here, so the row lock the UPDATE takes is all the ordering
-//     concurrent updates need, and the last to commit wins.
-//   - With one, the vault's copy changes first (so a forward right after
-//     the answer uses it), then the row: see updateExpiry.
-func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
-	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
+// UpdatePaymentMethod applies u to the row in one statement and returns
+// the row as that statement left it. A card's expiry must reach
+// vault-proxy first, inside a transaction that holds the row
+// (paymentmethods.Service.Update): this writes only the row.
+func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error) {
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	switch {
-	case !u.ExpirationDate.Set && !u.SchemeTransactionID.Set && !u.SchemeTransactionIDScheme.Set:
-		return db.PaymentMethod(ctx, merchant, id)
-	case !u.ExpirationDate.Set:
-		return updatePaymentMethodRow(ctx, db.Pool, merchant, id, u)
-	}
-	return db.updateExpiry(ctx, merchant, id, u, setVault)
+	return updatePaymentMethodRow(ctx, db.Pool, merchant, id, u)
 }
 
 // querier is a pool or a transaction.
@@ -288,92 +261,6 @@ func (tx *Tx) UpdatePaymentMethod(ctx context.Context, merchant, id string, u co
 		return nil, coreapi.ErrNotFound
 	}
 	return updatePaymentMethodRow(ctx, tx.tx, merchant, id, u)
-}
-
-// updateExpiry changes the expiry in the vault, then in the row, so that
-// once every update of a card has ended the vault holds the expiry the row
-// holds, whatever the interleaving and whichever of them failed:
-//
-//   - Every vault write of a card is made while holding its row lock, and
-//     is over (applied or refused, vaultWriteTimeout) before the lock is
-//     let go, so the vault sees the writes in the order the row does.
-//   - A write that succeeds in the vault commits the same value in the
-//     same transaction; from the vault write on, the request runs to its
-//     end whether or not the client still waits for it.
-//   - Any failure after the vault write started (the vault's, the row's,
-//     the commit's, a timeout) rolls back, then writes back to the vault
-//     what the row holds, under the row lock again (restoreVaultExpiry).
-//     Another update that took the lock in between wrote both copies
-//     itself, and the write-back copies the row as it then is.
-//
-// The lock holds a pooled connection across the vault call, so updates
-// take a turn first (CallTurn): updates of one card wait for each other in
-// this process, and at most half the pool is held by them at once. The
-// client's context bounds only the waits for a turn, a connection and the
-// row lock: a client gone while waiting leaves having written nothing.
-func (db *DB) updateExpiry(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate,
-	setVault SetVaultExpiry) (*coreapi.PaymentMethod, error) {
-	release, err := db.CallTurn(ctx, merchant+"/"+id)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	var after *coreapi.PaymentMethod
-	written := false // the vault write has started
-	err = db.InTx(ctx, func(tx *Tx) error {
-		before, err := tx.LockPaymentMethod(ctx, merchant, id)
-		if err != nil {
-			return err
-		}
-		if before.Method == coreapi.MethodBank {
-			var v coreapi.Problems
-			v.Add("/expiration_date", "a bank account has no expiration date", "value_error.expiration_date.not_applicable")
-			return v.Err()
-		}
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
-		defer cancel()
-		written = true
-		// Sent even when the row holds this value already: it costs one call
-		// and mends a vault that an earlier failure left behind.
-		if err := setVault(wctx, before, u.ExpirationDate.Value); err != nil {
-			return err
-		}
-		if after, err = tx.UpdatePaymentMethod(wctx, merchant, id, u); err != nil {
-			return err
-		}
-		return tx.Commit(wctx)
-	})
-	switch {
-	case err == nil:
-		return after, nil
-	case !written:
-		return nil, err
-	}
-	// InTx has rolled back: the write-back takes a connection of its own.
-	if rerr := db.restoreVaultExpiry(ctx, merchant, id, setVault); rerr != nil {
-		return nil, &coreapi.VaultProxyExpiryError{PaymentMethodID: id, Err: err, Restore: rerr}
-	}
-	return nil, err
-}
-
-// restoreVaultExpiry writes the row's committed expiry to the vault, under
-// the row lock like any other vault write, after an update that may have
-// reached the vault failed. It runs whether or not the client still
-// waits, within vaultWriteTimeout. A row deleted meanwhile needs nothing:
-// its vault record is shredded first.
-func (db *DB) restoreVaultExpiry(ctx context.Context, merchant, id string, setVault SetVaultExpiry) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vaultWriteTimeout)
-	defer cancel()
-	return db.InTx(ctx, func(tx *Tx) error {
-		pm, err := tx.LockPaymentMethod(ctx, merchant, id)
-		if errors.Is(err, coreapi.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return setVault(ctx, pm, pm.ExpirationDate)
-	})
 }
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the

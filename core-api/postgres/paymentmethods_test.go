@@ -3,25 +3,14 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
-	"github.com/payorch/shared/testsupport"
 )
-
-func openPaymentMethodsDB(t *testing.T) *postgres.DB {
-	t.Helper()
-	return postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
-}
 
 func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
 	t.Helper()
@@ -38,7 +27,7 @@ func newGiftCard(t *testing.T, db *postgres.DB, buyer string) string {
 }
 
 func TestRecordUsage(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	buyer := newBuyer(t, db, "usage-buyer")
 	id := newGiftCard(t, db, buyer)
@@ -73,7 +62,7 @@ func TestRecordUsage(t *testing.T) {
 }
 
 func TestGiftCardOrder(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	buyer := newBuyer(t, db, "sort-buyer")
 	other := newBuyer(t, db, "other-buyer")
@@ -130,7 +119,7 @@ func sortIDs(x, y string) []string {
 }
 
 func TestDuplicatePaymentMethodAndBuyerDeletion(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	buyer := newBuyer(t, db, "dup-buyer")
 	id := newGiftCard(t, db, buyer)
@@ -152,7 +141,7 @@ func TestDuplicatePaymentMethodAndBuyerDeletion(t *testing.T) {
 // ErrBuyerNotFound (a 400 naming the buyer field), not a raw foreign key
 // error (a 500); nothing is stored.
 func TestPaymentMethodForABuyerDeletedMeanwhile(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	buyer := newBuyer(t, db, "gone-buyer")
 	if err := db.DeleteBuyer(ctx, "default", buyer); err != nil {
@@ -169,253 +158,11 @@ func TestPaymentMethodForABuyerDeletedMeanwhile(t *testing.T) {
 	}
 }
 
-// fakeVault is a postgres.SetVaultExpiry that records the expiries
-// written, in order, and fails as fail says (nil: never).
-type fakeVault struct {
-	mu     sync.Mutex
-	writes []string
-	fail   func(call int) error
-}
-
-func (v *fakeVault) set(_ context.Context, _ *coreapi.PaymentMethod, expiry string) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.writes = append(v.writes, expiry)
-	if v.fail != nil {
-		return v.fail(len(v.writes) - 1)
-	}
-	return nil
-}
-
-func newCard(t *testing.T, db *postgres.DB, expiry string) string {
-	t.Helper()
-	return postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BIN: "411111", ExpirationDate: expiry})
-}
-
-func newBankAccount(t *testing.T, db *postgres.DB) string {
-	t.Helper()
-	pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodBank,
-		Status: coreapi.StatusSucceeded, Scheme: coreapi.BankSchemeBACS, Label: "6819", Country: "GB", Currency: "GBP",
-		Bank: &coreapi.BankDetails{AccountHolderName: "John Smith", SortCode: "601613"}}
-	if err := db.CreatePaymentMethod(context.Background(), pm, nil); err != nil {
-		t.Fatal(err)
-	}
-	return pm.ID
-}
-
-func expiryUpdate(expiry string) coreapi.PaymentMethodUpdate {
-	return coreapi.PaymentMethodUpdate{ExpirationDate: coreapi.Some(expiry)}
-}
-
-// An update without an expiry never calls the vault: `{}` returns the row
-// as stored (updated_at included), other fields are one write.
-func TestUpdatePaymentMethodWithoutExpiry(t *testing.T) {
-	db := openPaymentMethodsDB(t)
-	ctx := context.Background()
-	id := newCard(t, db, "01/30")
-	stored, err := db.PaymentMethod(ctx, "default", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name    string
-		u       coreapi.PaymentMethodUpdate
-		changed bool
-	}{
-		{"nothing", coreapi.PaymentMethodUpdate{}, false},
-		{"scheme_transaction_id", coreapi.PaymentMethodUpdate{SchemeTransactionID: coreapi.Some("123456789012345")}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			vault := &fakeVault{}
-			pm, err := db.UpdatePaymentMethod(ctx, "default", id, tc.u, vault.set)
-			if err != nil || len(vault.writes) != 0 {
-				t.Fatalf("update: %v, vault writes %q", err, vault.writes)
-			}
-			if pm.UpdatedAt.After(stored.UpdatedAt) != tc.changed || pm.ExpirationDate != "01/30" || pm.CreatedAt != stored.CreatedAt {
-				t.Fatalf("updated %+v, stored %+v", pm, stored)
-			}
-			if _, err := db.UpdatePaymentMethod(ctx, "default", uuid.NewString(), tc.u, vault.set); !errors.Is(err, coreapi.ErrNotFound) {
-				t.Fatalf("update of a missing one: %v", err)
-			}
-		})
-	}
-}
-
-// An expiry update writes the vault, then the row. Whatever fails after
-// the vault write started, the row keeps its expiry and the vault is set
-// back to it; a client that goes away once the vault write started does
-// not stop the update; one gone before changes nothing anywhere.
-func TestUpdatePaymentMethodExpiry(t *testing.T) {
-	db := openPaymentMethodsDB(t)
-	refused := errors.New("the vault said no")
-	for _, tc := range []struct {
-		name        string
-		bank        bool
-		expiry      string
-		fail        func(call int) error
-		leave       string // "before" the update, or "during" the vault write
-		wantErr     func(error) bool
-		wantWrites  []string
-		wantInStore string
-	}{
-		{name: "it works", expiry: "02/31",
-			wantErr: func(err error) bool { return err == nil }, wantWrites: []string{"02/31"}, wantInStore: "02/31"},
-		{name: "the vault refuses", expiry: "02/31", fail: func(call int) error {
-			if call == 0 {
-				return refused
-			}
-			return nil
-		}, wantErr: func(err error) bool {
-			var ve *coreapi.VaultProxyExpiryError
-			return errors.Is(err, refused) && !errors.As(err, &ve)
-		}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
-		{name: "the row refuses after the vault took it", expiry: "13/31", // the row's CHECK refuses month 13
-			wantErr:    func(err error) bool { var pe *pgconn.PgError; return errors.As(err, &pe) && pe.Code == "23514" },
-			wantWrites: []string{"13/31", "01/30"}, wantInStore: "01/30"},
-		{name: "the vault cannot be set back either", expiry: "02/31", fail: func(int) error { return refused },
-			wantErr: func(err error) bool {
-				var ve *coreapi.VaultProxyExpiryError
-				return errors.As(err, &ve) && errors.Is(err, refused) && errors.Is(ve.Restore, refused)
-			}, wantWrites: []string{"02/31", "01/30"}, wantInStore: "01/30"},
-		{name: "the client goes away during the vault write", expiry: "02/31", leave: "during",
-			wantErr: func(err error) bool { return err == nil }, wantWrites: []string{"02/31"}, wantInStore: "02/31"},
-		{name: "the client is gone before", expiry: "02/31", leave: "before",
-			wantErr: func(err error) bool { return errors.Is(err, context.Canceled) }, wantInStore: "01/30"},
-		{name: "a bank account", bank: true, expiry: "02/31",
-			wantErr: func(err error) bool { var ve *coreapi.ValidationError; return errors.As(err, &ve) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			id := newCard(t, db, "01/30")
-			if tc.bank {
-				id = newBankAccount(t, db)
-			}
-			vault := &fakeVault{fail: tc.fail}
-			set := vault.set
-			switch tc.leave {
-			case "before":
-				cancel()
-			case "during":
-				set = func(ctx context.Context, pm *coreapi.PaymentMethod, expiry string) error {
-					cancel()
-					return vault.set(ctx, pm, expiry)
-				}
-			}
-			_, err := db.UpdatePaymentMethod(ctx, "default", id, expiryUpdate(tc.expiry), set)
-			if !tc.wantErr(err) {
-				t.Fatalf("update: %v", err)
-			}
-			if !slices.Equal(vault.writes, tc.wantWrites) {
-				t.Fatalf("vault writes %q, want %q", vault.writes, tc.wantWrites)
-			}
-			if pm, err := db.PaymentMethod(context.Background(), "default", id); err != nil || pm.ExpirationDate != tc.wantInStore {
-				t.Fatalf("stored %+v %v, want expiry %q", pm, err, tc.wantInStore)
-			}
-		})
-	}
-}
-
-// Expiry updates of one card take turns from before their vault write to
-// after their commit, in one process and across two (two pools on one
-// database): the second reads the row only once the first committed, so
-// the vault sees the writes in the order the row does.
-func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
-	dbs := testsupport.NewTestDatabases(t)
-	a := postgrestest.Open(t, dbs.CoreDSN)
-	for _, tc := range []struct {
-		name string
-		b    *postgres.DB
-	}{
-		{"one instance", a},
-		{"two instances", postgrestest.Open(t, dbs.CoreDSN)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			id := newCard(t, a, "01/30")
-			var firstWriting atomic.Bool
-			inVault, release := make(chan struct{}), make(chan struct{})
-			firstDone := make(chan error, 1)
-			go func() {
-				_, err := a.UpdatePaymentMethod(ctx, "default", id, expiryUpdate("02/31"), func(context.Context, *coreapi.PaymentMethod, string) error {
-					firstWriting.Store(true)
-					close(inVault)
-					<-release
-					firstWriting.Store(false)
-					return nil
-				})
-				firstDone <- err
-			}()
-			<-inVault
-			var overlapped bool
-			var seen string
-			secondDone := make(chan error, 1)
-			go func() {
-				_, err := tc.b.UpdatePaymentMethod(ctx, "default", id, expiryUpdate("03/32"), func(_ context.Context, pm *coreapi.PaymentMethod, _ string) error {
-					overlapped, seen = firstWriting.Load(), pm.ExpirationDate
-					return nil
-				})
-				secondDone <- err
-			}()
-			time.Sleep(100 * time.Millisecond) // time for the second to overtake, were it able to
-			close(release)
-			if err := <-firstDone; err != nil {
-				t.Fatal(err)
-			}
-			if err := <-secondDone; err != nil || overlapped || seen != "02/31" {
-				t.Fatalf("second update: %v; wrote the vault during the first: %v; saw expiry %q, want the first's", err, overlapped, seen)
-			}
-			if pm, err := a.PaymentMethod(ctx, "default", id); err != nil || pm.ExpirationDate != "03/32" {
-				t.Fatalf("stored %+v %v", pm, err)
-			}
-		})
-	}
-}
-
-// Expiry updates of as many cards as the pool has connections, all stuck
-// in a slow vault-proxy, leave connections for other requests: at most
-// half the pool waits in vault calls.
-func TestStuckExpiryUpdatesLeaveConnections(t *testing.T) {
-	db := openPaymentMethodsDB(t)
-	ctx := context.Background()
-	n := int(db.Pool.Config().MaxConns)
-	release := make(chan struct{})
-	var inVault atomic.Int32
-	done := make(chan error, n)
-	for i := range n {
-		id := newCard(t, db, "01/30")
-		go func() {
-			_, err := db.UpdatePaymentMethod(ctx, "default", id, expiryUpdate(fmt.Sprintf("%02d/31", i%12+1)), func(context.Context, *coreapi.PaymentMethod, string) error {
-				inVault.Add(1)
-				<-release
-				return nil
-			})
-			done <- err
-		}()
-	}
-	testsupport.Eventually(t, "updates reach the vault call", func() bool { return inVault.Load() > 0 })
-	time.Sleep(100 * time.Millisecond) // time for the others to take connections, were they able to
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if _, err := db.MerchantAccountExists(qctx, "default"); err != nil {
-		t.Fatalf("another request with %d expiry updates stuck in the vault (%d in a vault call): %v", n, inVault.Load(), err)
-	}
-	if got := int(inVault.Load()); got > n/2 {
-		t.Fatalf("%d updates in a vault call at once, want at most %d", got, n/2)
-	}
-	close(release)
-	for range n {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // A record written in a merchant account that does not exist (deleted
 // after the request was authorized) is ErrMerchantAccountNotFound, not a
 // raw foreign key error or another record's not-found; nothing is stored.
 func TestWritesInAMissingMerchantAccount(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	pm := func() *coreapi.PaymentMethod {
 		return &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "gone", Method: coreapi.MethodGiftCard,

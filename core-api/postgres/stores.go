@@ -5,6 +5,7 @@ import (
 
 	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/merchants"
+	"github.com/payorch/core-api/paymentmethods"
 )
 
 var _ buyers.Store = (*DB)(nil)
@@ -20,5 +21,16 @@ var _ merchants.Store = MerchantsStore{}
 
 // InTx is DB.InTx, its transaction a merchants.Tx.
 func (s MerchantsStore) InTx(ctx context.Context, fn func(merchants.Tx) error) error {
+	return s.DB.InTx(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+// PaymentMethodsStore is the core database as the payment methods
+// service's store.
+type PaymentMethodsStore struct{ *DB }
+
+var _ paymentmethods.Store = PaymentMethodsStore{}
+
+// InTx is DB.InTx, its transaction a paymentmethods.Tx.
+func (s PaymentMethodsStore) InTx(ctx context.Context, fn func(paymentmethods.Tx) error) error {
 	return s.DB.InTx(ctx, func(tx *Tx) error { return fn(tx) })
 }

@@ -8,14 +8,13 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
-	"github.com/payorch/shared/testsupport"
 )
 
 // InTx, the store's unit of work, commits what fn wrote when fn returns
 // nil, and nothing when fn fails or panics. fn may commit itself under a
 // context of its own, which a caller gone meanwhile does not stop.
 func TestInTx(t *testing.T) {
-	db := postgrestest.Open(t, testsupport.NewTestDatabases(t).CoreDSN)
+	db := postgrestest.New(t)
 	refused := errors.New("refused")
 	for _, tc := range []struct {
 		id      string

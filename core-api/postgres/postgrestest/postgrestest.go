@@ -9,7 +9,14 @@ import (
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/shared/testsupport"
 )
+
+// New opens the core database of fresh test databases.
+func New(tb testing.TB) *postgres.DB {
+	tb.Helper()
+	return Open(tb, testsupport.NewTestDatabases(tb).CoreDSN)
+}
 
 // Open opens a pool on dsn, as one core-api instance does, closed when
 // the test ends.
