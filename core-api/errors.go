@@ -83,14 +83,14 @@ func (e *VaultProxyInUseError) Error() string { return "merchant account: in use
 func (e *VaultProxyInUseError) Unwrap() error { return ErrInUse }
 
 // VaultProxyExpiryError is an expiry update that failed after it may have
-// reached the vault, and whose vault copy could not then be set back to
+// reached vault-proxy, and whose copy there could not then be set back to
 // the row's: the two may differ until the card's next expiry update, which
 // writes both. It unwraps to the update's own failure, which is what the
 // client is told; Restore is for the operator.
 type VaultProxyExpiryError struct {
 	PaymentMethodID string
 	Err             error // the update's failure
-	Restore         error // why the vault's copy could not be set back
+	Restore         error // why vault-proxy's copy could not be set back
 }
 
 func (e *VaultProxyExpiryError) Error() string {
