@@ -69,11 +69,18 @@ func (db *DB) CallTurn(ctx context.Context, key string) (release func(), err err
 	if err != nil {
 		return nil, err
 	}
+	return acquire(ctx, db.callSlots, unlock)
+}
+
+// acquire waits for a place in sem (a buffered channel) or for ctx to
+// end; then runs once it is over: after the place is given back (release),
+// or at once when ctx ended first.
+func acquire(ctx context.Context, sem chan struct{}, then func()) (release func(), err error) {
 	select {
-	case db.callSlots <- struct{}{}:
-		return func() { <-db.callSlots; unlock() }, nil
+	case sem <- struct{}{}:
+		return func() { <-sem; then() }, nil
 	case <-ctx.Done():
-		unlock()
+		then()
 		return nil, ctx.Err()
 	}
 }
@@ -143,11 +150,5 @@ func (k *keyedLocks) lock(ctx context.Context, key string) (unlock func(), err e
 		}
 		k.mu.Unlock()
 	}
-	select {
-	case l.held <- struct{}{}:
-		return func() { <-l.held; leave() }, nil
-	case <-ctx.Done():
-		leave()
-		return nil, ctx.Err()
-	}
+	return acquire(ctx, l.held, leave)
 }
