@@ -1,5 +1,4 @@
-// Package buyers is the service of buyers, a merchant account's customers
-// (SPEC.md "Buyer").
+// Package buyers is the service of buyers, a merchant account's customers.
 package buyers
 
 import (
