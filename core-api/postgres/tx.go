@@ -85,9 +85,9 @@ func acquire(ctx context.Context, sem chan struct{}, then func()) (release func(
 	}
 }
 
-// TxCommitted waits until database transaction txID (Tx.TxID) has ended, and reports whether it
-// committed. A transaction whose connection broke may still run for a
-// while on the server; ctx bounds the wait.
+// TxCommitted waits until database transaction txID (Tx.TxID) has ended,
+// and reports whether it committed. A transaction whose connection broke
+// may still run for a while on the server; ctx bounds the wait.
 func (db *DB) TxCommitted(ctx context.Context, txID string) (bool, error) {
 	for {
 		var status *string
@@ -118,7 +118,7 @@ func rollback(ctx context.Context, tx pgx.Tx) {
 	_ = tx.Rollback(ctx) // a failed rollback closes the connection, which ends the transaction
 }
 
-// keyedLocks are mutexes by key (a payment method), made on first use and
+// keyedLocks are mutexes by key (a record), made on first use and
 // dropped when no one holds or waits for them. The zero value is ready.
 type keyedLocks struct {
 	mu sync.Mutex
