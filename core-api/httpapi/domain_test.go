@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/apierror"
+)
+
+// The services' errors about other services and connectors become the
+// envelope here: what the request could not do, never the cause.
+func TestDomainErrorsOfCallsElsewhere(t *testing.T) {
+	refusal := apierror.ConcurrentRequest("the card changed meanwhile")
+	cause := errors.New("dial tcp 10.0.0.7:443: connection refused")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		status  int
+		message string
+	}{
+		{"vault-proxy without the route", &coreapi.VaultProxyError{Err: coreapi.ErrVaultProxyNotFound, Unanswered: "could not reopen the id"},
+			502, "vault-proxy could not reopen the id"},
+		{"vault-proxy's refusal", &coreapi.VaultProxyError{Err: fmt.Errorf("%w: %w", coreapi.ErrVaultProxyRefused, refusal), Unanswered: "could not reopen the id"},
+			409, refusal.Message},
+		{"vault-proxy unreachable", &coreapi.VaultProxyError{Err: cause}, 502, "vault-proxy could not be reached"},
+		{"a connector's failure", &coreapi.ConnectorError{Failed: "the mandate could not be revoked; nothing was deleted", Err: cause},
+			502, "the mandate could not be revoked; nothing was deleted"},
+		{"no mandate connector", coreapi.ErrMandatesUnavailable, 422, "no connector for bank mandates is configured in this environment"},
+		{"a declined mandate", coreapi.ErrMandateDeclined, 422, "the bank declined the mandate; nothing was stored"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apierror.As(pmError(tc.err))
+			if e.Status != tc.status || e.Message != tc.message {
+				t.Fatalf("got %d %q, want %d %q", e.Status, e.Message, tc.status, tc.message)
+			}
+		})
+	}
+}
