@@ -111,6 +111,9 @@ var (
 	// ErrVaultProxyRefused: vault-proxy refused the call in its error
 	// envelope (another 4xx), and stands by it: the call did nothing.
 	ErrVaultProxyRefused = errors.New("vault-proxy: refused")
+	// ErrVaultedRecordTooYoung: vault-proxy refused to shred a record
+	// younger than its own minimum age (by its database's clock).
+	ErrVaultedRecordTooYoung = errors.New("vault-proxy: the vaulted record is younger than its minimum age")
 )
 
 // VaultProxyError is a call to vault-proxy that failed. Err is its

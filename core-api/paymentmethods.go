@@ -336,3 +336,12 @@ func (u PaymentMethodUpdate) Validate(now time.Time) error {
 	}
 	return v.Err()
 }
+
+// VaultedRecordsQuery selects a page of the records vault-proxy holds per
+// token, for the vault reconciliation.
+type VaultedRecordsQuery struct {
+	CreatedBefore     time.Time
+	MerchantAccountID string // "": every account's
+	After             string // "": the first page
+	Limit             int    // 0: vault-proxy's default
+}

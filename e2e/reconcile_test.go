@@ -216,7 +216,7 @@ func TestReconcileFindsAndShredsOnlyUnclaimedRecords(t *testing.T) {
 	fresh := orphan(t, s, "default", vaultproxy.KindCard)
 
 	ctx := context.Background()
-	job := &reconcile.Job{Store: s.CoreAPI.DB, Vault: s.CoreAPI.Vault, Log: slog.New(slog.DiscardHandler),
+	job := &reconcile.Job{Store: s.CoreAPI.DB, VaultProxy: s.CoreAPI.VaultProxy, Log: slog.New(slog.DiscardHandler),
 		Grace: grace, PageSize: 2, MaxShreds: 4}
 	def := reconcile.Options{MerchantAccountID: "default"}
 

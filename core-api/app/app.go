@@ -137,7 +137,7 @@ func (m *Main) open(ctx context.Context) error {
 // reconciler is the vault reconciliation on this instance's database and
 // link to vault-proxy.
 func (m *Main) reconciler() *reconcile.Job {
-	return &reconcile.Job{Store: m.DB, Vault: m.VaultProxy, Log: m.Log.With("component", "vault-reconcile"),
+	return &reconcile.Job{Store: m.DB, VaultProxy: m.VaultProxy, Log: m.Log.With("component", "vault-reconcile"),
 		Grace: m.Config.vaultReconcileGrace(), MaxShreds: m.Config.vaultReconcileMaxShreds()}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 )
 
 // cardMethod is a card payment method of the default merchant account
@@ -72,12 +73,12 @@ func waitForLockWait(t *testing.T, db *postgres.DB) {
 // creation and a giving up that race, the one that takes the token's lock
 // first wins, and the other sees it.
 func TestGiveUpTokenAgainstCreation(t *testing.T) {
-	db := openPaymentMethodsDB(t)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	vaulted := time.Now().Add(-48 * time.Hour)
 
 	t.Run("a token a payment method has", func(t *testing.T) {
-		id := storePaymentMethod(t, db, cardMethod(""))
+		id := postgrestest.StorePaymentMethod(t, db, cardMethod(""))
 		if given, err := db.GiveUpToken(ctx, id, "default", "card", vaulted); err != nil || given {
 			t.Fatalf("= %v, %v; want kept", given, err)
 		}
@@ -146,8 +147,8 @@ func TestGiveUpTokenAgainstCreation(t *testing.T) {
 // WithoutPaymentMethod keeps the tokens no payment method of any account
 // has, in the order asked.
 func TestWithoutPaymentMethod(t *testing.T) {
-	db := openPaymentMethodsDB(t)
-	held := storePaymentMethod(t, db, cardMethod(""))
+	db := postgrestest.New(t)
+	held := postgrestest.StorePaymentMethod(t, db, cardMethod(""))
 	free := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
 	got, err := db.WithoutPaymentMethod(context.Background(), []string{free[2], held, free[0], free[1]})
 	if err != nil || !slices.Equal(got, []string{free[2], free[0], free[1]}) {
@@ -161,8 +162,8 @@ func TestWithoutPaymentMethod(t *testing.T) {
 // One reconciliation at a time, across instances (two pools on one
 // database); the lock is free again once released.
 func TestLockReconciliation(t *testing.T) {
-	a := openPaymentMethodsDB(t)
-	b := openCoreDB(t, a.Pool.Config().ConnString())
+	a := postgrestest.New(t)
+	b := postgrestest.Open(t, a.Pool.Config().ConnString())
 	ctx := context.Background()
 	release, ok, err := a.LockReconciliation(ctx)
 	if err != nil || !ok {

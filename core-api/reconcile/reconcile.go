@@ -16,11 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
-	"github.com/payorch/core-api/vaultclient"
-	"github.com/payorch/shared/apierror"
+	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
 )
@@ -42,9 +40,12 @@ type Store interface {
 	TokenShredded(ctx context.Context, id string) error
 }
 
-// Vault is vault-proxy's side (vaultclient.Client).
-type Vault interface {
-	VaultedRecords(ctx context.Context, q vaultclient.RecordsQuery) (*zone.VaultedRecordPage, error)
+// VaultProxy is vault-proxy's side (vaultclient.Client). ShredUnclaimed's
+// refusal of a record younger than vault-proxy's minimum age is
+// coreapi.ErrVaultedRecordTooYoung, and a record already gone is
+// coreapi.ErrVaultProxyNotFound.
+type VaultProxy interface {
+	VaultedRecords(ctx context.Context, q coreapi.VaultedRecordsQuery) (*zone.VaultedRecordPage, error)
 	ShredUnclaimed(ctx context.Context, merchant, actor, token string) error
 }
 
@@ -54,9 +55,9 @@ const Actor = "reconcile"
 
 // Job is the reconciliation. Run runs it once; Every, periodically.
 type Job struct {
-	Store Store
-	Vault Vault
-	Log   *slog.Logger
+	Store      Store
+	VaultProxy VaultProxy
+	Log        *slog.Logger
 	// Grace is how long after it was vaulted a record must still have no
 	// payment method to be shredded. vault-proxy applies its own minimum
 	// age as well (VAULT_PROXY_RECONCILE_MIN_AGE): the longer one rules.
@@ -144,12 +145,12 @@ func (j *Job) Run(ctx context.Context, opts Options) (*Result, error) {
 
 // find pages through the vault's records into res.
 func (j *Job) find(ctx context.Context, opts Options, res *Result) error {
-	q := vaultclient.RecordsQuery{CreatedBefore: res.CreatedBefore, MerchantAccountID: opts.MerchantAccountID, Limit: j.PageSize}
+	q := coreapi.VaultedRecordsQuery{CreatedBefore: res.CreatedBefore, MerchantAccountID: opts.MerchantAccountID, Limit: j.PageSize}
 	if q.Limit == 0 {
 		q.Limit = zone.MaxReconcileLimit
 	}
 	for {
-		page, err := j.Vault.VaultedRecords(ctx, q)
+		page, err := j.VaultProxy.VaultedRecords(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -192,16 +193,15 @@ func (j *Job) shred(ctx context.Context, r zone.VaultedRecord, res *Result) erro
 		res.Kept++
 		return nil
 	}
-	err = j.Vault.ShredUnclaimed(ctx, r.MerchantAccountID, Actor, r.ID)
-	var refused *apierror.Error
+	err = j.VaultProxy.ShredUnclaimed(ctx, r.MerchantAccountID, Actor, r.ID)
 	switch {
 	case err == nil:
 		res.Shredded++
 		j.Log.InfoContext(ctx, "vault reconciliation: shredded a vaulted record that no payment method held",
 			"run_id", res.RunID, "token", r.ID, "merchant_account_id", r.MerchantAccountID, "kind", r.Kind, "vaulted_at", r.CreatedAt)
-	case errors.Is(err, vaultclient.ErrNotFound):
+	case errors.Is(err, coreapi.ErrVaultProxyNotFound):
 		res.Gone++
-	case errors.As(err, &refused) && refused.Status == http.StatusUnprocessableEntity:
+	case errors.Is(err, coreapi.ErrVaultedRecordTooYoung):
 		// Younger than vault-proxy's minimum age by its database's clock:
 		// given up here, so the next run shreds it once it is old enough.
 		res.Kept++

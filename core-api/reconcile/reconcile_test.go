@@ -14,8 +14,6 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
-	"github.com/payorch/core-api/vaultclient"
-	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/shared/zone"
 )
@@ -23,7 +21,7 @@ import (
 // vault stands in for vault-proxy's reconciliation routes (the real ones
 // are tested end to end, e2e/reconcile_test.go): records in token order,
 // listed by age and paged as vault-proxy pages them, and a scripted answer
-// per token to a shred (nil: shredded; vaultclient.ErrNotFound: shredded
+// per token to a shred (nil: shredded; coreapi.ErrVaultProxyNotFound: shredded
 // by someone else first).
 type vault struct {
 	mu       sync.Mutex
@@ -42,7 +40,7 @@ func (v *vault) add(merchant string, age time.Duration) string {
 	return id
 }
 
-func (v *vault) VaultedRecords(_ context.Context, q vaultclient.RecordsQuery) (*zone.VaultedRecordPage, error) {
+func (v *vault) VaultedRecords(_ context.Context, q coreapi.VaultedRecordsQuery) (*zone.VaultedRecordPage, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	page := &zone.VaultedRecordPage{Type: "vaulted-record-page", Items: []zone.VaultedRecord{}}
@@ -68,7 +66,7 @@ func (v *vault) ShredUnclaimed(_ context.Context, merchant, actor, token string)
 		return errors.New("shred by " + actor)
 	}
 	err := v.answers[token]
-	if err == nil || errors.Is(err, vaultclient.ErrNotFound) { // gone either way
+	if err == nil || errors.Is(err, coreapi.ErrVaultProxyNotFound) { // gone either way
 		v.records = slices.DeleteFunc(v.records, func(r zone.VaultedRecord) bool { return r.ID == token && r.MerchantAccountID == merchant })
 	}
 	if err == nil {
@@ -109,11 +107,11 @@ func TestRunShredsEachRecordOnItsOwn(t *testing.T) {
 	if err := db.CreatePaymentMethod(ctx, pm, nil); err != nil {
 		t.Fatal(err)
 	}
-	v.answers[gone] = vaultclient.ErrNotFound
-	v.answers[young] = apierror.Unprocessable("the vaulted record is younger than the reconciliation's minimum age; it is kept")
-	v.answers[failing] = &vaultclient.StatusError{Method: "DELETE", Path: "/internal/reconciliation/vaulted-records/" + failing, Status: 500}
+	v.answers[gone] = coreapi.ErrVaultProxyNotFound
+	v.answers[young] = coreapi.ErrVaultedRecordTooYoung
+	v.answers[failing] = errors.New("vault-proxy answered 500")
 
-	job := &reconcile.Job{Store: db, Vault: v, Log: slog.New(slog.DiscardHandler), Grace: 24 * time.Hour, PageSize: 2, MaxShreds: 10}
+	job := &reconcile.Job{Store: db, VaultProxy: v, Log: slog.New(slog.DiscardHandler), Grace: 24 * time.Hour, PageSize: 2, MaxShreds: 10}
 	res, err := job.Run(ctx, reconcile.Options{})
 	if err == nil || !strings.Contains(err.Error(), failing) || strings.Contains(err.Error(), orphan) {
 		t.Fatalf("err = %v, want the failing token's alone", err)

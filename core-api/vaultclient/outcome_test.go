@@ -47,3 +47,32 @@ func TestErrorsSayWhatVaultProxyAnswered(t *testing.T) {
 		})
 	}
 }
+
+// The reconciliation keeps a record vault-proxy calls too young to shred
+// (422); only that refusal says so, not another one, nor a server error.
+func TestShredRefusalOfAYoungRecordIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   []byte
+		young  bool
+	}{
+		{"too young", http.StatusUnprocessableEntity, apierror.Unprocessable("the vaulted record is younger than the reconciliation's minimum age; it is kept").JSON(), true},
+		{"another refusal", http.StatusBadRequest, apierror.BadRequest("bad token").JSON(), false},
+		{"a server error", http.StatusInternalServerError, apierror.Internal(errors.New("boom")).JSON(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write(tc.body)
+			}))
+			defer srv.Close()
+			c := &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}
+			err := c.ShredUnclaimed(context.Background(), "default", "reconcile", "0192f3a4-5b6c-7d8e-9f00-112233445566")
+			if err == nil || errors.Is(err, coreapi.ErrVaultedRecordTooYoung) != tc.young {
+				t.Fatalf("%v: too young %v, want %v", err, errors.Is(err, coreapi.ErrVaultedRecordTooYoung), tc.young)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -126,18 +127,10 @@ func (c *Client) Detokenize(ctx context.Context, merchant, actor string, r zone.
 	return &out, nil
 }
 
-// RecordsQuery selects a page of VaultedRecords.
-type RecordsQuery struct {
-	CreatedBefore     time.Time
-	MerchantAccountID string // "": every account's
-	After             string // "": the first page
-	Limit             int    // 0: vault-proxy's default
-}
-
 // VaultedRecords lists one page of the records vault-proxy holds per
 // token, vaulted before q.CreatedBefore and at least its own minimum age
 // ago, in token order (for the vault reconciliation).
-func (c *Client) VaultedRecords(ctx context.Context, q RecordsQuery) (*zone.VaultedRecordPage, error) {
+func (c *Client) VaultedRecords(ctx context.Context, q coreapi.VaultedRecordsQuery) (*zone.VaultedRecordPage, error) {
 	v := url.Values{zone.CreatedBeforeParam: {q.CreatedBefore.UTC().Format(time.RFC3339Nano)}}
 	if q.MerchantAccountID != "" {
 		v.Set(zone.MerchantAccountParam, q.MerchantAccountID)
@@ -159,7 +152,11 @@ func (c *Client) VaultedRecords(ctx context.Context, q RecordsQuery) (*zone.Vaul
 // method holds: ErrNotFound when it is gone already, an *apierror.Error
 // 422 while it is younger than vault-proxy's minimum age.
 func (c *Client) ShredUnclaimed(ctx context.Context, merchant, actor, token string) error {
-	return c.do(ctx, http.MethodDelete, zone.ReconcileRecordPathPrefix+strings.TrimSpace(token), merchant, actor, nil, nil)
+	err := c.do(ctx, http.MethodDelete, zone.ReconcileRecordPathPrefix+strings.TrimSpace(token), merchant, actor, nil, nil)
+	if e := (*apierror.Error)(nil); errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity {
+		return fmt.Errorf("%w: %w", coreapi.ErrVaultedRecordTooYoung, err)
+	}
+	return err
 }
 
 func merchantAccountPath(merchant, action string) string {
