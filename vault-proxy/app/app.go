@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -249,6 +251,7 @@ func (m *Main) serve(ln net.Listener, addr string, tlsCfg *tls.Config, rt *httpa
 		MaxRequestBodySize:            4 << 20,
 		DisableHeaderNamesNormalizing: false,
 		NoDefaultServerHeader:         true,
+		SecureErrorLogMessage:         true,
 		NoDefaultDate:                 false,
 		ReduceMemoryUsage:             false,
 		Logger:                        fasthttpLogger{m.Log},
@@ -348,9 +351,47 @@ func (m *Main) drain(ls []listener) []error {
 	return errs
 }
 
-// fasthttpLogger routes fasthttp's own messages through the redacting logger.
+// fasthttpLogger routes fasthttp's own messages through the redacting
+// logger, without the request bytes they may quote. SecureErrorLogMessage
+// keeps most of them out of fasthttp's errors, but not all (a request line
+// without an HTTP version, a malformed header line are still quoted), and
+// the redactor cannot be relied on for them: %q writes a byte such as 0xa1
+// as `\xa1`, whose last hex digit then joins the digits of a card number
+// after it into a run that fails the Luhn check. A header could also hold
+// a credential. So every quoted string in an error's text is dropped; the
+// connection's addresses (fasthttp passes them as net.Addr) are kept.
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = elideQuoted(err.Error())
+		}
+	}
 	l.log.Warn("fasthttp", "detail", fmt.Sprintf(format, args...))
+}
+
+// elidedQuote replaces each quoted string in a fasthttp error.
+const elidedQuote = `"[request bytes not logged]"`
+
+// elideQuoted replaces every Go-quoted string in s (what %q writes) with
+// elidedQuote; an unterminated one takes the rest of s with it.
+func elideQuoted(s string) string {
+	i := strings.IndexByte(s, '"')
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i >= 0 {
+		b.WriteString(s[:i])
+		b.WriteString(elidedQuote)
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			return b.String()
+		}
+		s = s[i+len(q):]
+		i = strings.IndexByte(s, '"')
+	}
+	b.WriteString(s)
+	return b.String()
 }
