@@ -557,25 +557,30 @@ func TestCloseRefusesLaterCalls(t *testing.T) {
 // TestCheckURLAllocations: CheckURL parses a view of the URL and checks a
 // view of fasthttp's host, so what is left is net/url's for the
 // cross-check. The verdicts are pinned by hostile_test.go and the rest.
+// An allocation added to this per-request check fails it, with and
+// without the race detector, under which it costs raceAllocs more (set by
+// the race build tag). The average is taken over 1000 calls: under the
+// race detector it varies with chance (race_test.go), and over 100 calls
+// it came out one allocation higher in some runs.
 func TestCheckURLAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates")
-	}
 	c := mustNew(t, Policy{RequireHTTPS: true})
 	opts := CallOptions{AllowedHosts: []string{"other.example", "api.processor.example"}}
 	for _, tt := range []struct {
-		raw  string
-		want float64
+		name, raw string
+		want      float64
 	}{
-		{"https://api.processor.example/v1/charges?x=1", 1},
-		{"https://API.Processor.Example./v1", 2}, // net/url keeps the case: its host is lower-cased for the comparison
+		{"plain", "https://api.processor.example/v1/charges?x=1", 1},
+		{"upper case", "https://API.Processor.Example./v1", 2}, // net/url keeps the case: its host is lower-cased for the comparison
 	} {
-		if err := c.CheckURL(tt.raw, opts); err != nil {
-			t.Fatalf("CheckURL(%q): %v", tt.raw, err)
-		}
-		if n := testing.AllocsPerRun(100, func() { _ = c.CheckURL(tt.raw, opts) }); n > tt.want {
-			t.Errorf("CheckURL(%q): %v allocations, want %v", tt.raw, n, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if err := c.CheckURL(tt.raw, opts); err != nil {
+				t.Fatalf("CheckURL(%q): %v", tt.raw, err)
+			}
+			want := tt.want + raceAllocs
+			if n := testing.AllocsPerRun(1000, func() { _ = c.CheckURL(tt.raw, opts) }); n > want {
+				t.Errorf("CheckURL(%q): %v allocations, want at most %v", tt.raw, n, want)
+			}
+		})
 	}
 }
 

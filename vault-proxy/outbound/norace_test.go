@@ -3,3 +3,6 @@
 package outbound
 
 const raceEnabled = false
+
+// raceAllocs: see race_test.go.
+const raceAllocs = 0
