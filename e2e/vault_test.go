@@ -70,7 +70,7 @@ func TestVaultingACardThroughVaultProxy(t *testing.T) {
 	}
 	id, _ := pm["id"].(string)
 	var meta zone.CardMetadata
-	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil)
+	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, "default")
 	if code != 200 || json.Unmarshal(raw, &meta) != nil || meta.Label != "1111" || meta.BIN != "41111111" || meta.Fingerprint == "" {
 		t.Fatalf("vault metadata: %d %s", code, raw)
 	}
@@ -356,7 +356,7 @@ func TestCardNumbersStayInTheVault(t *testing.T) {
 	for _, id := range ids {
 		_, raw := s.Do(t, http.DefaultClient, http.MethodGet, s.CoreURL+"/payment-methods/"+id, tok, nil)
 		responses = append(responses, string(raw))
-		_, raw = s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil)
+		_, raw = s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, "default")
 		responses = append(responses, string(raw))
 	}
 	code, raw := detokenize(t, s, "default", zone.DetokenizeRequest{Destination: "mock-processor", Method: "POST", Path: "/pay",

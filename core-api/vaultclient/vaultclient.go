@@ -32,7 +32,15 @@ type Client struct {
 // vault-proxy does not have): the domain's coreapi.ErrVaultProxyNotFound.
 var ErrNotFound = coreapi.ErrVaultProxyNotFound
 
+// ErrNoMerchantAccount is a call that names no merchant account. It is
+// refused before it is sent: vault-proxy's internal listener has no
+// default account.
+var ErrNoMerchantAccount = errors.New("vaultclient: no merchant account named")
+
 func (c *Client) do(ctx context.Context, method, path, merchant, actor string, in, out any) error {
+	if merchant == "" {
+		return fmt.Errorf("%w: %s %s", ErrNoMerchantAccount, method, path)
+	}
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

@@ -331,6 +331,14 @@ var errTooRecent = apierror.Unprocessable("the vaulted record is younger than th
 // --- internal listener (mTLS, core-api only) ---
 
 func internalCaller(ctx *fasthttp.RequestCtx) (vaulting.Caller, error) {
+	// core-api names the account on every call (vaultclient). The public
+	// routes' default ("default") is not taken here: a call that lost the
+	// header would act in an account its caller did not name.
+	if len(ctx.Request.Header.Peek(MerchantHeader)) == 0 {
+		return vaulting.Caller{}, apierror.BadRequest("the merchant account header is required on the internal listener", apierror.Detail{
+			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: MerchantHeader + " is required", Type: "value_error.missing",
+		})
+	}
 	m, err := MerchantAccount(ctx)
 	if err != nil {
 		return vaulting.Caller{}, err

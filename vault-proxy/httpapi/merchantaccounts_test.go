@@ -120,8 +120,8 @@ func TestMerchantAccountClosureRoutesRefuseBadBodies(t *testing.T) {
 }
 
 // serveInternal runs one request through rt, as the internal listener
-// would, with header (name, value, ...), and returns the answer's status
-// and body.
+// would, with header's name and value pairs, and returns the answer's
+// status and body.
 func serveInternal(rt *httpapi.Router, method, path, body string, header ...string) (int, []byte) {
 	var req fasthttp.Request
 	req.Header.SetMethod(method)

@@ -1,0 +1,62 @@
+package httpapi_test
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
+	"github.com/payorch/vault-proxy/httpapi"
+	"github.com/valyala/fasthttp"
+)
+
+// TestInternalRoutesNeedTheMerchantHeader: core-api names the merchant
+// account on every call to the internal listener. A call without it is
+// refused before anything is read for it, rather than served in the
+// account "default": a caller that lost the header must not act in
+// another merchant's account.
+func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
+	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
+	cards := &httpapi.Cards{} // the header is checked before the vault is reached
+	rt.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
+	rt.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
+	rt.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
+	rt.Handle(fasthttp.MethodPost, zone.DetokenizePath, (&httpapi.Detokenize{}).Handle)
+
+	// A token that is not a UUID is 404 and an empty detokenize body 400
+	// on the body, both after the header was accepted.
+	routes := []struct {
+		method, path string
+		accepted     int
+	}{
+		{fasthttp.MethodGet, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
+		{fasthttp.MethodPut, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
+		{fasthttp.MethodDelete, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
+		{fasthttp.MethodPost, zone.DetokenizePath, fasthttp.StatusBadRequest},
+	}
+	for _, r := range routes {
+		for _, tc := range []struct {
+			name   string
+			header []string
+		}{
+			{"no header", nil},
+			{"empty header", []string{zone.MerchantHeader, ""}},
+		} {
+			t.Run(r.method+" "+r.path+" "+tc.name, func(t *testing.T) {
+				status, body := serveInternal(rt, r.method, r.path, "", tc.header...)
+				e, err := apierror.Parse(body)
+				if status != fasthttp.StatusBadRequest || err != nil || e.Code != apierror.CodeBadRequest || len(e.Details) != 1 ||
+					e.Details[0] != (apierror.Detail{Location: apierror.LocationHeader, Pointer: zone.MerchantHeader,
+						Message: e.Details[0].Message, Type: "value_error.missing"}) {
+					t.Fatalf("= %d %s (%v), want 400 with a value_error.missing detail on the header", status, body, err)
+				}
+			})
+		}
+		t.Run(r.method+" "+r.path+" with the header", func(t *testing.T) {
+			status, body := serveInternal(rt, r.method, r.path, "", zone.MerchantHeader, "acme")
+			if e, _ := apierror.Parse(body); status != r.accepted || (e != nil && len(e.Details) > 0 && e.Details[0].Pointer == zone.MerchantHeader) {
+				t.Fatalf("= %d %s, want %d past the header", status, body, r.accepted)
+			}
+		})
+	}
+}
