@@ -128,9 +128,10 @@ func (h merchantHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A restricted token lists only its accounts, and its cursors are bound
 	// to that restriction.
-	only := p.MerchantAccountIDs
+	var only []string // nil: every account
 	bind := "*"
-	if only != nil {
+	if !p.AllMerchantAccounts {
+		only = p.MerchantAccountIDs
 		bind = "only:" + strings.Join(only, ",")
 	}
 	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), "merchant-accounts", pagination.Binding(bind))

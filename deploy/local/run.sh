@@ -56,7 +56,9 @@ export ENVIRONMENT=${ENVIRONMENT:-sandbox}
 
 # 4. An instance API key pair (public keys only are loaded by the services)
 #    and a token for the developer.
-token=$("$bin/core-api" token -key-dir "$data/auth" -scopes '*.read,*.write' -lifetime 24h)
+#    The developer's token may act in every merchant account, so that
+#    accounts created while trying the API can be used with it.
+token=$("$bin/core-api" token -key-dir "$data/auth" -scopes '*.read,*.write' -all-merchant-accounts -lifetime 24h)
 export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
 # List cursors are signed; a key kept in .data lets them survive restarts.
 [ -s "$data/cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/cursor.key")
@@ -92,7 +94,8 @@ payorch is running ($ENVIRONMENT)
   health               curl -s http://127.0.0.1:8080/readyz
 MSG
 cat <<MSG
-  token (24h, all scopes; mint others with: $bin/core-api token -key-dir $data/auth -scopes buyers.write)
+  token (24h, all scopes, every merchant account; mint others with:
+    $bin/core-api token -key-dir $data/auth -scopes buyers.write -merchant-account default)
     export TOKEN=$token
   try it
     curl -s --cacert $c/ca.pem https://127.0.0.1:8443/payment-methods -H "Authorization: Bearer \$TOKEN" \\

@@ -52,10 +52,12 @@ type Stack struct {
 	authDir string
 }
 
-// Token mints a bearer token with scopes from the stack's API key.
+// Token mints a bearer token with scopes from the stack's API key, for
+// every merchant account (merchant_account_ids ["*"]): tests move between
+// accounts with the header. TokenFor mints narrower ones.
 func (s *Stack) Token(t testing.TB, scopes ...string) string {
 	t.Helper()
-	tok, err := auth.IssueDevToken(s.authDir, Issuer, scopes, time.Hour, time.Now())
+	tok, err := auth.IssueDevToken(s.authDir, Issuer, scopes, time.Hour, time.Now(), []string{auth.AllMerchantAccounts})
 	if err != nil {
 		t.Fatalf("stack: token: %v", err)
 	}
@@ -95,7 +97,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 	}
 	s.PKI = certs.DevPKIFiles(dir)
 	s.authDir = filepath.Join(dir, "auth")
-	if _, err := auth.IssueDevToken(s.authDir, Issuer, []string{"*.read"}, time.Minute, time.Now()); err != nil {
+	if _, err := auth.IssueDevToken(s.authDir, Issuer, []string{"*.read"}, time.Minute, time.Now(), nil); err != nil {
 		t.Fatalf("stack: auth keys: %v", err)
 	}
 	keysFile := filepath.Join(s.authDir, auth.PublicKeysFile)
@@ -277,6 +279,8 @@ func (s *Stack) FlushAudit(t testing.TB) {
 
 // TokenFor mints a bearer token restricted to the given merchant accounts
 // (its merchant_account_ids claim), with scopes, from the stack's API key.
+// Without accounts the token has no claim, and acts in the default account
+// only.
 func (s *Stack) TokenFor(t testing.TB, merchants []string, scopes ...string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(s.authDir, auth.SigningKeyFile))

@@ -104,26 +104,36 @@ func TestCache(t *testing.T) {
 			t.Errorf("cache holds %d", n)
 		}
 	})
-	t.Run("copies of any size, unrestricted stays unrestricted", func(t *testing.T) {
+	t.Run("copies of any size, all accounts stay all", func(t *testing.T) {
 		v := newVerifier(t, auth.Config{})
 		scopes := []string{"a.read", "b.read", "c.read", "d.read", "e.read"}
-		for _, accounts := range [][]string{nil, {"acc-1"}, {"acc-1", "acc-2", "acc-3"}} {
-			restricted := mustMint(t, scopes, time.Hour, accounts)
+		for _, tc := range []struct {
+			minted, accounts []string
+			all              bool
+		}{
+			{nil, []string{auth.DefaultMerchantAccount}, false},
+			{[]string{auth.AllMerchantAccounts}, nil, true},
+			{[]string{"acc-1"}, []string{"acc-1"}, false},
+			{[]string{"acc-1", "acc-2", "acc-3"}, []string{"acc-1", "acc-2", "acc-3"}, false},
+		} {
+			tok := mustMint(t, scopes, time.Hour, tc.minted)
 			for range 2 { // a miss, then a hit
-				p, err := verify(v, restricted, t0)
+				p, err := verify(v, tok, t0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !slices.Equal(p.Scopes, scopes) || !slices.Equal(p.MerchantAccountIDs, accounts) || (accounts == nil) != (p.MerchantAccountIDs == nil) {
-					t.Fatalf("principal %+v, want scopes %v and accounts %#v", p, scopes, accounts)
+				if !slices.Equal(p.Scopes, scopes) || !slices.Equal(p.MerchantAccountIDs, tc.accounts) ||
+					(tc.accounts == nil) != (p.MerchantAccountIDs == nil) || p.AllMerchantAccounts != tc.all {
+					t.Fatalf("principal %+v, want scopes %v, accounts %#v and all %v", p, scopes, tc.accounts, tc.all)
 				}
-				if accounts != nil && cap(p.Scopes) != len(p.Scopes) {
+				if tc.accounts != nil && cap(p.Scopes) != len(p.Scopes) {
 					t.Fatalf("an append to Scopes (cap %d) would overwrite the accounts", cap(p.Scopes))
 				}
 				p.Scopes[len(p.Scopes)-1] = "*.write"
-				if accounts != nil {
+				if tc.accounts != nil {
 					p.MerchantAccountIDs[0] = "acc-9"
 				}
+				p.AllMerchantAccounts = !tc.all
 			}
 		}
 	})

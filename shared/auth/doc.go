@@ -31,8 +31,11 @@
 //	jti                  non-empty; copied to Principal.TokenID for audit logs
 //	scopes               array of strings (may be empty: the token then may do nothing)
 //	merchant_account_ids optional array of merchant account ids the token may
-//	                     act on; absent (or null) means every merchant account
-//	                     of the instance; present it must be non-empty
+//	                     act in; ["*"] (AllMerchantAccounts) means every
+//	                     merchant account of the instance, and "*" is refused
+//	                     beside other ids; absent (or null) means the default
+//	                     account only ("default", where a request that names
+//	                     no account acts); present it must be non-empty
 //
 // Other claims (sub, aud, ...) are ignored.
 //

@@ -19,8 +19,10 @@ import (
 // public key, iss = issuer, iat = nbf = now (whole seconds; the zero time
 // means time.Now), exp = now + lifetime, a random UUID v4 jti, the given
 // scopes (each ValidScope, at least one) and, when merchantAccountIDs is
-// non-empty, a merchant_account_ids claim restricting the token to those
-// accounts; empty or nil means every account of the instance.
+// non-empty, a merchant_account_ids claim naming the accounts the token
+// may act in: []string{AllMerchantAccounts} for every account, which is
+// never implied. Without accounts the token has no claim and acts in
+// DefaultMerchantAccount only.
 //
 // Mint does not know the verifier's MaxLifetime: a lifetime beyond it gives
 // a token every Verifier rejects.
@@ -48,6 +50,9 @@ func Mint(priv *ecdsa.PrivateKey, issuer string, scopes []string, lifetime time.
 	}
 	if slices.Contains(merchantAccountIDs, "") {
 		return "", errors.New("auth: empty merchant account id")
+	}
+	if len(merchantAccountIDs) > 1 && slices.Contains(merchantAccountIDs, AllMerchantAccounts) {
+		return "", errors.New(`auth: "*" (every merchant account) cannot be listed with other ids`)
 	}
 	if now.IsZero() {
 		now = time.Now()
@@ -89,8 +94,9 @@ const (
 // PublicKeysFile if that does not hold it yet. A signing key readable by
 // group or others is refused, as ssh does. The instance then verifies with
 // LoadKeySetFile(filepath.Join(keyDir, PublicKeysFile), issuer). This is
-// what `core-api token` wraps; see Mint for the token.
-func IssueDevToken(keyDir, issuer string, scopes []string, lifetime time.Duration, now time.Time) (string, error) {
+// what `core-api token` wraps; see Mint for the token and its merchant
+// accounts.
+func IssueDevToken(keyDir, issuer string, scopes []string, lifetime time.Duration, now time.Time, merchantAccountIDs []string) (string, error) {
 	if keyDir == "" {
 		return "", errors.New("auth: empty key directory")
 	}
@@ -104,7 +110,7 @@ func IssueDevToken(keyDir, issuer string, scopes []string, lifetime time.Duratio
 	if err := ensurePublicKey(filepath.Join(keyDir, PublicKeysFile), &priv.PublicKey); err != nil {
 		return "", err
 	}
-	return Mint(priv, issuer, scopes, lifetime, now, nil)
+	return Mint(priv, issuer, scopes, lifetime, now, merchantAccountIDs)
 }
 
 // loadOrCreateSigningKey reads the key at path, or generates one and

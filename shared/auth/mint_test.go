@@ -54,7 +54,7 @@ func TestMintShape(t *testing.T) {
 	tok2, _ := auth.Mint(keyA, testIssuer, []string{"buyers.write"}, time.Hour, now, nil)
 	c2 := decodeSegment(t, tok2, 1)
 	if _, ok := c2["merchant_account_ids"]; ok {
-		t.Error("merchant_account_ids present without a restriction")
+		t.Error("merchant_account_ids present for a token minted without accounts")
 	}
 	if c2["jti"] == c["jti"] {
 		t.Error("jti repeated")
@@ -79,6 +79,7 @@ func TestMintRejects(t *testing.T) {
 		{"zero lifetime", keyA, testIssuer, []string{"buyers.read"}, 0, nil},
 		{"negative lifetime", keyA, testIssuer, []string{"buyers.read"}, -time.Hour, nil},
 		{"empty merchant account id", keyA, testIssuer, []string{"buyers.read"}, time.Hour, []string{""}},
+		{"all merchant accounts and one", keyA, testIssuer, []string{"buyers.read"}, time.Hour, []string{auth.AllMerchantAccounts, "acc-1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestMintRejects(t *testing.T) {
 
 func TestIssueDevToken(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "keys")
-	tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.write"}, time.Hour, t0)
+	tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.write"}, time.Hour, t0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestIssueDevToken(t *testing.T) {
 	}
 
 	t.Run("second run reuses the key", func(t *testing.T) {
-		tok2, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0)
+		tok2, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,7 +144,7 @@ func TestIssueDevToken(t *testing.T) {
 		pubB, _ := auth.EncodePublicKeyPEM(&keyB.PublicKey)
 		// No trailing newline: the appended block must still parse.
 		os.WriteFile(filepath.Join(dir, auth.PublicKeysFile), []byte(strings.TrimSuffix(string(pubB), "\n")), 0o644)
-		if _, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0); err != nil {
+		if _, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0, nil); err != nil {
 			t.Fatal(err)
 		}
 		if keys := readKeys(t, filepath.Join(dir, auth.PublicKeysFile)); len(keys) != 2 {
@@ -154,7 +155,7 @@ func TestIssueDevToken(t *testing.T) {
 		dir := t.TempDir()
 		privPEM, _ := auth.EncodePrivateKeyPEM(keyB)
 		os.WriteFile(filepath.Join(dir, auth.SigningKeyFile), privPEM, 0o600)
-		tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0)
+		tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,12 +169,12 @@ func TestIssueDevToken(t *testing.T) {
 		path := filepath.Join(dir, auth.SigningKeyFile)
 		os.WriteFile(path, privPEM, 0o600)
 		os.Chmod(path, 0o640)
-		if _, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		if _, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0, nil); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 			t.Errorf("err %v", err)
 		}
 	})
 	t.Run("invalid scope", func(t *testing.T) {
-		if _, err := auth.IssueDevToken(t.TempDir(), "dev", []string{"root"}, time.Hour, t0); err == nil {
+		if _, err := auth.IssueDevToken(t.TempDir(), "dev", []string{"root"}, time.Hour, t0, nil); err == nil {
 			t.Error("no error")
 		}
 	})
@@ -183,7 +184,7 @@ func TestIssueDevToken(t *testing.T) {
 		kids := make([]string, 8)
 		for i := range kids {
 			wg.Go(func() {
-				tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0)
+				tok, err := auth.IssueDevToken(dir, "dev", []string{"buyers.read"}, time.Hour, t0, nil)
 				if err != nil {
 					t.Error(err)
 					return

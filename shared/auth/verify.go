@@ -273,12 +273,20 @@ func (v *Verifier) verify(token string, keys *KeySet) (*Principal, error) {
 		NotBefore: nbf,
 		ExpiresAt: exp,
 	}
-	if c.MerchantAccountIDs != nil {
-		ids := *c.MerchantAccountIDs
-		if len(ids) == 0 || slices.Contains(ids, "") {
-			return nil, v.reject(errInvalid, "merchant_account_ids empty or holding an empty id", "kid", key.ID, "jti", c.ID)
-		}
-		p.MerchantAccountIDs = ids
+	switch {
+	case c.MerchantAccountIDs == nil:
+		// DESIGN.md section 3's token names no account, and its requests
+		// act in "default" unless their header says otherwise: without the
+		// claim that header cannot take it anywhere else.
+		p.MerchantAccountIDs = []string{DefaultMerchantAccount}
+	case len(*c.MerchantAccountIDs) == 0 || slices.Contains(*c.MerchantAccountIDs, ""):
+		return nil, v.reject(errInvalid, "merchant_account_ids empty or holding an empty id", "kid", key.ID, "jti", c.ID)
+	case slices.Equal(*c.MerchantAccountIDs, []string{AllMerchantAccounts}):
+		p.AllMerchantAccounts = true
+	case slices.Contains(*c.MerchantAccountIDs, AllMerchantAccounts):
+		return nil, v.reject(errInvalid, `merchant_account_ids holds "*" with other ids`, "kid", key.ID, "jti", c.ID)
+	default:
+		p.MerchantAccountIDs = *c.MerchantAccountIDs
 	}
 	return p, nil
 }
@@ -313,11 +321,26 @@ type Principal struct {
 	NotBefore time.Time
 	ExpiresAt time.Time
 
-	// MerchantAccountIDs restricts the merchant accounts the token may act
-	// on. Nil means all accounts of the instance; a non-nil empty slice
+	// MerchantAccountIDs are the merchant accounts the token may act in,
+	// unless AllMerchantAccounts is set: its merchant_account_ids claim, or
+	// DefaultMerchantAccount alone for a token without the claim. Empty
 	// means none.
 	MerchantAccountIDs []string
+	// AllMerchantAccounts is set by the claim ["*"] (AllMerchantAccounts):
+	// the token may act in every merchant account of the instance.
+	AllMerchantAccounts bool
 }
+
+// AllMerchantAccounts, as the whole of a token's merchant_account_ids
+// claim, lets it act in every merchant account: a grant made explicitly
+// when the token is minted. It cannot be an account's id (those match
+// [a-z0-9][a-z0-9_-]*).
+const AllMerchantAccounts = "*"
+
+// DefaultMerchantAccount is the one merchant account a token without a
+// merchant_account_ids claim may act in: the account a request that names
+// none acts in (DESIGN.md section 3).
+const DefaultMerchantAccount = "default"
 
 // principalCopy is a Principal with room for its slices, so that the copy
 // every Verify returns is a single allocation for the usual token, which
@@ -342,8 +365,7 @@ func (p *Principal) clone() *Principal {
 
 // carve appends s to buf and returns the copy, its capacity capped so that
 // an append to it reallocates instead of overwriting what follows, and buf
-// grown by it. A nil s stays nil (nil MerchantAccountIDs means every
-// account).
+// grown by it. A nil s stays nil.
 func carve(buf, s []string) (copied, grown []string) {
 	if s == nil {
 		return nil, buf
@@ -371,15 +393,13 @@ func (p *Principal) Require(needed string) error {
 }
 
 // CanAccessMerchant reports whether the token may act on merchant account
-// id. Tokens without a merchant_account_ids claim may act on every account.
+// id: one its claim lists, any with AllMerchantAccounts, and only
+// DefaultMerchantAccount for a token without the claim.
 func (p *Principal) CanAccessMerchant(id string) bool {
 	if p == nil || id == "" {
 		return false
 	}
-	if p.MerchantAccountIDs == nil {
-		return true
-	}
-	return slices.Contains(p.MerchantAccountIDs, id)
+	return p.AllMerchantAccounts || slices.Contains(p.MerchantAccountIDs, id)
 }
 
 // printableID reports whether s is valid UTF-8 without control characters.

@@ -40,8 +40,8 @@ func TestVerifyMinted(t *testing.T) {
 	if !p.IssuedAt.Equal(t0) || !p.NotBefore.Equal(t0) || !p.ExpiresAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("times %v %v %v", p.IssuedAt, p.NotBefore, p.ExpiresAt)
 	}
-	if p.MerchantAccountIDs != nil || !p.CanAccessMerchant("default") {
-		t.Errorf("token without merchant_account_ids must reach every account: %v", p.MerchantAccountIDs)
+	if !slices.Equal(p.MerchantAccountIDs, []string{"default"}) || !p.CanAccessMerchant("default") || p.CanAccessMerchant("acc-2") {
+		t.Errorf("a token without merchant_account_ids must act in the default account only: %v", p.MerchantAccountIDs)
 	}
 }
 
@@ -149,6 +149,7 @@ func TestVerify(t *testing.T) {
 		{"lifetime too long from nbf", build(t, h, with(c, "nbf", iat.Add(-24*time.Hour).Unix(), "exp", iat.Add(30*24*time.Hour).Unix()), es512(t, keyA)), t0, "invalid token", "lifetime exceeds"},
 		{"merchant_account_ids empty", build(t, h, with(c, "merchant_account_ids", []string{}), es512(t, keyA)), t0, "invalid token", "merchant_account_ids empty"},
 		{"merchant_account_ids with empty id", build(t, h, with(c, "merchant_account_ids", []string{"acc-1", ""}), es512(t, keyA)), t0, "invalid token", "merchant_account_ids empty"},
+		{"merchant_account_ids all and one", build(t, h, with(c, "merchant_account_ids", []string{auth.AllMerchantAccounts, "acc-1"}), es512(t, keyA)), t0, "invalid token", "with other ids"},
 		{"merchant_account_ids not a list", build(t, h, with(c, "merchant_account_ids", "acc-1"), es512(t, keyA)), t0, "invalid token", "could not JSON decode claim"},
 	}
 	for _, tt := range tests {
@@ -176,19 +177,27 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyMerchantAccounts: a token acts in the merchant accounts its
+// merchant_account_ids claim lists, in every one only when the claim is
+// ["*"], and in the default account only when it has no claim (DESIGN.md
+// section 3's token, whose account header defaults to "default"): a token
+// minted without naming accounts never reaches another merchant's.
 func TestVerifyMerchantAccounts(t *testing.T) {
 	v := newVerifier(t, auth.Config{})
 	tests := []struct {
 		name     string
 		claims   map[string]any
 		accounts []string
+		all      bool
 		can      map[string]bool
 	}{
-		{"absent: every account", with(baseClaims(), "merchant_account_ids", nil), nil,
-			map[string]bool{"default": true, "acc-2": true, "": false}},
-		{"null: every account", with(baseClaims(), "merchant_account_ids", []string(nil)), nil,
-			map[string]bool{"default": true}},
-		{"restricted", with(baseClaims(), "merchant_account_ids", []string{"acc-1", "acc-3"}), []string{"acc-1", "acc-3"},
+		{"absent: the default account", with(baseClaims(), "merchant_account_ids", nil), []string{"default"}, false,
+			map[string]bool{"default": true, "acc-2": false, "": false}},
+		{"null: the default account", with(baseClaims(), "merchant_account_ids", []string(nil)), []string{"default"}, false,
+			map[string]bool{"default": true, "acc-2": false}},
+		{"all", with(baseClaims(), "merchant_account_ids", []string{auth.AllMerchantAccounts}), nil, true,
+			map[string]bool{"default": true, "acc-2": true, "*": true, "": false}},
+		{"restricted", with(baseClaims(), "merchant_account_ids", []string{"acc-1", "acc-3"}), []string{"acc-1", "acc-3"}, false,
 			map[string]bool{"acc-1": true, "acc-3": true, "default": false, "acc-2": false, "": false}},
 	}
 	for _, tt := range tests {
@@ -197,8 +206,8 @@ func TestVerifyMerchantAccounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(p.MerchantAccountIDs, tt.accounts) || (tt.accounts == nil) != (p.MerchantAccountIDs == nil) {
-				t.Errorf("MerchantAccountIDs %#v, want %#v", p.MerchantAccountIDs, tt.accounts)
+			if !slices.Equal(p.MerchantAccountIDs, tt.accounts) || (tt.accounts == nil) != (p.MerchantAccountIDs == nil) || p.AllMerchantAccounts != tt.all {
+				t.Errorf("MerchantAccountIDs %#v, all %v; want %#v, %v", p.MerchantAccountIDs, p.AllMerchantAccounts, tt.accounts, tt.all)
 			}
 			for id, want := range tt.can {
 				if got := p.CanAccessMerchant(id); got != want {
@@ -207,15 +216,27 @@ func TestVerifyMerchantAccounts(t *testing.T) {
 			}
 		})
 	}
-	t.Run("minted restriction", func(t *testing.T) {
-		p, err := verify(v, mustMint(t, []string{"buyers.read"}, time.Hour, []string{"acc-9"}), t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !p.CanAccessMerchant("acc-9") || p.CanAccessMerchant("default") {
-			t.Errorf("MerchantAccountIDs %v", p.MerchantAccountIDs)
-		}
-	})
+	for _, tc := range []struct {
+		name     string
+		accounts []string
+		can      map[string]bool
+	}{
+		{"minted without accounts", nil, map[string]bool{"default": true, "acc-9": false}},
+		{"minted restriction", []string{"acc-9"}, map[string]bool{"acc-9": true, "default": false}},
+		{"minted for all", []string{auth.AllMerchantAccounts}, map[string]bool{"acc-9": true, "default": true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := verify(v, mustMint(t, []string{"buyers.read"}, time.Hour, tc.accounts), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id, want := range tc.can {
+				if got := p.CanAccessMerchant(id); got != want {
+					t.Errorf("CanAccessMerchant(%q) = %v (MerchantAccountIDs %v)", id, got, p.MerchantAccountIDs)
+				}
+			}
+		})
+	}
 	t.Run("empty non-nil list means none", func(t *testing.T) {
 		p := &auth.Principal{MerchantAccountIDs: []string{}}
 		if p.CanAccessMerchant("default") {

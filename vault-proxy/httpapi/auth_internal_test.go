@@ -90,7 +90,7 @@ func benchAuthenticator(tb testing.TB, now time.Time) (*Authenticator, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tok, err := auth.Mint(key, "merchant-acme", []string{ScopeForwardWrite}, time.Hour, now, nil)
+	tok, err := auth.Mint(key, "merchant-acme", []string{ScopeForwardWrite}, time.Hour, now, []string{auth.AllMerchantAccounts})
 	if err != nil {
 		tb.Fatal(err)
 	}

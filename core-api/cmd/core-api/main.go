@@ -4,8 +4,10 @@
 // core-api/app/config.go.
 //
 //	core-api [serve]     run the service
-//	core-api token -scopes buyers.write,payment-methods.write [-lifetime 24h] [-key-dir .data/auth]
+//	core-api token -scopes buyers.write,payment-methods.write [-merchant-account default | -all-merchant-accounts]
+//	               [-lifetime 24h] [-key-dir .data/auth]
 //	                     create an API key pair in key-dir if missing and print a bearer token
+//	                     for one merchant account (default "default"), or for every one
 //	core-api reconcile-vault [-dry-run] [-grace 24h] [-max-shreds N] [-merchant-account-id ID]
 //	                     run the vault reconciliation once now (docs/vault-reconciliation.md)
 //	core-api help
