@@ -116,9 +116,21 @@ type AuditLog interface {
 	// implementation that keeps events (a test's) must copy or encode
 	// them before it returns.
 	Record(ctx context.Context, e AuditEvent) error
-	// Writable is nil when Record can write now. Card data is revealed
-	// only then: an access that could not be recorded does not happen.
-	Writable() error
+	// Reserve holds room for the record of an access that is about to
+	// happen: e as known before it (no outcome, no detail yet). Card data
+	// is revealed only once the room is held, since the record is written
+	// after the card was used: an access that could not be recorded does
+	// not happen. An error means there is no room.
+	Reserve(e AuditEvent) (AuditReservation, error)
+}
+
+// AuditReservation is room held in the audit log for one record.
+type AuditReservation interface {
+	// Record writes e into the room, as AuditLog.Record would; the room
+	// is used up.
+	Record(ctx context.Context, e AuditEvent) error
+	// Release gives the room back unused; after Record it does nothing.
+	Release()
 }
 
 // ErrAuditUnavailable is returned instead of revealing card data while the

@@ -36,26 +36,36 @@ const zeroChunk = 64 << 10
 // (see standby.go): milliseconds, for the start, never for a record.
 // Called with mu held.
 func (s *Spool) mapSegment(seg *segment, fresh bool, capacity int64, prefill bool) error {
+	f, mem, err := s.reserveSegment(seg, fresh, capacity, prefill)
+	if err == nil {
+		s.file, s.mem = f, mem
+	}
+	return err
+}
+
+// reserveSegment is mapSegment without making the segment the active
+// one: a roll keeps the active segment, and the room reserved in it,
+// until the next one is ready.
+func (s *Spool) reserveSegment(seg *segment, fresh bool, capacity int64, prefill bool) (*os.File, []byte, error) {
 	flag := os.O_RDWR | os.O_CREATE
 	if fresh {
 		flag |= os.O_EXCL
 	}
 	f, err := os.OpenFile(seg.path, flag, 0o600)
 	if err != nil {
-		return fmt.Errorf("auditspool: segment: %w", err)
+		return nil, nil, fmt.Errorf("auditspool: segment: %w", err)
 	}
 	mem, err := reserve(f, seg.size, capacity, prefill)
 	if err == nil {
-		s.file, s.mem = f, mem
-		return nil
+		return f, mem, nil
 	}
 	err = fmt.Errorf("auditspool: reserve %d bytes for segment %s: %w", capacity, filepath.Base(seg.path), err)
 	if uerr := unreserve(f, seg, fresh); uerr != nil {
 		s.setBroken(fmt.Errorf("auditspool: segment %s could not be restored after a failed reservation (%v): %w", filepath.Base(seg.path), err, uerr))
 		s.opts.Log.Error("audit spool stopped taking records", "segment", filepath.Base(seg.path), "err", s.broken)
-		return s.broken
+		return nil, nil, s.broken
 	}
-	return err
+	return nil, nil, err
 }
 
 // reserve allocates f's blocks up to capacity and maps that much of it.

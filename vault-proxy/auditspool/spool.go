@@ -23,7 +23,9 @@
 // before it is mapped: written as zeros ahead of need by a preparer
 // goroutine (standby.go), or with fallocate at the roll when none is
 // ready. A full disk shows as a record refused at a segment boundary, and
-// the space the mapping writes to is already the file's. A sealed segment is cut back to its whole frames; the
+// the space the mapping writes to is already the file's. The record of a
+// card's use is written after the use, so its room is reserved before
+// (Reserve): a full disk then refuses the use, not its record. A sealed segment is cut back to its whole frames; the
 // newest may end in reserved zeros after a crash, which the next start
 // reads as the end of its data.
 package auditspool
@@ -178,6 +180,11 @@ type Spool struct {
 	toSeal   []sealJob  // retired segments the preparer has not sealed yet
 	segments []*segment // oldest first; the last one is being written
 	nextSeq  uint64
+	// reserved is the room in the active segment held for records not
+	// written yet (Reserve): other records leave it free, and a roll
+	// keeps the active segment until the next one is ready, so that the
+	// room held cannot be lost with it.
+	reserved int64
 	closed   bool
 	broken   error // a write that could not be undone; Record refuses from then on
 	// unwritable mirrors closed and broken for Writable, which every
@@ -230,16 +237,24 @@ func (s *Spool) ID() uuid.UUID { return s.id }
 // for what that guarantees). It never blocks on the database, and keeps
 // nothing of e once it returns.
 func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
+	return s.record(e, 0)
+}
+
+// record is Record for a record that held bytes were reserved for
+// (Reserve); they are given back whatever happens.
+func (s *Spool) record(e vaultproxy.AuditEvent, held int64) error {
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = s.opts.Now()
 	}
 	fr, err := encodeFrame(e)
 	if err != nil {
+		s.release(held)
 		return err
 	}
 	defer putFrame(fr)
 
 	s.mu.Lock()
+	s.reserved -= held
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
@@ -251,11 +266,8 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	}
 	seq := s.nextSeq
 	sealFrame(fr.b, seq)
-	seg := s.segments[len(s.segments)-1]
 	n := int64(len(fr.b))
-	if seg.size+n > int64(len(s.mem)) {
-		seg, err = s.roll(seq, n)
-	}
+	seg, err := s.room(seq, n)
 	if err != nil {
 		s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval), need: n})
 		s.mu.Unlock()
@@ -280,42 +292,143 @@ func (s *Spool) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	return nil
 }
 
-// roll retires the active segment (the preparer seals it) and makes one
-// whose first record is seq, with room for at least need bytes: the
-// standby segment when one is ready, else one reserved here. An empty
+// room returns the active segment once it has need bytes free besides
+// the room reserved in it, rolling to the next segment (seq its first
+// record) when it has not. Called with mu held.
+func (s *Spool) room(seq uint64, need int64) (*segment, error) {
+	seg := s.segments[len(s.segments)-1]
+	if seg.size+s.reserved+need <= int64(len(s.mem)) {
+		return seg, nil
+	}
+	return s.roll(seq, s.reserved+need)
+}
+
+// roll makes the next segment, whose first record is seq, with room for
+// at least need bytes (the standby segment when one is ready, else one
+// reserved here), and then retires the active one (the preparer seals
+// it). A failure leaves the active segment as it was, with the room
+// reserved in it, and the next record (or probe) tries again. An empty
 // tail (a new directory, a reservation that failed, a frame larger than
-// the space) is reserved again under its own name rather than followed by
-// a second segment starting at the same record. A failure leaves no segment mapped, and the next record (or
-// probe) tries again. Called with mu held.
+// the space) is reserved again under its own name rather than followed
+// by a second segment starting at the same record; that needs it
+// unmapped first, so it is refused while room in it is reserved. Called
+// with mu held.
 func (s *Spool) roll(seq uint64, need int64) (*segment, error) {
 	seg := s.segments[len(s.segments)-1]
-	fresh := seg.size > 0
-	if !fresh {
+	if seg.size == 0 {
+		if s.reserved > 0 {
+			return nil, errReservedTooLarge
+		}
 		// The empty tail is mapped again under its own name: seal it now,
 		// not later over the new mapping.
 		if err := s.seal(); err != nil {
 			s.opts.Log.Warn("audit spool: an empty segment could not be sealed", "err", err)
 		}
-	} else {
-		s.retire()
-		seg = &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
-		if s.takeStandby(seg, need) {
-			s.segments = append(s.segments, seg)
-			return seg, nil
+		if err := s.mapSegment(seg, false, max(s.opts.SegmentSize, need), false); err != nil {
+			return nil, err
+		}
+		return seg, nil
+	}
+	next := &segment{first: seq, path: filepath.Join(s.dir, segmentName(seq))}
+	f, mem, ok := s.takeStandby(next, need)
+	if !ok {
+		var err error
+		if f, mem, err = s.reserveSegment(next, true, max(s.opts.SegmentSize, need), false); err != nil {
+			return nil, err
 		}
 	}
-	if err := s.mapSegment(seg, fresh, max(s.opts.SegmentSize, need), false); err != nil {
-		return nil, err
-	}
-	if fresh {
-		s.segments = append(s.segments, seg)
-	}
-	return seg, nil
+	s.retire()
+	s.file, s.mem = f, mem
+	s.segments = append(s.segments, next)
+	return next, nil
 }
 
-// Writable reports whether Record can currently write: nil, or why not.
-// Callers that are about to reveal card data check it first, so a broken
-// audit trail stops detokenization instead of letting it go unrecorded.
+// errReservedTooLarge is a record that does not fit beside the room
+// reserved in an empty segment: more than a segment's worth is held.
+var errReservedTooLarge = errors.New("auditspool: the reserved records and this one do not fit in a segment")
+
+// DetailRoom is the room Reserve holds for what a record gets after the
+// access it records: its outcome and detail (a forward's placeholder
+// names, host, method, status, duration and authentication ids take a
+// few hundred bytes). A record that outgrows its room is still written
+// when the active segment has space, and otherwise needs the next one,
+// as a record without a reservation does.
+const DetailRoom = 4 << 10
+
+// recordOverhead bounds a record's member names, punctuation and time.
+const recordOverhead = 192
+
+// Reserve holds room in the active segment for the record of an access
+// that is about to happen: e as known before it, and DetailRoom for its
+// outcome and detail. When the active segment has no room for it the
+// next segment is reserved now, and a failure (a full disk) is returned
+// and makes Writable refuse, as a failed Record does: the access is
+// refused instead of happening unrecorded. Reservation.Record writes the
+// record into the room.
+func (s *Spool) Reserve(e vaultproxy.AuditEvent) (vaultproxy.AuditReservation, error) {
+	if err := s.Writable(); err != nil {
+		return nil, err
+	}
+	// JSON writes a byte of text as at most six ("\u00XX"); a token is
+	// 36 characters, its quotes and a comma.
+	text := len(e.Actor) + len(e.MerchantAccountID) + len(e.Action) + len(e.Purpose) + len(e.RequestID)
+	n := int64(frameHeader + recordOverhead + 6*text + 39*len(e.Tokens) + DetailRoom)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.broken != nil {
+		return nil, s.broken
+	}
+	if _, err := s.room(s.nextSeq, n); err != nil {
+		if s.broken == nil {
+			s.failing.Store(&failure{err: err, probe: s.opts.Now().Add(s.opts.ProbeInterval), need: n})
+		}
+		s.opts.Log.Error("audit spool: no room for the record of an access; card data is not revealed until there is",
+			"action", e.Action, "request_id", e.RequestID, "err", err)
+		return nil, err
+	}
+	s.reserved += n
+	return &Reservation{s: s, n: n}, nil
+}
+
+// Reservation is room held in the spool for one record (Reserve). It is
+// used by one goroutine, the request's.
+type Reservation struct {
+	s *Spool
+	n int64 // bytes held; 0 once used or released
+}
+
+// Record writes e into the room held for it, and returns as Spool.Record
+// does. A second call writes as Spool.Record does.
+func (r *Reservation) Record(_ context.Context, e vaultproxy.AuditEvent) error {
+	n := r.n
+	r.n = 0
+	return r.s.record(e, n)
+}
+
+// Release gives back the room when no record is written into it; after
+// Record it does nothing.
+func (r *Reservation) Release() {
+	n := r.n
+	r.n = 0
+	r.s.release(n)
+}
+
+func (s *Spool) release(n int64) {
+	if n == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.reserved -= n
+	s.mu.Unlock()
+}
+
+// Writable reports whether Record can currently write: nil, or why not
+// (the readiness check). Callers that are about to reveal card data
+// Reserve room for its record instead, which also finds a full active
+// segment that the disk has no room to follow.
 //
 // After a segment could not be reserved it refuses until a probe (at most
 // every ProbeInterval) reserves one.
@@ -356,15 +469,12 @@ func (s *Spool) Writable() error {
 	return nil
 }
 
-// probe tries what failed: reserving the segment for the next record, for
-// a frame of need bytes. One that succeeds is kept as the active segment;
+// probe tries what failed: making room for a frame of need bytes, in the
+// active segment or a new one. A new one is kept as the active segment;
 // it starts at the next sequence number, so none is skipped. Called with
 // mu held.
 func (s *Spool) probe(need int64) error {
-	if s.file != nil {
-		return nil
-	}
-	_, err := s.roll(s.nextSeq, need)
+	_, err := s.room(s.nextSeq, need)
 	return err
 }
 

@@ -695,32 +695,14 @@ func TestFullDiskRefusesUntilThereIsRoom(t *testing.T) {
 		fullDiskChild(dir)
 		return
 	}
-	db := openDB(t)
-	dir := t.TempDir()
-	out, err := childTest(t, "AUDITSPOOL_FULLDISK_DIR", dir).Output()
-	if err != nil || !strings.Contains(string(out), "DONE") || strings.Contains(string(out), "FAIL") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	var acked []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if rid, ok := strings.CutPrefix(line, "ACK "); ok {
-			acked = append(acked, rid)
-		}
-	}
-	s := open(t, dir, db, auditspool.Options{})
-	defer s.Close()
-	flush(t, s)
-	wantExactlyOnce(t, db, acked)
+	acked := shipChildsRecords(t, "AUDITSPOOL_FULLDISK_DIR")
 	if !slices.Contains(acked, "after-room") || !slices.Contains(acked, "after-restart") {
 		t.Fatalf("no record was taken after the disk had room again: %v", acked)
 	}
 }
 
 func fullDiskChild(dir string) {
-	fail := func(format string, args ...any) {
-		fmt.Printf("FAIL "+format+"\n", args...)
-		os.Exit(0)
-	}
+	fail := childFail
 	// Segments are reserved whole when they start, so the disk is full
 	// when the next one cannot be: small ones make that happen soon.
 	const segSize = 4 << 10
@@ -741,20 +723,13 @@ func fullDiskChild(dir string) {
 			fail("record with room: %v", err)
 		}
 	}
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-		fail("getrlimit: %v", err)
-	}
-	full := lim
 	// No room for another segment; the active one, already reserved, has
 	// room for a few more records.
-	full.Cur = segSize - 1
+	lim, full := fileSizeLimits(segSize)
 	if fileSize(dir) != segSize {
 		fail("the active segment is %d bytes, want %d reserved", fileSize(dir), segSize)
 	}
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &full); err != nil {
-		fail("setrlimit: %v", err)
-	}
+	setFileSizeLimit(full)
 	refused := false
 	for i := range 100 {
 		if err := record("filling-" + strconv.Itoa(i)); err != nil {
@@ -775,9 +750,7 @@ func fullDiskChild(dir string) {
 	// roomAgain lifts the limit and expects the next probe to let the
 	// spool take records again.
 	roomAgain := func(rid string) {
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
-			fail("setrlimit: %v", err)
-		}
+		setFileSizeLimit(lim)
 		time.Sleep(40 * time.Millisecond)
 		if err := s.Writable(); err != nil {
 			fail("not writable once there is room (%s): %v", rid, err)
@@ -792,9 +765,7 @@ func fullDiskChild(dir string) {
 	// A restart on a full disk: the newest segment cannot be reserved
 	// again. The spool opens (to ship its backlog) but takes nothing until
 	// there is room.
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &full); err != nil {
-		fail("setrlimit: %v", err)
-	}
+	setFileSizeLimit(full)
 	if s, err = auditspool.Open(dir, refusing{}, opts); err != nil {
 		fail("open on a full disk: %v", err)
 	}
@@ -805,6 +776,119 @@ func fullDiskChild(dir string) {
 		fail("a full disk took a record after the restart")
 	}
 	roomAgain("after-restart")
+	fmt.Println("DONE")
+	os.Exit(0)
+}
+
+// Room reserved for a record (Reserve) is there when the record comes,
+// however full the disk got meanwhile: records without a reservation do
+// not take it, and a next segment that cannot be reserved leaves the
+// active one, with the room in it, in place. Once the disk is full and
+// the active segment too, Reserve is refused, as the access it would
+// have recorded must be. A child process plays the full disk, as in
+// TestFullDiskRefusesUntilThereIsRoom.
+func TestReservedRoomOutlastsAFullDisk(t *testing.T) {
+	if dir := os.Getenv("AUDITSPOOL_RESERVED_DIR"); dir != "" {
+		reservedRoomChild(dir)
+		return
+	}
+	if acked := shipChildsRecords(t, "AUDITSPOOL_RESERVED_DIR"); !slices.Contains(acked, "reserved") {
+		t.Fatalf("the reserved record was not written: %v", acked)
+	}
+}
+
+// shipChildsRecords runs the calling test's child part (childTest) on a
+// spool directory of its own, which the child fills, printing "ACK <request
+// id>" for each record it acknowledged, "FAIL ..." for a failed check and
+// "DONE" at its end. It then ships the directory into a fresh database and
+// checks that exactly the acknowledged records are stored, once each, and
+// returns their request ids.
+func shipChildsRecords(t *testing.T, env string) []string {
+	t.Helper()
+	db := openDB(t)
+	dir := t.TempDir()
+	out, err := childTest(t, env, dir).Output()
+	if err != nil || !strings.Contains(string(out), "DONE") || strings.Contains(string(out), "FAIL") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var acked []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rid, ok := strings.CutPrefix(line, "ACK "); ok {
+			acked = append(acked, rid)
+		}
+	}
+	s := open(t, dir, db, auditspool.Options{})
+	defer s.Close()
+	flush(t, s)
+	wantExactlyOnce(t, db, acked)
+	return acked
+}
+
+// childFail ends a child part with a failed check, for its parent to
+// report.
+func childFail(format string, args ...any) {
+	fmt.Printf("FAIL "+format+"\n", args...)
+	os.Exit(0)
+}
+
+// fileSizeLimits returns the child's file size limit as it is (room) and
+// one below size bytes (full): no segment of size can be reserved under
+// it, as on a full disk.
+func fileSizeLimits(size uint64) (room, full syscall.Rlimit) {
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &room); err != nil {
+		childFail("getrlimit: %v", err)
+	}
+	full = room
+	full.Cur = size - 1
+	return room, full
+}
+
+// setFileSizeLimit sets the child's file size limit to l.
+func setFileSizeLimit(l syscall.Rlimit) {
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &l); err != nil {
+		childFail("setrlimit: %v", err)
+	}
+}
+
+func reservedRoomChild(dir string) {
+	fail := childFail
+	const segSize = 16 << 10
+	s, err := auditspool.Open(dir, refusing{}, auditspool.Options{SegmentSize: segSize, ProbeInterval: time.Hour, DrainTimeout: time.Millisecond})
+	if err != nil {
+		fail("open: %v", err)
+	}
+	reserved := event("reserved", 0)
+	room, err := s.Reserve(vaultproxy.AuditEvent{Actor: reserved.Actor, MerchantAccountID: reserved.MerchantAccountID,
+		Action: reserved.Action, Tokens: reserved.Tokens, Purpose: reserved.Purpose, RequestID: reserved.RequestID})
+	if err != nil {
+		fail("reserve with room: %v", err)
+	}
+	_, full := fileSizeLimits(segSize)
+	setFileSizeLimit(full)
+	// Records without a reservation fill what is left, the standby
+	// segment too if one was ready, until one is refused.
+	for i := 0; ; i++ {
+		rid := "filling-" + strconv.Itoa(i)
+		if err := s.Record(context.Background(), event(rid, i)); err != nil {
+			break
+		}
+		fmt.Println("ACK", rid)
+		if i == 1000 {
+			fail("a full disk took 1000 records")
+		}
+	}
+	if s.Writable() == nil {
+		fail("writable after a refused record")
+	}
+	if r, err := s.Reserve(event("another", 0)); err == nil {
+		r.Release()
+		fail("room reserved on a full disk in a full segment")
+	}
+	if err := room.Record(context.Background(), reserved); err != nil {
+		fail("the reserved record: %v", err)
+	}
+	fmt.Println("ACK reserved")
+	_ = s.Close()
 	fmt.Println("DONE")
 	os.Exit(0)
 }

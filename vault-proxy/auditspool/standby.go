@@ -75,12 +75,13 @@ func (sb *standby) discard(path string) {
 	_ = os.Remove(path)
 }
 
-// takeStandby makes the standby the active segment seg, renamed to seg's
-// name, when it is ready and large enough. Called with mu held, seg fresh.
-func (s *Spool) takeStandby(seg *segment, need int64) bool {
+// takeStandby renames the standby to seg's name and returns its file and
+// mapping, when it is ready and large enough. Called with mu held, seg
+// fresh.
+func (s *Spool) takeStandby(seg *segment, need int64) (*os.File, []byte, bool) {
 	sb := s.standby
 	if sb == nil || int64(len(sb.mem)) < need {
-		return false
+		return nil, nil, false
 	}
 	s.standby = nil
 	s.wakePreparer()
@@ -89,15 +90,14 @@ func (s *Spool) takeStandby(seg *segment, need int64) bool {
 	// segment is worth a stat.
 	if _, err := os.Lstat(seg.path); err == nil {
 		sb.discard(s.standbyPath())
-		return false
+		return nil, nil, false
 	}
 	if err := os.Rename(s.standbyPath(), seg.path); err != nil {
 		s.opts.Log.Warn("audit spool: the standby segment could not be put in place; starting one in line", "err", err)
 		sb.discard(s.standbyPath())
-		return false
+		return nil, nil, false
 	}
-	s.file, s.mem = sb.f, sb.mem
-	return true
+	return sb.f, sb.mem, true
 }
 
 // retire takes the active segment off the spool at a roll, for the

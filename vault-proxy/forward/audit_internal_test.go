@@ -45,7 +45,7 @@ func BenchmarkAuditOutcome(b *testing.B) {
 	names := []string{"CARD_NUMBER_1", "CARD_EXPIRATION_DATE_MM_1", "CARD_EXPIRATION_DATE_YY_1", "CARD_SECURITY_CODE_1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		e.auditOutcome(ctx, &r, "success", names, 3*time.Millisecond, 200, "")
+		e.auditOutcome(ctx, nil, &r, "success", names, 3*time.Millisecond, 200, "")
 	}
 }
 
@@ -59,7 +59,9 @@ func (d *details) Record(_ context.Context, e vaultproxy.AuditEvent) error {
 	return err
 }
 
-func (*details) Writable() error { return nil }
+func (*details) Reserve(vaultproxy.AuditEvent) (vaultproxy.AuditReservation, error) {
+	return nil, errors.New("details: these tests reveal no card")
+}
 
 // Detail maps are reused from one record to the next: nothing of one
 // record's detail shows in the next, and the engine's names still win over
@@ -70,9 +72,9 @@ func TestAuditDetailIsFreshEachTime(t *testing.T) {
 	u, _ := url.Parse("https://api.example:8443/pay")
 	r := &Request{Action: "forward", Method: "POST", URL: u,
 		Audit: map[string]any{"authentications": []string{"a1"}, "host": "caller's", "status": "caller's"}}
-	e.auditOutcome(context.Background(), r, "failure: host_not_allowed", []string{"CARD_NUMBER_1"}, 1500*time.Microsecond, 0, "address_private")
+	e.auditOutcome(context.Background(), nil, r, "failure: host_not_allowed", []string{"CARD_NUMBER_1"}, 1500*time.Microsecond, 0, "address_private")
 	r.Audit = nil
-	e.auditOutcome(context.Background(), r, "success", nil, 2*time.Millisecond, 201, "")
+	e.auditOutcome(context.Background(), nil, r, "success", nil, 2*time.Millisecond, 201, "")
 	want := details{
 		`{"authentications":["a1"],"duration_ms":1,"host":"api.example:8443","method":"POST","placeholders":["CARD_NUMBER_1"],"rule":"address_private","status":"caller's"}`,
 		`{"duration_ms":2,"host":"api.example:8443","method":"POST","placeholders":null,"status":201}`,

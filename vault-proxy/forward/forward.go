@@ -172,13 +172,16 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 		withCode = withCode || p.Field == substitute.SecurityCode
 	}
 	res := Result{Placeholders: names}
-	audit := func(outcome string, status int, rule string) {
-		e.auditOutcome(ctx, &r, outcome, names, time.Since(start), status, rule)
-	}
 
-	cards, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
+	// The reveal holds room for the record written after the send: a
+	// call that could not be recorded is not made.
+	cards, recorded, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
 	if err != nil {
 		return res, err
+	}
+	defer recorded.Release() // every path below records; this is for one that would not
+	audit := func(outcome string, status int, rule string) {
+		e.auditOutcome(ctx, recorded, &r, outcome, names, time.Since(start), status, rule)
 	}
 	defer func() {
 		for _, c := range cards {
@@ -247,9 +250,10 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 }
 
 // auditOutcome records the outcome of r's call with its detail: names,
-// never values. The engine's own names win over the caller's (r.Audit). A
-// status of 0 (nothing answered) and an empty refusal rule are left out.
-func (e *Engine) auditOutcome(ctx context.Context, r *Request, outcome string, names []string, elapsed time.Duration, status int, rule string) {
+// never values, in the room its reveal held (o; nil records without one).
+// The engine's own names win over the caller's (r.Audit). A status of 0
+// (nothing answered) and an empty refusal rule are left out.
+func (e *Engine) auditOutcome(ctx context.Context, o *vaulting.Outcome, r *Request, outcome string, names []string, elapsed time.Duration, status int, rule string) {
 	d := detailPool.Get().(map[string]any)
 	defer putDetail(d)
 	for k, v := range r.Audit {
@@ -261,6 +265,10 @@ func (e *Engine) auditOutcome(ctx context.Context, r *Request, outcome string, n
 	}
 	if rule != "" {
 		d["rule"] = rule
+	}
+	if o != nil {
+		o.Record(ctx, outcome, d)
+		return
 	}
 	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, d)
 }

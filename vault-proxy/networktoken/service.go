@@ -63,7 +63,7 @@ func (s *Service) now() time.Time {
 // and storing a token on first use (forward.NetworkTokens). The caller owns
 // the returned slice and should clear it after use.
 func (s *Service) Token(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) ([]byte, card.Expiry, uuid.UUID, error) {
-	t, value, _, err := s.ensure(ctx, c, r)
+	t, value, _, err := s.ensure(ctx, c, r, nil)
 	if err != nil {
 		return nil, card.Expiry{}, uuid.Nil, err
 	}
@@ -100,8 +100,9 @@ func (s *Service) Cryptogram(ctx context.Context, c vaulting.Caller, r *vaulting
 }
 
 // ensure returns the card's usable token and its value, provisioning one
-// when the card has none (or only an expired one).
-func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed) (*NetworkToken, []byte, bool, error) {
+// when the card has none (or only an expired one). o is the room r's
+// reveal held for a provisioning's record (Provision), or nil.
+func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, o *vaulting.Outcome) (*NetworkToken, []byte, bool, error) {
 	if r.Card.Kind != vaultproxy.KindCard {
 		return nil, nil, false, ErrNotCard
 	}
@@ -109,7 +110,7 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 	t, err := s.Store.CurrentNetworkToken(ctx, c.MerchantAccountID, r.Card.Token)
 	switch {
 	case errors.Is(err, vaultproxy.ErrNotFound):
-		return s.provision(ctx, c, r, since)
+		return s.provision(ctx, c, r, since, o)
 	case err != nil:
 		return nil, nil, false, err
 	case t.Status == StatusSuspended:
@@ -120,7 +121,7 @@ func (s *Service) ensure(ctx context.Context, c vaulting.Caller, r *vaulting.Rev
 		if err := s.remove(ctx, c, t.PaymentMethodID, t.ID); err != nil {
 			return nil, nil, false, err
 		}
-		return s.provision(ctx, c, r, since)
+		return s.provision(ctx, c, r, since, o)
 	}
 	v, err := s.open(ctx, t, since)
 	return t, v, false, err
@@ -135,8 +136,8 @@ func (s *Service) open(ctx context.Context, t *NetworkToken, since uint64) ([]by
 
 // provision asks the scheme's provider for a token and stores it. since is
 // the sealer's Drops as read before the card's current token was looked up
-// (open).
-func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, since uint64) (*NetworkToken, []byte, bool, error) {
+// (open). Its record goes into o's room when there is one.
+func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.Revealed, since uint64, o *vaulting.Outcome) (*NetworkToken, []byte, bool, error) {
 	scheme := card.Scheme(r.Card.Scheme)
 	fail := func(provider string, err error) (*NetworkToken, []byte, bool, error) {
 		var pe *ProvisioningError
@@ -144,7 +145,7 @@ func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.
 			s.logError(ctx, c, "network token provisioning failed", provider, err)
 			pe = &ProvisioningError{Reason: ReasonProviderError, Message: "the token service provider could not be reached or failed"}
 		}
-		s.audit(ctx, c, r.Card.Token, "provision", "failure: "+pe.Reason, map[string]any{"provider": provider})
+		s.auditProvision(ctx, o, c, r.Card.Token, "failure: "+pe.Reason, map[string]any{"provider": provider})
 		return nil, nil, false, pe
 	}
 	p, ok := s.Providers.For(scheme)
@@ -193,7 +194,7 @@ func (s *Service) provision(ctx context.Context, c vaulting.Caller, r *vaulting.
 		v, err := s.open(ctx, t, since)
 		return t, v, false, err
 	}
-	s.audit(ctx, c, r.Card.Token, "provision", "success", map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider})
+	s.auditProvision(ctx, o, c, r.Card.Token, "success", map[string]any{"network_token_id": t.ID.String(), "provider": t.Provider})
 	return t, value, true, nil
 }
 
@@ -248,12 +249,15 @@ func (s *Service) Provision(ctx context.Context, c vaulting.Caller, pm uuid.UUID
 	if err != nil && !errors.Is(err, vaultproxy.ErrNotFound) {
 		return nil, false, err
 	}
-	cards, err := s.Vault.Reveal(ctx, c, "network-token", "provision", []uuid.UUID{pm}, false)
+	// The reveal's room is for the provisioning's record: the card number
+	// goes to the token service before it is written.
+	cards, o, err := s.Vault.Reveal(ctx, c, "network-token", "provision", []uuid.UUID{pm}, false)
 	if err != nil {
 		return nil, false, err
 	}
+	defer o.Release() // a token found meanwhile records nothing
 	defer cards[0].Zero()
-	t, value, created, err := s.ensure(ctx, c, cards[0])
+	t, value, created, err := s.ensure(ctx, c, cards[0], o)
 	clear(value)
 	if errors.Is(err, ErrSuspended) {
 		return t, false, nil
@@ -384,6 +388,17 @@ func (s *Service) providerOf(t *NetworkToken) (Provider, error) {
 		return nil, &ProviderError{Op: "lookup", Err: errors.New("provider " + t.Provider + " is not configured")}
 	}
 	return p, nil
+}
+
+// auditProvision records a provisioning in the room its reveal held (o,
+// from Provision), or without one: a forward's network-token placeholder,
+// whose reveal's room is the forward's own record.
+func (s *Service) auditProvision(ctx context.Context, o *vaulting.Outcome, c vaulting.Caller, pm uuid.UUID, outcome string, detail map[string]any) {
+	if o != nil {
+		o.Record(context.WithoutCancel(ctx), outcome, detail)
+		return
+	}
+	s.audit(ctx, c, pm, "provision", outcome, detail)
 }
 
 func (s *Service) audit(ctx context.Context, c vaulting.Caller, pm uuid.UUID, purpose, outcome string, detail map[string]any) {

@@ -94,11 +94,12 @@ func (f *fixture) vault(t *testing.T, m, pan string) uuid.UUID {
 // reveal opens a card as the forward engine does before substituting.
 func (f *fixture) reveal(t *testing.T, m string, pm uuid.UUID) *vaulting.Revealed {
 	t.Helper()
-	cards, err := f.cards.Reveal(context.Background(), caller(m), "detokenize", "test", []uuid.UUID{pm}, false)
+	cards, o, err := f.cards.Reveal(context.Background(), caller(m), "detokenize", "test", []uuid.UUID{pm}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cards[0].Zero)
+	t.Cleanup(o.Release) // the test records the uses it makes itself, if any
 	return cards[0]
 }
 

@@ -59,10 +59,11 @@ func BenchmarkRevealCached(b *testing.B) {
 	tokens := []uuid.UUID{f.vault(b, "m1", testPANs[0], "").Token, f.vault(b, "m1", testPANs[1], "").Token}
 	b.ReportAllocs()
 	for b.Loop() {
-		cards, err := f.svc.Reveal(ctx, caller("m1"), "forward", "vault-forward", tokens, false)
+		cards, o, err := f.svc.Reveal(ctx, caller("m1"), "forward", "vault-forward", tokens, false)
 		if err != nil {
 			b.Fatal(err)
 		}
+		o.Release()
 		for _, c := range cards {
 			c.Zero()
 		}

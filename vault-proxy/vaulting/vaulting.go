@@ -194,19 +194,27 @@ func (r *Revealed) Zero() {
 // the one use a held security code may have.
 const PurposeAuthorization = "authorization"
 
-// Reveal opens the merchant's cards for tokens, in order. It audits the
-// detokenization with purpose and outcome, never the values.
-func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, error) {
-	if err := s.audits.Writable(); err != nil {
-		return nil, fmt.Errorf("%w: %w", vaultproxy.ErrAuditUnavailable, err)
+// Reveal opens the merchant's cards for tokens, in order. Before any card
+// is opened it holds room in the audit log for the record of what is
+// done with them (vaultproxy.ErrAuditUnavailable when there is none); the
+// caller writes that record with the returned Outcome, with purpose and
+// outcome, never the values. A reveal that fails records its failure
+// itself.
+func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, *Outcome, error) {
+	room, err := s.audits.Reserve(vaultproxy.AuditEvent{
+		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens, Purpose: purpose, RequestID: c.RequestID,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", vaultproxy.ErrAuditUnavailable, err)
 	}
+	o := &Outcome{c: c, action: action, purpose: purpose, tokens: tokens, room: room}
 	// Taken before the rows are read: a card deleted after the read has
 	// had its record key forgotten, and the open must not cache it again.
 	since := s.sealer.Drops()
 	cards, err := s.cards(ctx, c.MerchantAccountID, tokens)
 	if err != nil {
-		s.audit(ctx, c, action, tokens, purpose, "failure: "+outcomeOf(err))
-		return nil, err
+		o.Record(ctx, "failure: "+outcomeOf(err), nil)
+		return nil, nil, err
 	}
 	out := make([]*Revealed, len(cards))
 	revealed := make([]Revealed, len(cards))            // one allocation for all
@@ -218,8 +226,8 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 			for _, r := range out[:i] {
 				r.Zero()
 			}
-			s.audit(ctx, c, action, tokens, purpose, "failure: decrypt")
-			return nil, err
+			o.Record(ctx, "failure: decrypt", nil)
+			return nil, nil, err
 		}
 		num, pin := decodePayload(pt)
 		r := &revealed[i]
@@ -233,13 +241,49 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 		}
 		out[i] = r
 	}
-	return out, nil
+	return out, o, nil
 }
 
-// AuditOutcome records the end of a reveal (after the send). It keeps
+// Outcome is the audit record a reveal owes: its room in the audit log,
+// held since before any card was opened, and what it is about.
+type Outcome struct {
+	c               Caller
+	action, purpose string
+	tokens          []uuid.UUID
+	room            vaultproxy.AuditReservation // nil once used
+}
+
+// Record writes the reveal's record with outcome and detail into the room
+// held for it; the reveal has one record, so later calls write nothing.
+// It keeps nothing of detail once it returns. An error is the audit log's
+// to report (auditspool logs it); the card has been used by then.
+func (o *Outcome) Record(ctx context.Context, outcome string, detail map[string]any) {
+	if o == nil || o.room == nil {
+		return
+	}
+	room := o.room
+	o.room = nil
+	_ = room.Record(ctx, vaultproxy.AuditEvent{
+		Actor: o.c.Actor, MerchantAccountID: o.c.MerchantAccountID, Action: o.action, Tokens: o.tokens,
+		Purpose: o.purpose, Outcome: outcome, RequestID: o.c.RequestID, Detail: detail,
+	})
+}
+
+// Release gives the room back when the reveal's use records its own
+// events (or none); after Record it does nothing.
+func (o *Outcome) Release() {
+	if o == nil || o.room == nil {
+		return
+	}
+	o.room.Release()
+	o.room = nil
+}
+
+// AuditOutcome records the outcome of a call refused before any card was
+// revealed for it (a forward to a destination refused up front). It keeps
 // nothing of detail once it returns.
 func (s *Service) AuditOutcome(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, outcome string, detail map[string]any) {
-	s.audits.Record(ctx, vaultproxy.AuditEvent{ //nolint:errcheck // Writable was checked before the reveal
+	_ = s.audits.Record(ctx, vaultproxy.AuditEvent{
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens,
 		Purpose: purpose, Outcome: outcome, RequestID: c.RequestID, Detail: detail,
 	})

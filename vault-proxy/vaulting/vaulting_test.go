@@ -48,6 +48,14 @@ func caller(m string) vaulting.Caller {
 	return vaulting.Caller{MerchantAccountID: m, Actor: "test", RequestID: "req-1"}
 }
 
+// reveal is Reveal for tests that look at the cards: it records the
+// reveal's outcome, as every caller does.
+func reveal(ctx context.Context, svc *vaulting.Service, c vaulting.Caller, action, purpose string, tokens []uuid.UUID, withCode bool) ([]*vaulting.Revealed, error) {
+	cards, o, err := svc.Reveal(ctx, c, action, purpose, tokens, withCode)
+	o.Record(ctx, "success", nil)
+	return cards, err
+}
+
 func (f *fixture) vault(t testing.TB, m, pan, cvv string) *vaultproxy.VaultedCard {
 	t.Helper()
 	rec, err := f.svc.Vault(context.Background(), caller(m), vaulting.CardRequest{
@@ -70,7 +78,7 @@ func TestVaultAndReveal(t *testing.T) {
 		}
 		tokens = append(tokens, rec.Token)
 	}
-	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+	cards, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", tokens, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +88,7 @@ func TestVaultAndReveal(t *testing.T) {
 		}
 		c.Zero()
 	}
-	if _, err := f.svc.Reveal(ctx, caller("m2"), "detokenize", "test", tokens[:1], false); !errors.Is(err, vaultproxy.ErrNotFound) {
+	if _, err := reveal(ctx, f.svc, caller("m2"), "detokenize", "test", tokens[:1], false); !errors.Is(err, vaultproxy.ErrNotFound) {
 		t.Fatalf("another merchant revealed a card: %v", err)
 	}
 }
@@ -160,7 +168,7 @@ func TestCiphertextCopiedToAnotherRowFailsToDecrypt(t *testing.T) {
 		FROM vaulted_cards a WHERE a.id = $1 AND vaulted_cards.id = $2`, a.Token, b.Token); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{b.Token}, false)
+	_, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", []uuid.UUID{b.Token}, false)
 	if !errors.Is(err, envelope.ErrOpen) {
 		t.Fatalf("copied ciphertext: %v, want envelope.ErrOpen", err)
 	}
@@ -168,7 +176,7 @@ func TestCiphertextCopiedToAnotherRowFailsToDecrypt(t *testing.T) {
 	if _, err := f.db.Pool.Exec(ctx, `UPDATE vaulted_cards SET merchant_account_id = 'm2' WHERE id = $1`, a.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Reveal(ctx, caller("m2"), "detokenize", "test", []uuid.UUID{a.Token}, false); !errors.Is(err, envelope.ErrOpen) {
+	if _, err := reveal(ctx, f.svc, caller("m2"), "detokenize", "test", []uuid.UUID{a.Token}, false); !errors.Is(err, envelope.ErrOpen) {
 		t.Fatalf("row moved to another merchant: %v, want envelope.ErrOpen", err)
 	}
 }
@@ -180,37 +188,37 @@ func TestSecurityCodeIsHeldInMemoryOnceAndNeverStored(t *testing.T) {
 	rec := f.vault(t, "m1", "378282246310005", cvv)
 	// The sealed record holds the number alone (a card has no PIN slot
 	// filled): the code is not stored even encrypted.
-	if cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, false); err != nil ||
+	if cards, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, false); err != nil ||
 		len(cards[0].PIN) != 0 || string(cards[0].Number) != "378282246310005" {
 		t.Fatalf("the sealed record: %v", err)
 	}
-	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
+	cards, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
 	if err != nil || string(cards[0].SecurityCode) != cvv {
 		t.Fatalf("first use: %v", err)
 	}
-	cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
+	cards, _ = reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true)
 	if cards[0].SecurityCode != nil {
 		t.Fatal("security code usable twice")
 	}
 	// An authorization that does not send the code ends its hold too; a
 	// forward (never allowed the code) does not.
 	rec3 := f.vault(t, "m1", "378282246310005", cvv)
-	if cards, err := f.svc.Reveal(ctx, caller("m1"), "forward", "vault-forward", []uuid.UUID{rec3.Token}, false); err != nil || cards[0].SecurityCode != nil {
+	if cards, err := reveal(ctx, f.svc, caller("m1"), "forward", "vault-forward", []uuid.UUID{rec3.Token}, false); err != nil || cards[0].SecurityCode != nil {
 		t.Fatalf("forward: %v", err)
 	}
 	if f.codes.Len(f.now) != 1 {
 		t.Fatal("a forward dropped the held code")
 	}
-	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, false); err != nil {
+	if _, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, false); err != nil {
 		t.Fatal(err)
 	}
-	if cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, true); cards[0].SecurityCode != nil {
+	if cards, _ = reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec3.Token}, true); cards[0].SecurityCode != nil {
 		t.Fatal("the code outlived an authorization that did not use it")
 	}
 	// Expiry: a code not used within 15 minutes is gone.
 	rec2 := f.vault(t, "m1", "378282246310005", cvv)
 	f.now = f.now.Add(16 * time.Minute)
-	cards, _ = f.svc.Reveal(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec2.Token}, true)
+	cards, _ = reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec2.Token}, true)
 	if cards[0].SecurityCode != nil {
 		t.Fatal("security code outlived 15 minutes")
 	}
@@ -287,7 +295,7 @@ func TestDeleteShredsTheCard(t *testing.T) {
 	if err := f.db.Pool.QueryRow(ctx, `SELECT count(*) FROM vaulted_cards WHERE id = $1`, rec.Token).Scan(&n); err != nil || n != 0 {
 		t.Fatal("row survived delete")
 	}
-	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
+	if _, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
 		t.Fatalf("deleted card revealed: %v", err)
 	}
 	if f.codes.Len(f.now) != 0 {
@@ -431,7 +439,7 @@ func TestRevealRacingAChangeDoesNotCacheTheOldRow(t *testing.T) {
 			store.armed.Store(true)
 			done := make(chan error, 1)
 			go func() {
-				cards, err := svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+				cards, err := reveal(ctx, svc, caller("m1"), "detokenize", "test", tokens, false)
 				if err == nil {
 					cards[0].Zero()
 				}
@@ -455,7 +463,7 @@ func TestRevealRacingAChangeDoesNotCacheTheOldRow(t *testing.T) {
 				t.Fatalf("the deleted card's record key is cached (%d entries)", n)
 			}
 
-			cards, err := svc.Reveal(ctx, caller("m1"), "detokenize", "test", tokens, false)
+			cards, err := reveal(ctx, svc, caller("m1"), "detokenize", "test", tokens, false)
 			switch {
 			case change == "delete" && !errors.Is(err, vaultproxy.ErrNotFound):
 				t.Fatalf("revealed after Delete returned: %v", err)
