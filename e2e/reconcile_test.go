@@ -152,7 +152,8 @@ func reveal(t *testing.T, s *stack.Stack, id string) (string, error) {
 		t.Fatal(err)
 	}
 	c := vaulting.Caller{MerchantAccountID: "default", Actor: "e2e", RequestID: "reconcile-test"}
-	cards, err := s.VaultProxy.Cards.Reveal(context.Background(), c, "detokenize", "test", []uuid.UUID{token}, false)
+	cards, o, err := s.VaultProxy.Cards.Reveal(context.Background(), c, "detokenize", "test", []uuid.UUID{token}, false)
+	o.Record(context.Background(), "success", nil)
 	if err != nil {
 		return "", err
 	}

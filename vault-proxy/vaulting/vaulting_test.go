@@ -335,7 +335,7 @@ func TestShredUnclaimedKeepsYoungRecords(t *testing.T) {
 	if err := f.svc.ShredUnclaimed(ctx, caller("m1"), rec.Token, time.Hour); !errors.Is(err, vaultproxy.ErrTooRecent) {
 		t.Fatalf("a card vaulted just now: %v, want too recent", err)
 	}
-	cards, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, false)
+	cards, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, false)
 	if err != nil || string(cards[0].Number) != "4111111111111111" {
 		t.Fatalf("the card after a refused shred: %v", err)
 	}
@@ -352,7 +352,7 @@ func TestShredUnclaimedKeepsYoungRecords(t *testing.T) {
 	if err := f.svc.ShredUnclaimed(ctx, caller("m1"), rec.Token, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Reveal(ctx, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
+	if _, err := reveal(ctx, f.svc, caller("m1"), "detokenize", "test", []uuid.UUID{rec.Token}, true); !errors.Is(err, vaultproxy.ErrNotFound) {
 		t.Fatalf("shredded card revealed: %v", err)
 	}
 	if f.codes.Len(f.now) != 0 {
