@@ -37,10 +37,18 @@ var ErrNotFound = coreapi.ErrVaultProxyNotFound
 // default account.
 var ErrNoMerchantAccount = errors.New("vaultclient: no merchant account named")
 
+// do makes a call in merchant's account, which every internal route but
+// the reconciliation's list takes from the header.
 func (c *Client) do(ctx context.Context, method, path, merchant, actor string, in, out any) error {
 	if merchant == "" {
 		return fmt.Errorf("%w: %s %s", ErrNoMerchantAccount, method, path)
 	}
+	return c.roundTrip(ctx, method, path, merchant, actor, in, out)
+}
+
+// roundTrip sends the call, with the merchant account header when merchant
+// is set.
+func (c *Client) roundTrip(ctx context.Context, method, path, merchant, actor string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -150,7 +158,9 @@ func (c *Client) VaultedRecords(ctx context.Context, q coreapi.VaultedRecordsQue
 		v.Set(zone.LimitParam, strconv.Itoa(q.Limit))
 	}
 	var page zone.VaultedRecordPage
-	if err := c.do(ctx, http.MethodGet, zone.ReconcileRecordsPath+"?"+v.Encode(), "", "", nil, &page); err != nil {
+	// The one internal route across merchant accounts: the account, if
+	// any, is the query's filter, not the header's scope.
+	if err := c.roundTrip(ctx, http.MethodGet, zone.ReconcileRecordsPath+"?"+v.Encode(), "", "", nil, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil

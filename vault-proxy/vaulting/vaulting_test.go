@@ -358,7 +358,7 @@ func TestShredUnclaimedKeepsYoungRecords(t *testing.T) {
 	if f.codes.Len(f.now) != 0 {
 		t.Fatal("security code of a shredded card still held")
 	}
-	want := "vault:success,reconcile.shred:failure: too_recent,reconcile.shred:failure: not_found," +
+	want := "vault:success,reconcile.shred:failure: too_recent,detokenize:success,reconcile.shred:failure: not_found," +
 		"reconcile.shred:success,detokenize:failure: not_found"
 	if got := f.auditTrail(t, rec.Token); got != want {
 		t.Fatalf("audit trail %s, want %s", got, want)
