@@ -160,7 +160,7 @@ func (c Config) Validate() error {
 	if err := pagination.CheckKey("VAULT_PROXY_CURSOR_KEY", c.CursorKey, c.Environment == config.Production); err != nil {
 		errs = append(errs, err)
 	}
-	if !loopback(c.AdminAddr) {
+	if !config.LoopbackAddr(c.AdminAddr) {
 		errs = append(errs, errors.New("VAULT_PROXY_ADMIN_ADDR must be a loopback address"))
 	}
 	if c.Environment == config.Production && c.ForwardAllowLoopback {
@@ -188,22 +188,6 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	return err == nil && loopbackHost(host)
-}
-
-// loopbackHost reports whether a listener bound to host is reachable from
-// this machine only: localhost or a loopback address (not the unspecified
-// address, which binds every interface).
-func loopbackHost(host string) bool {
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // thisHost reports whether a destination host names this machine:
