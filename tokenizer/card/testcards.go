@@ -15,6 +15,10 @@ type TestCard struct {
 	// provision the card ("tsp_declined", "card_not_eligible"), so
 	// merchants and tests can exercise a failed provisioning.
 	NetworkTokenRefusal string
+	// ProcessorDecline, when set, is the raw response code ("05", "51")
+	// with which the sandbox card processor (vault-proxy/sandbox/mockcard)
+	// declines every authorization of the card, whatever its amount.
+	ProcessorDecline string
 }
 
 // testCards is the one table of card numbers in non-test code. Every
@@ -31,7 +35,10 @@ type TestCard struct {
 // 4242 4242 4242 4242; test cards whose funding type is not stated there
 // have none here (do not add entries from guesswork). The refusing cards
 // are the sandbox's own (docs/network-tokens.md), one per scheme the
-// sandbox serves that has a refusal.
+// sandbox serves that has a refusal. The cards the sandbox card processor
+// declines are Stripe's "generic decline" and "insufficient funds decline"
+// cards of the same page, declined with the ISO 8583 response codes of
+// those reasons (docs/sandbox/mock-card.md).
 //
 // When the product gains a BIN database, it replaces the funding types;
 // until then card_type is empty for every real card.
@@ -42,6 +49,8 @@ var testCards = map[string]TestCard{
 	"5105105105105100": {Type: CardTypePrepaid},                    // Mastercard (prepaid)
 	"4000000000000119": {NetworkTokenRefusal: "tsp_declined"},      // Visa
 	"5200000000000007": {NetworkTokenRefusal: "card_not_eligible"}, // Mastercard
+	"4000000000000002": {ProcessorDecline: "05"},                   // Visa (generic decline: do not honour)
+	"4000000000009995": {ProcessorDecline: "51"},                   // Visa (insufficient funds)
 }
 
 // LookupTestCard returns the table's entry for pan, a card number's digits.
