@@ -1,0 +1,141 @@
+// Package mockcard is mock-card, the sandbox card processor the product
+// ships: an HTTP server shaped like a card processor's REST API
+// (authorizations, captures, voids, refunds, idempotency keys) that
+// core-api's card connector reaches through vault-proxy's detokenized
+// call, so that it receives real card numbers on the wire. It lives in the
+// PCI zone for that reason and is never linked into core-api.
+//
+// docs/sandbox/mock-card.md is its contract: the wire API, the amounts
+// and test cards that decide outcomes, the AVS and CVV results, and the
+// idempotency rules. In short:
+//
+//   - The outcome is chosen by the card (a number failing the Luhn check,
+//     an expiry in the past, a test card of tokenizer/card's table), then
+//     by the amount (4000 + an ISO 8583 response code declines with that
+//     code), else approved. AmountHeld records the charge and holds the
+//     answer; AmountProcessorError answers 500 and records nothing.
+//   - An Idempotency-Key is required on every POST; the same key and body
+//     is the stored answer, byte for byte, and no second charge.
+//   - State is in memory, bounded, and gone at a restart. GET
+//     /sandbox/stats has counters tests read.
+//   - It never logs a request body or query, and answers no card number:
+//     an authorization keeps the scheme and the check results only.
+//
+// It runs in development and sandbox only, on loopback unless it serves
+// TLS.
+package mockcard
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/payorch/certs"
+)
+
+// Main is one running mock-card.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+
+	// Listener, when set before Run, is used instead of listening on
+	// Config.Addr (tests open it on port 0 first). It is wrapped in TLS
+	// when Config.CertFile is set.
+	Listener net.Listener
+	// Now is the clock for expiries and timestamps (default time.Now).
+	Now func() time.Time
+
+	ln        net.Listener
+	srv       *http.Server
+	closing   chan struct{}
+	closeOnce sync.Once
+	store     *store
+}
+
+// New validates cfg (zero fields take the defaults); nothing is opened
+// until Run.
+func New(cfg Config, log *slog.Logger) (*Main, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Main{Config: cfg, Log: log, closing: make(chan struct{})}, nil
+}
+
+// Run starts serving; it returns once the listener accepts connections.
+func (m *Main) Run(ctx context.Context) error {
+	var tlsCfg *tls.Config
+	if m.Config.CertFile != "" {
+		var err error
+		if tlsCfg, err = certs.PublicServerTLSConfig(m.Config.CertFile, m.Config.KeyFile); err != nil {
+			return err
+		}
+	}
+	if m.ln = m.Listener; m.ln == nil {
+		var err error
+		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
+			return fmt.Errorf("mock-card: listener: %w", err)
+		}
+	}
+	if tlsCfg != nil {
+		m.ln = tls.NewListener(m.ln, tlsCfg)
+	}
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	m.store = newStore(m.Config.MaxAuthorizations)
+	clock := func() time.Time { return now().UTC().Truncate(time.Millisecond) }
+	m.srv = &http.Server{
+		Handler:           newServer(m.store, m.Log, clock, m.Config.Hold, m.closing),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("mock-card: listener stopped", "err", err)
+		}
+	}()
+	m.Log.Warn("mock-card started: a sandbox card processor simulator, not a processor",
+		"environment", m.Config.Environment, "addr", m.ln.Addr().String(), "tls", tlsCfg != nil)
+	return nil
+}
+
+// Addr is the bound address (useful with port 0).
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
+// URL is the simulator's base URL, as VAULT_PROXY_DESTINATIONS names it.
+func (m *Main) URL() string {
+	if m.Config.CertFile != "" {
+		return "https://" + m.Addr()
+	}
+	return "http://" + m.Addr()
+}
+
+// Stats are the simulator's counters (GET /sandbox/stats).
+func (m *Main) Stats() Stats { return m.store.stats("") }
+
+// Close lets held answers go and drains in-flight requests. It may be
+// called more than once.
+func (m *Main) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		close(m.closing)
+		if m.srv == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = m.srv.Shutdown(ctx)
+	})
+	return err
+}
