@@ -1,9 +1,10 @@
 // Package stack starts the whole product for end-to-end tests: a fresh pair
 // of databases on the real PostgreSQL, a fresh transit mount on the real
 // Vault used through a token holding exactly the shipped policy, a generated
-// PKI, and the real Main of vault-proxy and core-api on loopback port 0.
-// Every log line of both services goes to a LogCatcher so tests can prove no
-// card number was ever logged.
+// PKI, and the real Main of vault-proxy and core-api on loopback port 0,
+// with the sandbox card processor mock-card (outside production) as
+// vault-proxy's destination "mock-card". Every log line of the three goes
+// to a LogCatcher so tests can prove no card number was ever logged.
 package stack
 
 import (
@@ -30,16 +31,20 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vpapp "github.com/payorch/vault-proxy/app"
+	"github.com/payorch/vault-proxy/sandbox/mockcard"
 )
 
 // Stack is one running product.
 type Stack struct {
 	VaultProxy *vpapp.Main
 	CoreAPI    *coreapp.Main
-	DBs        *testsupport.Databases
-	Transit    *transittest.Env
-	PKI        certs.DevFiles
-	Logs       *logging.LogCatcher
+	// MockCard is the sandbox card processor, vault-proxy's destination
+	// MockCardDestination; nil in production, where it never runs.
+	MockCard *mockcard.Main
+	DBs      *testsupport.Databases
+	Transit  *transittest.Env
+	PKI      certs.DevFiles
+	Logs     *logging.LogCatcher
 
 	PublicURL   string // vault-proxy public, https
 	InternalURL string // vault-proxy internal, https + client cert
@@ -67,8 +72,12 @@ func (s *Stack) Token(t testing.TB, scopes ...string) string {
 // Issuer is the API key issuer the stack registers.
 const Issuer = "payorch-test"
 
+// MockCardDestination names the stack's mock-card in detokenized calls.
+const MockCardDestination = "mock-card"
+
 // WithDestinations sets vault-proxy's detokenize destinations
-// ("name=https://127.0.0.1:port,...") and a CA it trusts for them.
+// ("name=https://127.0.0.1:port,...") and a CA it trusts for them;
+// mock-card is added to them unless they name it.
 func WithDestinations(spec, caFile string) Option {
 	return func(v *vpapp.Config, _ *coreapp.Config) { v.Destinations, v.ExtraCAFile = spec, caFile }
 }
@@ -150,6 +159,15 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		out = io.MultiWriter(s.Logs, os.Stderr)
 	}
 	log := logging.New(out, slog.LevelDebug)
+
+	// Started first, so that it stops last: vault-proxy may still be
+	// sending to it.
+	if vcfg.Environment != config.Production {
+		s.MockCard = startMockCard(ctx, t, vcfg.Environment, log.With("service", "mock-card"))
+		if !names(vcfg.Destinations, MockCardDestination) {
+			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
+		}
+	}
 
 	vp, err := vpapp.New(vcfg, log.With("service", "vault-proxy"))
 	if err != nil {
@@ -304,4 +322,30 @@ func (s *Stack) TokenFor(t testing.TB, merchants []string, scopes ...string) str
 // (VAULT_FORWARD_EXTRA_CA_FILE).
 func WithForwardLoopback(caFile string) Option {
 	return func(v *vpapp.Config, _ *coreapp.Config) { v.ForwardAllowLoopback, v.ExtraCAFile = true, caFile }
+}
+
+// startMockCard runs mock-card on loopback port 0, its logs among the
+// stack's, and stops it when t ends.
+func startMockCard(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockcard.Main {
+	t.Helper()
+	m, err := mockcard.New(mockcard.Config{Environment: env, Addr: "127.0.0.1:0"}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-card config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-card: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// names reports whether a VAULT_PROXY_DESTINATIONS spec names a
+// destination.
+func names(spec, name string) bool {
+	for _, part := range strings.Split(spec, ",") {
+		if n, _, _ := strings.Cut(strings.TrimSpace(part), "="); n == name {
+			return true
+		}
+	}
+	return false
 }
