@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `make run`: PostgreSQL, the dev Vault, certificates, both services, on this
-# machine. Ctrl-C stops the dev Vault and both services; a PostgreSQL
-# cluster that deploy/local/postgres.sh started keeps running (README.md,
-# "Dependencies a run needs", says how to stop it).
+# `make run`: PostgreSQL, the dev Vault, certificates, both services and the
+# sandbox card processor, on this machine. Ctrl-C stops the dev Vault and
+# the services; a PostgreSQL cluster that deploy/local/postgres.sh started
+# keeps running (README.md, "Dependencies a run needs", says how to stop it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -65,7 +65,18 @@ export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
 export CORE_API_CURSOR_KEY_FILE="$data/cursor.key"
 [ -s "$data/vault-proxy-cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/vault-proxy-cursor.key")
 
-# 5. vault-proxy: the PCI zone, with the runtime policy's token only.
+# 5. mock-card, the sandbox card processor (docs/sandbox/mock-card.md),
+#    named in vault-proxy's detokenize destinations. Never in production,
+#    where vault-proxy refuses a destination on loopback anyway.
+mock_card=http://127.0.0.1:9700
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_CARD_ADDR=${mock_card#http://} "$bin/mock-card" &
+  pids+=($!)
+  wait_http "$mock_card/healthz"
+  export VAULT_PROXY_DESTINATIONS="${VAULT_PROXY_DESTINATIONS:+$VAULT_PROXY_DESTINATIONS,}mock-card=$mock_card"
+fi
+
+# 6. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
 VAULT_PROXY_INTERNAL_CERT_FILE="$c/vault-proxy.pem" VAULT_PROXY_INTERNAL_KEY_FILE="$c/vault-proxy-key.pem" \
@@ -74,7 +85,7 @@ VAULT_PROXY_CURSOR_KEY_FILE="$data/vault-proxy-cursor.key" \
   "$bin/vault-proxy" serve &
 pids+=($!)
 
-# 6. core-api: no Vault token, no vault database; mTLS to vault-proxy.
+# 7. core-api: no Vault token, no vault database; mTLS to vault-proxy.
 ( unset VAULT_TOKEN VAULT_ADDR VAULT_PROXY_DATABASE_URL
   VAULT_PROXY_CA_FILE="$c/ca.pem" CORE_API_CLIENT_CERT_FILE="$c/core-api.pem" CORE_API_CLIENT_KEY_FILE="$c/core-api-key.pem" \
     exec "$bin/core-api" serve ) &
@@ -93,6 +104,9 @@ payorch is running ($ENVIRONMENT)
   Vault                $VAULT_ADDR
   health               curl -s http://127.0.0.1:8080/readyz
 MSG
+if [ "$ENVIRONMENT" != production ]; then
+  echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"
+fi
 cat <<MSG
   token (24h, all scopes, every merchant account; mint others with:
     $bin/core-api token -key-dir $data/auth -scopes buyers.write -merchant-account default)
