@@ -15,29 +15,16 @@ import (
 	"github.com/payorch/vault-proxy/sandbox/mockcard"
 )
 
-// mockCardAuthorization is what core-api reads of mock-card's answer.
-type mockCardAuthorization struct {
-	ID                  string  `json:"id"`
-	Status              string  `json:"status"`
-	AuthorizedAmount    int64   `json:"authorized_amount"`
-	CapturedAmount      int64   `json:"captured_amount"`
-	ResponseCode        string  `json:"response_code"`
-	DeclineCode         *string `json:"decline_code"`
-	CVVResult           *string `json:"cvv_result"`
-	Scheme              *string `json:"scheme"`
-	SchemeTransactionID *string `json:"scheme_transaction_id"`
-}
-
 // mockCardCall sends a request to mock-card as core-api's connector will:
 // through vault-proxy's detokenized call, with placeholders for the card.
-func mockCardCall(t *testing.T, s *stack.Stack, pm, method, path, key, body string, timeoutMS int) (int, []byte, zone.DetokenizeResponse, mockCardAuthorization) {
+func mockCardCall(t *testing.T, s *stack.Stack, pm, method, path, key, body string, timeoutMS int) (int, []byte, zone.DetokenizeResponse, mockcard.Authorization) {
 	t.Helper()
 	req := zone.DetokenizeRequest{Destination: stack.MockCardDestination, Method: method, Path: path, Body: body,
 		PaymentMethod: []string{pm}, Purpose: "authorization", TimeoutMillis: timeoutMS,
 		Headers: map[string]string{"content-type": "application/json", "idempotency-key": key}}
 	code, raw := detokenize(t, s, "default", req)
 	var out zone.DetokenizeResponse
-	var a mockCardAuthorization
+	var a mockcard.Authorization
 	if code == http.StatusOK {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			t.Fatalf("detokenize answer: %v: %s", err, raw)

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,50 +100,25 @@ func bodyReader(t *testing.T, body any) io.Reader {
 	}
 }
 
-// authorization is the simulator's answer, decoded.
-type authorization struct {
-	Type                string      `json:"type"`
-	ID                  string      `json:"id"`
-	IdempotencyKey      string      `json:"idempotency_key"`
-	Status              string      `json:"status"`
-	Amount              int64       `json:"amount"`
-	Currency            string      `json:"currency"`
-	AuthorizedAmount    int64       `json:"authorized_amount"`
-	CapturedAmount      int64       `json:"captured_amount"`
-	RefundedAmount      int64       `json:"refunded_amount"`
-	ResponseCode        string      `json:"response_code"`
-	ResponseMessage     string      `json:"response_message"`
-	DeclineCode         *string     `json:"decline_code"`
-	AVSResult           *string     `json:"avs_result"`
-	CVVResult           *string     `json:"cvv_result"`
-	Scheme              *string     `json:"scheme"`
-	SchemeTransactionID *string     `json:"scheme_transaction_id"`
-	MerchantInitiated   bool        `json:"merchant_initiated"`
-	PaymentSource       string      `json:"payment_source"`
-	Captures            []operation `json:"captures"`
-	Refunds             []operation `json:"refunds"`
-	CreatedAt           string      `json:"created_at"`
-	VoidedAt            *string     `json:"voided_at"`
-}
+// wireFields are the fields of an authorization, as
+// docs/sandbox/mock-card.md lists them: every one always present.
+var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
+	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_initiated", "payment_source", "refunded_amount", "refunds",
+	"response_code", "response_message", "scheme", "scheme_transaction_id", "status", "type", "voided_at"}
 
-// operation is a capture or a refund in an authorization's lists.
-type operation struct {
-	ID             string `json:"id"`
-	IdempotencyKey string `json:"idempotency_key"`
-	Amount         int64  `json:"amount"`
-	CreatedAt      string `json:"created_at"`
-}
-
-func decode(t *testing.T, raw []byte) authorization {
+// decode reads an authorization, holding its fields to wireFields.
+func decode(t *testing.T, raw []byte) mockcard.Authorization {
 	t.Helper()
-	var a authorization
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields() // the doc lists every field; a new one belongs there too
-	if err := dec.Decode(&a); err != nil {
-		t.Fatalf("not an authorization: %v: %s", err, raw)
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, raw)
 	}
-	if a.Type != "authorization" {
-		t.Fatalf("type %q: %s", a.Type, raw)
+	if got := slices.Sorted(maps.Keys(fields)); !slices.Equal(got, wireFields) {
+		t.Fatalf("fields %v, want %v: %s", got, wireFields, raw)
+	}
+	var a mockcard.Authorization
+	if err := json.Unmarshal(raw, &a); err != nil || a.Type != "authorization" {
+		t.Fatalf("not an authorization: %v: %s", err, raw)
 	}
 	return a
 }
@@ -183,7 +160,7 @@ func field(name string, v any) func(map[string]any) {
 }
 
 // authorize creates an authorization and insists on 201.
-func (s *sim) authorize(t *testing.T, key string, body any) authorization {
+func (s *sim) authorize(t *testing.T, key string, body any) mockcard.Authorization {
 	t.Helper()
 	code, raw, _ := s.call(t, http.MethodPost, "/v1/authorizations", key, body)
 	if code != http.StatusCreated {
@@ -193,26 +170,10 @@ func (s *sim) authorize(t *testing.T, key string, body any) authorization {
 }
 
 // stats is GET /sandbox/stats for one idempotency key.
-type stats struct {
-	AuthorizationRequests int64 `json:"authorization_requests"`
-	Replays               int64 `json:"replays"`
-	Charges               int64 `json:"charges"`
-	Captures              int64 `json:"captures"`
-	Voids                 int64 `json:"voids"`
-	Refunds               int64 `json:"refunds"`
-	Stored                int   `json:"stored_authorizations"`
-	Forgotten             int64 `json:"forgotten_authorizations"`
-	Key                   *struct {
-		Key      string `json:"key"`
-		Requests int64  `json:"requests"`
-		Charges  int64  `json:"charges"`
-	} `json:"idempotency_key"`
-}
-
-func (s *sim) stats(t *testing.T, key string) stats {
+func (s *sim) stats(t *testing.T, key string) mockcard.Stats {
 	t.Helper()
 	code, raw, _ := s.call(t, http.MethodGet, "/sandbox/stats?idempotency_key="+key, "", nil)
-	var st stats
+	var st mockcard.Stats
 	if code != http.StatusOK || json.Unmarshal(raw, &st) != nil || st.Key == nil {
 		t.Fatalf("stats: %d %s", code, raw)
 	}

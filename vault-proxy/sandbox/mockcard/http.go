@@ -51,6 +51,9 @@ func newServer(st *store, log *slog.Logger, now func() time.Time, hold time.Dura
 	}
 	s.handle("/sandbox/stats", methods{http.MethodGet: s.stats})
 	s.handle("/healthz", methods{http.MethodGet: func(*http.Request) (reply, error) { return jsonReply(http.StatusOK, health.Alive) }})
+	s.handle("/readyz", methods{http.MethodGet: func(r *http.Request) (reply, error) { // no dependency to check
+		return jsonReply(health.Ready(r.Context(), s.log, nil))
+	}})
 	s.handle("/", nil) // every other path
 	return s
 }
@@ -152,7 +155,7 @@ func (s *server) authorize(r *http.Request) (reply, error) {
 	f := s.store.fingerprint(&same)
 	// The answer is made before the store is locked; a duplicate's is
 	// thrown away.
-	var a *authorization
+	var a *Authorization
 	var body []byte
 	if req.Amount != AmountProcessorError {
 		now := s.now()

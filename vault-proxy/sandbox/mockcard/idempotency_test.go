@@ -166,7 +166,7 @@ func TestStoredAuthorizationsAreBounded(t *testing.T) {
 		}
 	}
 	st := s.stats(t, "bounded-0")
-	if st.Stored != 3 || st.Forgotten != 2 || st.Key.Requests != 0 {
+	if st.StoredAuthorizations != 3 || st.ForgottenAuthorizations != 2 || st.Key.Requests != 0 {
 		t.Fatalf("stats: %+v %+v", st, *st.Key)
 	}
 	// A forgotten key is a new request: a new charge.

@@ -109,8 +109,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 	}
 }
 
-// Unknown routes and methods answer in the envelope; the health route is
-// there.
+// Unknown routes and methods answer in the envelope; the health routes
+// are there.
 func TestRoutes(t *testing.T) {
 	s := start(t, mockcard.Config{})
 	code, raw, _ := s.call(t, http.MethodGet, "/v1/charges", "", nil)
@@ -124,6 +124,9 @@ func TestRoutes(t *testing.T) {
 	apiError(t, code, raw, http.StatusBadRequest, "bad_request")
 	if code, raw, _ = s.call(t, http.MethodGet, "/healthz", "", nil); code != 200 || !strings.Contains(string(raw), `"ok"`) {
 		t.Fatalf("healthz: %d %s", code, raw)
+	}
+	if code, raw, _ = s.call(t, http.MethodGet, "/readyz", "", nil); code != 200 || !strings.Contains(string(raw), `"ready"`) {
+		t.Fatalf("readyz: %d %s", code, raw)
 	}
 }
 

@@ -128,7 +128,7 @@ func TestSchemeTransactionIDsAreNeverCardNumbers(t *testing.T) {
 // from the number's IIN.
 func TestOutcomeByCard(t *testing.T) {
 	s := start(t, mockcard.Config{})
-	cases := []struct {
+	type cardCase struct {
 		name        string
 		mutate      []func(map[string]any)
 		amount      int64
@@ -136,7 +136,8 @@ func TestOutcomeByCard(t *testing.T) {
 		code        string
 		declineCode string
 		scheme      string
-	}{
+	}
+	cases := []cardCase{
 		{"visa", nil, 1000, "authorized", "00", "", "visa"},
 		{"mastercard", []func(map[string]any){cardField("number", "5555555555554444")}, 1000, "authorized", "00", "", "mastercard"},
 		{"mastercard 2-series", []func(map[string]any){cardField("number", "2223003122003222")}, 1000, "authorized", "00", "", "mastercard"},
@@ -154,15 +155,7 @@ func TestOutcomeByCard(t *testing.T) {
 		if tc.ProcessorDecline == "" {
 			continue
 		}
-		cases = append(cases, struct {
-			name        string
-			mutate      []func(map[string]any)
-			amount      int64
-			status      string
-			code        string
-			declineCode string
-			scheme      string
-		}{"test card " + pan[:6] + "..." + pan[len(pan)-4:], []func(map[string]any){cardField("number", pan)}, 1000, "declined", tc.ProcessorDecline,
+		cases = append(cases, cardCase{"test card " + pan[:6] + "..." + pan[len(pan)-4:], []func(map[string]any){cardField("number", pan)}, 1000, "declined", tc.ProcessorDecline,
 			map[string]string{"05": "do_not_honor", "51": "insufficient_funds"}[tc.ProcessorDecline], "visa"})
 	}
 	for i, tc := range cases {

@@ -27,10 +27,10 @@ const (
 // authorization, each of which keeps its answer.
 const maxOperations = 100
 
-// authorization is one authorization as the simulator keeps it; its JSON
-// is the wire shape (docs/sandbox/mock-card.md). It holds no card number:
+// Authorization is one authorization as mock-card keeps it; its JSON is
+// the wire shape (docs/sandbox/mock-card.md). It holds no card number:
 // the scheme and the check results only.
-type authorization struct {
+type Authorization struct {
 	Type                string      `json:"type"`
 	ID                  string      `json:"id"`
 	IdempotencyKey      string      `json:"idempotency_key"`
@@ -49,8 +49,8 @@ type authorization struct {
 	SchemeTransactionID *string     `json:"scheme_transaction_id"`
 	MerchantInitiated   bool        `json:"merchant_initiated"`
 	PaymentSource       string      `json:"payment_source"`
-	Captures            []operation `json:"captures"`
-	Refunds             []operation `json:"refunds"`
+	Captures            []Operation `json:"captures"`
+	Refunds             []Operation `json:"refunds"`
 	CreatedAt           time.Time   `json:"created_at"`
 	VoidedAt            *time.Time  `json:"voided_at"`
 
@@ -58,8 +58,8 @@ type authorization struct {
 	answers map[opKey]*stored
 }
 
-// operation is one capture or refund in an authorization's lists.
-type operation struct {
+// Operation is one capture or refund in an authorization's lists.
+type Operation struct {
 	ID             string    `json:"id"`
 	IdempotencyKey string    `json:"idempotency_key"`
 	Amount         int64     `json:"amount"`
@@ -69,14 +69,14 @@ type operation struct {
 type opKey struct{ kind, idempotencyKey string }
 
 // newAuthorization records req as the verdict v decided it.
-func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Time) *authorization {
-	a := &authorization{
+func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Time) *Authorization {
+	a := &Authorization{
 		Type: "authorization", ID: newID("auth_"), IdempotencyKey: key, Status: statusDeclined,
 		Amount: req.Amount, Currency: req.Currency,
 		ResponseCode: v.response.code, ResponseMessage: v.response.message,
 		AVSResult: v.avs, CVVResult: v.cvv,
 		MerchantInitiated: req.MerchantInitiated, PaymentSource: req.PaymentSource,
-		Captures: []operation{}, Refunds: []operation{},
+		Captures: []Operation{}, Refunds: []Operation{},
 		CreatedAt: now, answers: map[opKey]*stored{},
 	}
 	if v.scheme != "" {
@@ -101,7 +101,7 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 // what it does and the counter it moves.
 type opKind struct {
 	name    string
-	apply   func(a *authorization, amount *int64, key string, now time.Time) error
+	apply   func(a *Authorization, amount *int64, key string, now time.Time) error
 	counter func(*Stats) *int64
 }
 
@@ -113,7 +113,7 @@ var (
 
 // capture takes amount (nil: all that is left) of what is authorized and
 // not yet captured.
-func capture(a *authorization, amount *int64, key string, now time.Time) error {
+func capture(a *Authorization, amount *int64, key string, now time.Time) error {
 	if a.Status != statusAuthorized && a.Status != statusCaptured {
 		return apierror.New(http.StatusUnprocessableEntity, "authorization_not_capturable",
 			"the authorization is "+a.Status+": only an authorized one can be captured")
@@ -123,12 +123,12 @@ func capture(a *authorization, amount *int64, key string, now time.Time) error {
 		return err
 	}
 	a.Status, a.CapturedAmount = statusCaptured, a.CapturedAmount+n
-	a.Captures = append(a.Captures, operation{ID: newID("cap_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
+	a.Captures = append(a.Captures, Operation{ID: newID("cap_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
 	return nil
 }
 
 // void releases an authorization of which nothing is captured.
-func void(a *authorization, _ *int64, _ string, now time.Time) error {
+func void(a *Authorization, _ *int64, _ string, now time.Time) error {
 	if a.Status != statusAuthorized {
 		return apierror.New(http.StatusUnprocessableEntity, "authorization_not_voidable",
 			"the authorization is "+a.Status+": only an authorized one with nothing captured can be voided")
@@ -138,7 +138,7 @@ func void(a *authorization, _ *int64, _ string, now time.Time) error {
 }
 
 // refund gives back amount (nil: all that is left) of what was captured.
-func refund(a *authorization, amount *int64, key string, now time.Time) error {
+func refund(a *Authorization, amount *int64, key string, now time.Time) error {
 	if a.CapturedAmount == 0 {
 		return apierror.New(http.StatusUnprocessableEntity, "authorization_not_refundable",
 			"the authorization is "+a.Status+" with nothing captured: there is nothing to refund")
@@ -148,7 +148,7 @@ func refund(a *authorization, amount *int64, key string, now time.Time) error {
 		return err
 	}
 	a.RefundedAmount += n
-	a.Refunds = append(a.Refunds, operation{ID: newID("ref_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
+	a.Refunds = append(a.Refunds, Operation{ID: newID("ref_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
 	return nil
 }
 
@@ -178,7 +178,7 @@ type stored struct {
 // keyEntry is one idempotency key of POST /v1/authorizations.
 type keyEntry struct {
 	fingerprint fingerprint
-	auth        *authorization // nil: the key's requests recorded nothing
+	auth        *Authorization // nil: the key's requests recorded nothing
 	answer      *stored
 	requests    int64
 	charges     int64
@@ -223,7 +223,7 @@ type store struct {
 	mu     sync.Mutex
 	max    int
 	byKey  map[string]*keyEntry
-	byID   map[string]*authorization
+	byID   map[string]*Authorization
 	order  []string // keys, oldest first, from head
 	head   int
 	totals Stats
@@ -234,7 +234,7 @@ type store struct {
 func newStore(max int) *store {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k) // never fails (Go 1.24+)
-	return &store{max: max, byKey: map[string]*keyEntry{}, byID: map[string]*authorization{}, hmacKey: k}
+	return &store{max: max, byKey: map[string]*keyEntry{}, byID: map[string]*Authorization{}, hmacKey: k}
 }
 
 // fingerprint is an HMAC of v's JSON: the request as decoded, so spacing
@@ -254,7 +254,7 @@ func (s *store) fingerprint(v any) fingerprint {
 // answer when the key has one (replay true), or a, recorded with body as
 // its answer. a nil (the processor failed) records nothing and returns
 // errNoStoredReply.
-func (s *store) authorize(key string, f fingerprint, a *authorization, body []byte) (*stored, bool, error) {
+func (s *store) authorize(key string, f fingerprint, a *Authorization, body []byte) (*stored, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.totals.AuthorizationRequests++
