@@ -32,7 +32,7 @@ var now = time.Date(2030, time.June, 15, 12, 0, 0, 0, time.UTC)
 
 // start runs a simulator with cfg (zero fields take their defaults) and
 // closes it when t ends.
-func start(t *testing.T, cfg mockcard.Config) *sim {
+func start(t testing.TB, cfg mockcard.Config) *sim {
 	t.Helper()
 	if cfg.Environment == "" {
 		cfg.Environment = config.Sandbox
@@ -60,7 +60,7 @@ func start(t *testing.T, cfg mockcard.Config) *sim {
 
 // call sends body (a string as it is, anything else as JSON; nil: no body)
 // with the Idempotency-Key key (none when empty) and returns the answer.
-func (s *sim) call(t *testing.T, method, path, key string, body any) (int, []byte, http.Header) {
+func (s *sim) call(t testing.TB, method, path, key string, body any) (int, []byte, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(method, s.base+path, bodyReader(t, body))
 	if err != nil {
@@ -84,7 +84,7 @@ func (s *sim) call(t *testing.T, method, path, key string, body any) (int, []byt
 	return resp.StatusCode, raw, resp.Header
 }
 
-func bodyReader(t *testing.T, body any) io.Reader {
+func bodyReader(t testing.TB, body any) io.Reader {
 	t.Helper()
 	switch b := body.(type) {
 	case nil:
@@ -107,7 +107,7 @@ var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured
 	"response_code", "response_message", "scheme", "scheme_transaction_id", "status", "type", "voided_at"}
 
 // decode reads an authorization, holding its fields to wireFields.
-func decode(t *testing.T, raw []byte) mockcard.Authorization {
+func decode(t testing.TB, raw []byte) mockcard.Authorization {
 	t.Helper()
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {

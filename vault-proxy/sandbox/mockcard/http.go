@@ -26,6 +26,7 @@ type server struct {
 	hold    time.Duration
 	closing <-chan struct{} // closed when the simulator stops: held answers go at once
 	mux     *http.ServeMux
+	handler http.Handler // mux behind the request ids
 }
 
 // reply is a route's answer.
@@ -55,13 +56,14 @@ func newServer(st *store, log *slog.Logger, now func() time.Time, hold time.Dura
 		return jsonReply(health.Ready(r.Context(), s.log, nil))
 	}})
 	s.handle("/", nil) // every other path
+	s.handler = requestid.Middleware(s.mux)
 	return s
 }
 
 // ServeHTTP gives the request an id (X-Request-Id, in every error body
 // and log line) and routes it.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	requestid.Middleware(s.mux).ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // handle registers the methods of pattern; nil answers 404.

@@ -55,7 +55,6 @@ type Main struct {
 	srv       *http.Server
 	closing   chan struct{}
 	closeOnce sync.Once
-	store     *store
 }
 
 // New validates cfg (zero fields take the defaults); nothing is opened
@@ -90,10 +89,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.Now != nil {
 		now = m.Now
 	}
-	m.store = newStore(m.Config.MaxAuthorizations)
 	clock := func() time.Time { return now().UTC().Truncate(time.Millisecond) }
 	m.srv = &http.Server{
-		Handler:           newServer(m.store, m.Log, clock, m.Config.Hold, m.closing),
+		Handler:           newServer(newStore(m.Config.MaxAuthorizations), m.Log, clock, m.Config.Hold, m.closing),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -120,9 +118,6 @@ func (m *Main) URL() string {
 	}
 	return "http://" + m.Addr()
 }
-
-// Stats are the simulator's counters (GET /sandbox/stats).
-func (m *Main) Stats() Stats { return m.store.stats("") }
 
 // Close lets held answers go and drains in-flight requests. It may be
 // called more than once.
