@@ -122,6 +122,13 @@ func TestRoutes(t *testing.T) {
 	}
 	code, raw, _ = s.call(t, http.MethodGet, "/v1/authorizations", "", nil)
 	apiError(t, code, raw, http.StatusBadRequest, "bad_request")
+	// A key is echoed in answers: one holding a card number is refused,
+	// and not repeated.
+	for _, path := range []string{"/v1/authorizations?idempotency_key=k-4111111111111111", "/sandbox/stats?idempotency_key=4111-1111-1111-1111"} {
+		code, raw, _ = s.call(t, http.MethodGet, path, "", nil)
+		apiError(t, code, raw, http.StatusBadRequest, "bad_request")
+		logging.AssertNoPANIn(t, "the refusal", string(raw), "4111111111111111")
+	}
 	if code, raw, _ = s.call(t, http.MethodGet, "/healthz", "", nil); code != 200 || !strings.Contains(string(raw), `"ok"`) {
 		t.Fatalf("healthz: %d %s", code, raw)
 	}
