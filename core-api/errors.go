@@ -151,3 +151,21 @@ var (
 	ErrMandatesUnavailable = errors.New("no connector for bank mandates is configured")
 	ErrMandateDeclined     = errors.New("the bank declined the mandate")
 )
+
+// TransitionError is an operation the transaction state machine refuses
+// in the transaction's status or with its amounts (transitions.go).
+// Nothing was changed. InFlight says whether operations in flight on the
+// transaction (an authorization, a void, captures or refunds the connector
+// has not settled) may still change the answer: a retry once they settle
+// may go through (409 concurrent_request); otherwise the refusal is a
+// business rule and final (422, with Code).
+type TransitionError struct {
+	Code      string // stable: CodeTransactionNotCapturable, CodeCaptureExceedsAuthorized, ...
+	Operation TransactionOperation
+	Status    TransactionStatus // the transaction's, when refused
+	InFlight  bool
+}
+
+func (e *TransitionError) Error() string {
+	return "transaction " + string(e.Status) + ": " + string(e.Operation) + " refused: " + e.Code
+}
