@@ -47,6 +47,7 @@ const (
 	UsageBuyers         = "buyers"
 	UsagePaymentMethods = "payment-methods"
 	UsageMandates       = "mandates" // pending or active: a revoked or failed one is history
+	UsageTransactions   = "transactions"
 )
 
 // RecordCount is how many records of one kind still refer to a merchant

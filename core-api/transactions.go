@@ -235,7 +235,7 @@ var (
 	// operationStatuses is a capture's or refund's status after each
 	// outcome.
 	operationStatuses = map[Outcome]OperationStatus{
-		OutcomeSucceeded: OperationSucceeded, OutcomePending: OperationProcessing,
+		OutcomeSucceeded: OperationSucceeded, OutcomePending: OperationProcessing, OutcomeCapturePending: OperationProcessing,
 		OutcomeDeclined: OperationDeclined, OutcomeFailed: OperationFailed,
 	}
 )
@@ -558,4 +558,14 @@ type TransactionFilter struct {
 	ExternalIdentifier string
 	PaymentMethodID    string
 	PaymentServiceID   string
+}
+
+// Transition is what one step writes, together: the transaction after
+// it, the event that records it, and the capture or refund it made or
+// settled (nil when none).
+type Transition struct {
+	Transaction *Transaction
+	Event       *TransactionEvent
+	Capture     *Capture
+	Refund      *Refund
 }

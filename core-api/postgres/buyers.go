@@ -27,6 +27,7 @@ var merchantAccountFKs = map[string]bool{
 	"buyers_merchant_account_id_fkey":          true,
 	"payment_methods_merchant_account_id_fkey": true,
 	"mandates_merchant_account_id_fkey":        true,
+	"transactions_merchant_account_id_fkey":    true,
 }
 
 // merchantAccountGone reports whether err is a write that named a merchant
