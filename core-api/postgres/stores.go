@@ -6,6 +6,7 @@ import (
 	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
+	"github.com/payorch/core-api/transactions"
 )
 
 var _ buyers.Store = (*DB)(nil)
@@ -32,5 +33,16 @@ var _ paymentmethods.Store = PaymentMethodsStore{}
 
 // InTx is DB.InTx, its transaction a paymentmethods.Tx.
 func (s PaymentMethodsStore) InTx(ctx context.Context, fn func(paymentmethods.Tx) error) error {
+	return s.DB.InTx(ctx, func(tx *Tx) error { return fn(tx) })
+}
+
+// TransactionsStore is the core database as the transactions service's
+// store.
+type TransactionsStore struct{ *DB }
+
+var _ transactions.Store = TransactionsStore{}
+
+// InTx is DB.InTx, its transaction a transactions.Tx.
+func (s TransactionsStore) InTx(ctx context.Context, fn func(transactions.Tx) error) error {
 	return s.DB.InTx(ctx, func(tx *Tx) error { return fn(tx) })
 }
