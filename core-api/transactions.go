@@ -64,14 +64,7 @@ type Transaction struct {
 	AVSResponseCode        *string
 	CVVResponseCode        *string
 	SchemeTransactionID    *string
-
-	PaymentSource       string
-	MerchantInitiated   bool
-	IsSubsequentPayment bool
-	InstallmentCount    *int32
-	CartItems           []CartItem
-	ExternalIdentifier  *string
-	Metadata            map[string]string
+	TransactionDetails
 
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -402,11 +395,17 @@ type NewTransaction struct {
 	Country  *string
 	// PaymentMethodID names a stored payment method (its token); Method
 	// is the method without one (a redirect), or, with one, must be its.
-	PaymentMethodID     *string
-	Method              *string
-	BuyerID             *string
-	PaymentServiceID    *string
-	PaymentSource       string // "" for PaymentSourceECommerce
+	PaymentMethodID    *string
+	Method             *string
+	BuyerID            *string
+	PaymentServiceID   *string
+	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
+}
+
+// TransactionDetails are what the merchant says about a payment, stored
+// as given and passed on to connectors.
+type TransactionDetails struct {
+	PaymentSource       string
 	MerchantInitiated   bool
 	IsSubsequentPayment bool
 	InstallmentCount    *int32

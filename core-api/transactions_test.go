@@ -148,9 +148,9 @@ func TestNewTransactionValidate(t *testing.T) {
 	count := int32(0)
 	bad := coreapi.NewTransaction{
 		Intent: "sale", Amount: -1, Currency: "usd", Country: s("XX"), PaymentMethodID: s("NOT-A-UUID"), Method: s("Card"),
-		BuyerID: s("b"), PaymentServiceID: s("p"), PaymentSource: "web", InstallmentCount: &count,
-		CartItems:          []coreapi.CartItem{{Name: "", Quantity: 0, UnitAmount: -1, TaxAmount: n(-2), ProductType: s("food"), SellerCountry: s("zz")}},
-		ExternalIdentifier: s(""), Metadata: map[string]string{"a/b": strings.Repeat("v", 201), "": "x"},
+		BuyerID: s("b"), PaymentServiceID: s("p"), TransactionDetails: coreapi.TransactionDetails{PaymentSource: "web", InstallmentCount: &count,
+			CartItems:          []coreapi.CartItem{{Name: "", Quantity: 0, UnitAmount: -1, TaxAmount: n(-2), ProductType: s("food"), SellerCountry: s("zz")}},
+			ExternalIdentifier: s(""), Metadata: map[string]string{"a/b": strings.Repeat("v", 201), "": "x"}},
 	}
 	var ve *coreapi.ValidationError
 	if err := bad.Validate(); !errors.As(err, &ve) {

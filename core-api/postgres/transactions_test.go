@@ -20,7 +20,7 @@ import (
 func newTransaction(t *testing.T, db *postgres.DB, m string, amount int64, mod func(*coreapi.Transaction)) *coreapi.Transaction {
 	t.Helper()
 	tx := &coreapi.Transaction{MerchantAccountID: m, TransactionState: coreapi.TransactionState{Amount: amount},
-		Intent: coreapi.IntentAuthorize, Currency: "EUR", PaymentSource: coreapi.PaymentSourceECommerce,
+		Intent: coreapi.IntentAuthorize, Currency: "EUR", TransactionDetails: coreapi.TransactionDetails{PaymentSource: coreapi.PaymentSourceECommerce},
 		PaymentMethod: coreapi.TransactionPaymentMethod{Method: "gcash"}}
 	if mod != nil {
 		mod(tx)
@@ -246,7 +246,7 @@ func TestMerchantAccountWithTransactionsInUse(t *testing.T) {
 		t.Fatalf("deleting an account with a transaction: %v", err)
 	}
 	if err := db.CreateTransaction(ctx, &coreapi.Transaction{MerchantAccountID: "gone", Intent: coreapi.IntentAuthorize, Currency: "EUR",
-		PaymentSource: coreapi.PaymentSourceECommerce, PaymentMethod: coreapi.TransactionPaymentMethod{Method: "card"}}); !errors.Is(err, coreapi.ErrMerchantAccountNotFound) {
+		TransactionDetails: coreapi.TransactionDetails{PaymentSource: coreapi.PaymentSourceECommerce}, PaymentMethod: coreapi.TransactionPaymentMethod{Method: "card"}}); !errors.Is(err, coreapi.ErrMerchantAccountNotFound) {
 		t.Fatalf("a transaction in an account that does not exist: %v", err)
 	}
 }

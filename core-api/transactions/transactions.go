@@ -103,9 +103,7 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 	t := &coreapi.Transaction{
 		MerchantAccountID: merchant, TransactionState: coreapi.TransactionState{Amount: n.Amount},
 		Intent: n.Intent, Currency: n.Currency, Country: n.Country,
-		PaymentServiceID: n.PaymentServiceID, PaymentSource: n.PaymentSource,
-		MerchantInitiated: n.MerchantInitiated, IsSubsequentPayment: n.IsSubsequentPayment,
-		InstallmentCount: n.InstallmentCount, CartItems: n.CartItems, ExternalIdentifier: n.ExternalIdentifier, Metadata: n.Metadata,
+		PaymentServiceID: n.PaymentServiceID, TransactionDetails: n.TransactionDetails,
 	}
 	if t.Intent == "" {
 		t.Intent = coreapi.IntentAuthorize
@@ -205,35 +203,27 @@ func (s *Service) GetRefund(ctx context.Context, merchant, id string) (*coreapi.
 // which it returns; a pending one is settled by SettleCapture. An answer
 // for a transaction the same answer already settled changes nothing.
 func (s *Service) ApplyAuthorization(ctx context.Context, merchant, id string, res coreapi.ConnectorResult) (*coreapi.Transaction, *coreapi.Capture, error) {
-	var out *coreapi.Transaction
 	var c *coreapi.Capture
-	err := s.inTx(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	t, err := s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		op, err := t.AuthorizationOperation(res.Outcome)
 		if err != nil {
-			return err
+			return plan{}, err
 		}
-		step := coreapi.Step{Operation: op, Result: &res}
+		if _, err := t.Apply(op, 0); err != nil && reached(t, op) {
+			return plan{unchanged: true}, nil
+		}
+		p := plan{step: coreapi.Step{Operation: op, Result: &res}}
 		if op == coreapi.OpSaleSucceeded || op == coreapi.OpSalePending {
 			c = &coreapi.Capture{OperationRecord: newOperation(t, t.Amount, now)}
 			c.Settle(&res, now)
-			step.CaptureID = c.ID
+			p.step.CaptureID, p.record = c.ID, func(tr *coreapi.Transition) { tr.Capture = c }
 		}
-		next, ev, err := t.Advance(step, now)
-		var te *coreapi.TransitionError
-		if errors.As(err, &te) && reached(t, op) {
-			out, c = t, nil
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		out = next
-		return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev, Capture: c})
+		return p, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, c, nil
+	return t, c, nil
 }
 
 // reached reports whether t already stands where op leads from the
@@ -252,22 +242,17 @@ func (s *Service) ReserveCapture(ctx context.Context, merchant, id string, amoun
 	if err := coreapi.ValidateCaptureAmount(amount); err != nil {
 		return nil, nil, err
 	}
-	var out *coreapi.Transaction
 	var c *coreapi.Capture
-	err := s.inTx(ctx, false, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	t, err := s.apply(ctx, false, merchant, id, func(_ Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		a := requested(amount, t.CapturableAmount())
 		c = &coreapi.Capture{OperationRecord: newOperation(t, a, now)}
-		next, ev, err := t.Advance(coreapi.Step{Operation: coreapi.OpCaptureRequested, Amount: a, CaptureID: c.ID}, now)
-		if err != nil {
-			return err
-		}
-		out = next
-		return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev, Capture: c})
+		return plan{step: coreapi.Step{Operation: coreapi.OpCaptureRequested, Amount: a, CaptureID: c.ID},
+			record: func(tr *coreapi.Transition) { tr.Capture = c }}, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, c, nil
+	return t, c, nil
 }
 
 // SettleCapture records the connector's answer about capture captureID
@@ -277,35 +262,29 @@ func (s *Service) SettleCapture(ctx context.Context, merchant, id, captureID str
 	if err != nil {
 		return nil, nil, err
 	}
-	var out *coreapi.Transaction
 	var c *coreapi.Capture
-	err = s.inTx(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	t, err := s.apply(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		var err error
 		if c, err = tx.Capture(ctx, merchant, id, captureID); err != nil {
-			return err
+			return plan{}, err
 		}
-		out, err = settle(ctx, tx, t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, res, now,
+		return settlement(t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, res, now,
 			func(tr *coreapi.Transition) { tr.Capture = c }, coreapi.CodeNoCapturePending)
-		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, c, nil
+	return t, c, nil
 }
 
 // RequestVoid moves transaction id to authorization_void_pending: step 1.
 // ref is the void's reference to send the connector, a new one for each
 // attempt.
 func (s *Service) RequestVoid(ctx context.Context, merchant, id string) (t *coreapi.Transaction, ref string, err error) {
-	err = s.inTx(ctx, false, merchant, id, func(tx Tx, before *coreapi.Transaction, now time.Time) error {
-		next, ev, err := before.Advance(coreapi.Step{Operation: coreapi.OpVoidRequested}, now)
-		if err != nil {
-			return err
-		}
-		ref = uuid.NewString()
-		next.VoidReference, t = &ref, next
-		return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev})
+	ref = uuid.NewString()
+	t, err = s.apply(ctx, false, merchant, id, func(Tx, *coreapi.Transaction, time.Time) (plan, error) {
+		return plan{step: coreapi.Step{Operation: coreapi.OpVoidRequested},
+			record: func(tr *coreapi.Transition) { tr.Transaction.VoidReference = &ref }}, nil
 	})
 	if err != nil {
 		return nil, "", err
@@ -322,24 +301,16 @@ func (s *Service) SettleVoid(ctx context.Context, merchant, id, ref string, res 
 	if err != nil {
 		return nil, err
 	}
-	var out *coreapi.Transaction
-	err = s.inTx(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	return s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, _ time.Time) (plan, error) {
 		current := t.VoidReference != nil && *t.VoidReference == ref
-		if current && t.Status == coreapi.TransactionAuthorizationVoided && op == coreapi.OpVoidSucceeded {
-			out = t
-			return nil
+		switch {
+		case current && t.Status == coreapi.TransactionAuthorizationVoided && op == coreapi.OpVoidSucceeded:
+			return plan{unchanged: true}, nil
+		case !current:
+			return plan{}, &coreapi.TransitionError{Code: coreapi.CodeNoVoidPending, Operation: op, Status: t.Status}
 		}
-		if !current {
-			return &coreapi.TransitionError{Code: coreapi.CodeNoVoidPending, Operation: op, Status: t.Status}
-		}
-		next, ev, err := t.Advance(coreapi.Step{Operation: op, Result: &res}, now)
-		if err != nil {
-			return err
-		}
-		out = next
-		return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev})
+		return plan{step: coreapi.Step{Operation: op, Result: &res}}, nil
 	})
-	return out, err
 }
 
 // ReserveRefund records a refund of transaction id, processing, its
@@ -349,22 +320,17 @@ func (s *Service) ReserveRefund(ctx context.Context, merchant, id string, n core
 	if err := n.Validate(); err != nil {
 		return nil, nil, err
 	}
-	var out *coreapi.Transaction
 	var r *coreapi.Refund
-	err := s.inTx(ctx, false, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	t, err := s.apply(ctx, false, merchant, id, func(_ Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		a := requested(n.Amount, t.RefundableAmount())
 		r = &coreapi.Refund{OperationRecord: newOperation(t, a, now), Currency: t.Currency, Reason: n.Reason, ExternalIdentifier: n.ExternalIdentifier}
-		next, ev, err := t.Advance(coreapi.Step{Operation: coreapi.OpRefundRequested, Amount: a, RefundID: r.ID}, now)
-		if err != nil {
-			return err
-		}
-		out = next
-		return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev, Refund: r})
+		return plan{step: coreapi.Step{Operation: coreapi.OpRefundRequested, Amount: a, RefundID: r.ID},
+			record: func(tr *coreapi.Transition) { tr.Refund = r }}, nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, r, nil
+	return t, r, nil
 }
 
 // SettleRefund records the connector's answer about refund refundID of
@@ -374,63 +340,89 @@ func (s *Service) SettleRefund(ctx context.Context, merchant, id, refundID strin
 	if err != nil {
 		return nil, nil, err
 	}
-	var out *coreapi.Transaction
 	var r *coreapi.Refund
-	err = s.inTx(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) error {
+	t, err := s.apply(ctx, true, merchant, id, func(tx Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		var err error
 		if r, err = tx.Refund(ctx, merchant, id, refundID); err != nil {
-			return err
+			return plan{}, err
 		}
-		out, err = settle(ctx, tx, t, &r.OperationRecord, coreapi.Step{Operation: op, RefundID: r.ID}, res, now,
+		return settlement(t, &r.OperationRecord, coreapi.Step{Operation: op, RefundID: r.ID}, res, now,
 			func(tr *coreapi.Transition) { tr.Refund = r }, coreapi.CodeNoRefundPending)
-		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return out, r, nil
+	return t, r, nil
 }
 
-// inTx runs fn with transaction id locked, in one database transaction.
-// A settlement (settling) runs to its end whatever becomes of the
-// request, within settleTimeout: the connector has answered, and its
-// answer must be kept.
-func (s *Service) inTx(ctx context.Context, settling bool, merchant, id string, fn func(tx Tx, t *coreapi.Transaction, now time.Time) error) error {
+// plan is what a step on a locked transaction is to write: its step of
+// the state machine, and through record what else the transition holds
+// (the capture or refund it makes or settles). unchanged: nothing, the
+// step was made before.
+type plan struct {
+	step      coreapi.Step
+	record    func(*coreapi.Transition)
+	unchanged bool
+}
+
+// apply makes one step on transaction id, in one database transaction:
+// lock the row, plan the step (which may read more under the lock), run
+// the state machine, write the transition. It returns the transaction as
+// it then stands. A settlement (settling) runs to its end whatever
+// becomes of the request, within settleTimeout: the connector has
+// answered, and its answer must be kept.
+func (s *Service) apply(ctx context.Context, settling bool, merchant, id string, planFn func(tx Tx, t *coreapi.Transaction, now time.Time) (plan, error)) (*coreapi.Transaction, error) {
 	if settling {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 		defer cancel()
 	}
-	return s.Store.InTx(ctx, func(tx Tx) error {
+	var out *coreapi.Transaction
+	err := s.Store.InTx(ctx, func(tx Tx) error {
 		t, now, err := tx.LockTransaction(ctx, merchant, id)
 		if err != nil {
 			return err
 		}
-		return fn(tx, t, now)
-	})
-}
-
-// settle applies the connector's answer res about capture or refund o of
-// t, as step (which names o): o takes the answer, t moves o's amount. A
-// record already settled with the same answer changes nothing; with
-// another, it is refused with code.
-func settle(ctx context.Context, tx Tx, t *coreapi.Transaction, o *coreapi.OperationRecord, step coreapi.Step,
-	res coreapi.ConnectorResult, now time.Time, with func(*coreapi.Transition), code string) (*coreapi.Transaction, error) {
-	if o.Status != coreapi.OperationProcessing {
-		if o.SettledAs(res.Outcome) {
-			return t, nil
+		p, err := planFn(tx, t, now)
+		if err != nil || p.unchanged {
+			out = t
+			return err
 		}
-		return nil, &coreapi.TransitionError{Code: code, Operation: step.Operation, Status: t.Status}
-	}
-	step.Amount, step.Result = o.Amount, &res
-	next, ev, err := t.Advance(step, now)
+		next, ev, err := t.Advance(p.step, now)
+		if err != nil {
+			return err
+		}
+		tr := coreapi.Transition{Transaction: next, Event: ev}
+		if p.record != nil {
+			p.record(&tr)
+		}
+		out = next
+		return tx.RecordTransition(ctx, tr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	o.Settle(&res, now)
-	tr := coreapi.Transition{Transaction: next, Event: ev}
-	with(&tr)
-	return next, tx.RecordTransition(ctx, tr)
+	return out, nil
+}
+
+// settlement plans the connector's answer res about capture or refund o
+// of t, as step (which names o): o takes the answer (record, which also
+// puts o in the transition), t moves o's amount. A record already settled
+// with the same answer changes nothing; with another, it is refused with
+// code.
+func settlement(t *coreapi.Transaction, o *coreapi.OperationRecord, step coreapi.Step, res coreapi.ConnectorResult,
+	now time.Time, record func(*coreapi.Transition), code string) (plan, error) {
+	if o.Status != coreapi.OperationProcessing {
+		if o.SettledAs(res.Outcome) {
+			return plan{unchanged: true}, nil
+		}
+		return plan{}, &coreapi.TransitionError{Code: code, Operation: step.Operation, Status: t.Status}
+	}
+	step.Amount, step.Result = o.Amount, &res
+	return plan{step: step, record: func(tr *coreapi.Transition) {
+		o.Settle(&res, now)
+		record(tr)
+	}}, nil
 }
 
 // requested is the amount a capture or refund asks for: amount, or all

@@ -40,10 +40,11 @@ func answer(o coreapi.Outcome) coreapi.ConnectorResult {
 	return coreapi.ConnectorResult{Outcome: o, Reference: "ref-" + uuid.NewString(), RawResponseCode: string(o)}
 }
 
-// authorized stores a transaction of amount, authorized.
-func authorized(t *testing.T, s *transactions.Service, merchant string, amount int64) *coreapi.Transaction {
+// authorized stores a transaction of amount with intent, authorized: with
+// intent capture, captured in full too.
+func authorized(t *testing.T, s *transactions.Service, merchant string, amount int64, intent string) *coreapi.Transaction {
 	t.Helper()
-	tx := create(t, s, merchant, amount, coreapi.IntentAuthorize)
+	tx := create(t, s, merchant, amount, intent)
 	tx, _, err := s.ApplyAuthorization(ctx, merchant, tx.ID, answer(coreapi.OutcomeSucceeded))
 	if err != nil {
 		t.Fatal(err)
@@ -51,16 +52,32 @@ func authorized(t *testing.T, s *transactions.Service, merchant string, amount i
 	return tx
 }
 
-// captured stores a transaction of amount, authorized and captured in
-// full.
-func captured(t *testing.T, s *transactions.Service, merchant string, amount int64) *coreapi.Transaction {
+// void asks for a void of transaction id and settles it with outcome; it
+// returns the void's reference.
+func void(t *testing.T, s *transactions.Service, id string, o coreapi.Outcome) string {
 	t.Helper()
-	tx := create(t, s, merchant, amount, coreapi.IntentCapture)
-	tx, _, err := s.ApplyAuthorization(ctx, merchant, tx.ID, answer(coreapi.OutcomeSucceeded))
+	_, ref, err := s.RequestVoid(ctx, "default", id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tx
+	if _, err := s.SettleVoid(ctx, "default", id, ref, answer(o)); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+// capture reserves a capture of amount of transaction id and settles it
+// with outcome.
+func capture(t *testing.T, s *transactions.Service, id string, amount int64, o coreapi.Outcome) *coreapi.Capture {
+	t.Helper()
+	_, c, err := s.ReserveCapture(ctx, "default", id, &amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, c, err = s.SettleCapture(ctx, "default", id, c.ID, answer(o)); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func allPage() pagination.Page { return pagination.Page{Limit: pagination.MaxLimit} }
@@ -160,7 +177,7 @@ func checkHistory(t *testing.T, db *postgres.DB, s *transactions.Service, tx *co
 func TestConcurrentCapturesAndRefunds(t *testing.T) {
 	db := postgrestest.New(t)
 	s := service(db)
-	tx := authorized(t, s, "default", 10_000)
+	tx := authorized(t, s, "default", 10_000, coreapi.IntentAuthorize)
 
 	outcome := func(i int) coreapi.Outcome {
 		switch i % 6 {
@@ -267,7 +284,7 @@ func TestConcurrentCapturesAndRefunds(t *testing.T) {
 func TestReservationsHoldWhileTheConnectorIsCalled(t *testing.T) {
 	db := postgrestest.New(t)
 	s := service(db)
-	tx := authorized(t, s, "default", 1000)
+	tx := authorized(t, s, "default", 1000, coreapi.IntentAuthorize)
 
 	_, first, err := s.ReserveCapture(ctx, "default", tx.ID, ptr(int64(600)))
 	if err != nil {
@@ -320,22 +337,10 @@ func TestIllegalOperationsChangeNothing(t *testing.T) {
 	db := postgrestest.New(t)
 	s := service(db)
 
-	voided := authorized(t, s, "default", 1000)
-	_, ref, err := s.RequestVoid(ctx, "default", voided.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.SettleVoid(ctx, "default", voided.ID, ref, answer(coreapi.OutcomeSucceeded)); err != nil {
-		t.Fatal(err)
-	}
-	partly := authorized(t, s, "default", 1000)
-	_, c, err := s.ReserveCapture(ctx, "default", partly.ID, ptr(int64(500)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.SettleCapture(ctx, "default", partly.ID, c.ID, answer(coreapi.OutcomeSucceeded)); err != nil {
-		t.Fatal(err)
-	}
+	voided := authorized(t, s, "default", 1000, coreapi.IntentAuthorize)
+	void(t, s, voided.ID, coreapi.OutcomeSucceeded)
+	partly := authorized(t, s, "default", 1000, coreapi.IntentAuthorize)
+	c := capture(t, s, partly.ID, 500, coreapi.OutcomeSucceeded)
 	declined := create(t, s, "default", 1000, coreapi.IntentAuthorize)
 	if _, _, err := s.ApplyAuthorization(ctx, "default", declined.ID, answer(coreapi.OutcomeDeclined)); err != nil {
 		t.Fatal(err)
@@ -425,14 +430,8 @@ func TestAnswersGivenTwice(t *testing.T) {
 		t.Fatalf("after a capture answered twice: %+v, %d events", after, count(tx.ID))
 	}
 
-	v := authorized(t, s, "default", 1000)
-	_, first, err := s.RequestVoid(ctx, "default", v.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.SettleVoid(ctx, "default", v.ID, first, answer(coreapi.OutcomeDeclined)); err != nil {
-		t.Fatal(err)
-	}
+	v := authorized(t, s, "default", 1000, coreapi.IntentAuthorize)
+	first := void(t, s, v.ID, coreapi.OutcomeDeclined)
 	_, second, err := s.RequestVoid(ctx, "default", v.ID)
 	if err != nil || second == first {
 		t.Fatalf("a second void attempt: %v, reference %q", err, second)
@@ -490,16 +489,16 @@ func TestMerchantScoping(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	tx := captured(t, s, "default", 1000)
+	tx := authorized(t, s, "default", 1000, coreapi.IntentCapture)
 	_, r, err := s.ReserveRefund(ctx, "default", tx.ID, coreapi.NewRefund{Amount: ptr(int64(10))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, c, err := s.ReserveCapture(ctx, "default", authorized(t, s, "default", 5).ID, nil)
+	_, c, err := s.ReserveCapture(ctx, "default", authorized(t, s, "default", 5, coreapi.IntentAuthorize).ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherTx := captured(t, s, other, 1000)
+	otherTx := authorized(t, s, other, 1000, coreapi.IntentCapture)
 	before := snap(t, db, s, tx.ID)
 
 	for name, call := range map[string]func() error{
@@ -560,8 +559,8 @@ func TestCreateWithAStoredPaymentMethod(t *testing.T) {
 	pm := postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BIN: "411111", BuyerID: b.ID})
 
 	tx, err := s.Create(ctx, "default", coreapi.NewTransaction{Amount: 1299, Currency: "USD", Country: ptr("US"), PaymentMethodID: &pm,
-		CartItems: []coreapi.CartItem{{Name: "Shoes", Quantity: 1, UnitAmount: 1299}}, Metadata: map[string]string{"order": "42"},
-		ExternalIdentifier: ptr("order-42"), InstallmentCount: ptr(int32(3))})
+		TransactionDetails: coreapi.TransactionDetails{CartItems: []coreapi.CartItem{{Name: "Shoes", Quantity: 1, UnitAmount: 1299}},
+			Metadata: map[string]string{"order": "42"}, ExternalIdentifier: ptr("order-42"), InstallmentCount: ptr(int32(3))}})
 	if err != nil {
 		t.Fatal(err)
 	}
