@@ -158,7 +158,7 @@ type TransactionEvent struct {
 	Name                   string            // EventTransactionCreated or a TransactionOperation
 	StatusBefore           TransactionStatus // "" for the creation
 	StatusAfter            TransactionStatus
-	Amount                 int64   // what the operation moved (the capture's, the refund's, the authorized amount)
+	Amount                 int64   // the operation's: the capture's, the refund's, the authorized amount
 	CaptureID              *string // the capture it is about
 	RefundID               *string // the refund it is about
 	RawResponseCode        *string

@@ -169,14 +169,7 @@ func buyerListQuery(m string, f coreapi.BuyerFilter, page pagination.Page) (stri
 		n := strconv.Itoa(len(args))
 		sql += ` AND (display_name ILIKE $` + n + ` OR external_identifier ILIKE $` + n + `)`
 	}
-	// Qualified: a bare "id" in ORDER BY would name the id::text output
-	// column, and the sort would not follow the index.
-	where, order, kargs := page.Keyset("buyers.created_at", "buyers.id", len(args)+1)
-	if where != "" {
-		sql += " AND " + where
-		args = append(args, kargs...)
-	}
-	return sql + " ORDER BY " + order + " LIMIT " + strconv.Itoa(page.FetchLimit()), args
+	return keysetPage(sql, args, "buyers", page)
 }
 
 // CountBuyers counts merchant account m's buyers.

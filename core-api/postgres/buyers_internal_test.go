@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/testsupport"
@@ -51,22 +52,7 @@ func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 	for name, page := range map[string]pagination.Page{"first": first, "next": next, "previous": prev} {
 		for _, f := range []coreapi.BuyerFilter{{}, {Search: "b1"}} {
 			sql, args := buyerListQuery("default", f, page)
-			var plan strings.Builder
-			r, err := db.Pool.Query(ctx, "EXPLAIN "+sql, args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r.Next() {
-				var line string
-				if err := r.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan.WriteString(line + "\n")
-			}
-			if r.Err() != nil {
-				t.Fatal(r.Err())
-			}
-			p := plan.String()
+			p := explain(t, db, sql, args)
 			if !strings.Contains(p, "Index Scan") || !strings.Contains(p, "buyers_list_idx") || strings.Contains(p, "Sort") {
 				t.Errorf("%s page %+v: plan\n%s", name, f, p)
 			}
@@ -75,4 +61,18 @@ func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// explain is PostgreSQL's plan of sql with args.
+func explain(t *testing.T, db *DB, sql string, args []any) string {
+	t.Helper()
+	rows, err := db.Pool.Query(context.Background(), "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }

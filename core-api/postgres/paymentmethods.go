@@ -170,12 +170,7 @@ func (db *DB) ListPaymentMethods(ctx context.Context, merchant string, f coreapi
 		args = append(args, f.Method)
 		q += ` AND pm.method = $` + strconv.Itoa(len(args))
 	}
-	where, order, kargs := page.Keyset("pm.created_at", "pm.id", len(args)+1)
-	if where != "" {
-		q += " AND " + where
-		args = append(args, kargs...)
-	}
-	q += " ORDER BY " + order + " LIMIT " + strconv.Itoa(page.FetchLimit())
+	q, args = keysetPage(q, args, "pm", page)
 	return collectPaymentMethods(db.Pool.Query(ctx, q, args...))
 }
 
