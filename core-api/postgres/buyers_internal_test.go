@@ -16,19 +16,8 @@ import (
 // created_at, id) in both directions, never a sort of the account's rows.
 func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := Open(ctx, dbs.CoreDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Pool.Exec(ctx, `INSERT INTO buyers (merchant_account_id, display_name, created_at)
-		SELECT 'default', 'b' || i, now() - i * interval '1 second' FROM generate_series(1, 5000) i`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE buyers`); err != nil {
-		t.Fatal(err)
-	}
+	db := analyzed(t, `INSERT INTO buyers (merchant_account_id, display_name, created_at)
+		SELECT 'default', 'b' || i, now() - i * interval '1 second' FROM generate_series(1, 5000) i`, `ANALYZE buyers`)
 	codec := pagination.RandomCodec("core-api")
 	first, _ := codec.ParseRequest(url.Values{}, "buyers", "")
 	rows, err := db.ListBuyers(ctx, "default", coreapi.BuyerFilter{}, first)
@@ -61,6 +50,23 @@ func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// analyzed opens the core database of fresh test databases, filled and
+// analyzed by statements, for a test of the planner's choices.
+func analyzed(t *testing.T, statements ...string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), testsupport.NewTestDatabases(t).CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	for _, sql := range statements {
+		if _, err := db.Pool.Exec(context.Background(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }
 
 // explain is PostgreSQL's plan of sql with args.

@@ -1,37 +1,23 @@
 package postgres
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/pagination"
-	"github.com/payorch/shared/testsupport"
 )
 
 // The transaction list is an index range scan in both directions, never a
 // sort of the account's rows: on (merchant_account_id, created_at, id),
 // or with a buyer or a payment method, on that filter's index.
 func TestTransactionListUsesTheKeysetIndexes(t *testing.T) {
-	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := Open(ctx, dbs.CoreDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	if _, err := db.Pool.Exec(ctx, `INSERT INTO transactions (merchant_account_id, status, intent, amount, currency,
+	db := analyzed(t, `INSERT INTO transactions (merchant_account_id, status, intent, amount, currency,
 			payment_method_id, payment_method_method, buyer_id, payment_source, merchant_initiated, is_subsequent_payment, created_at)
 		SELECT 'default', 'processing', 'authorize', i, 'EUR', gen_random_uuid(), 'card', gen_random_uuid(), 'ecommerce', false, false,
 			now() - i * interval '1 second'
-		FROM generate_series(1, 5000) i`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE transactions`); err != nil {
-		t.Fatal(err)
-	}
+		FROM generate_series(1, 5000) i`, `ANALYZE transactions`)
 	boundary := &pagination.Key{Time: time.Now().Add(-time.Hour), ID: "00000000-0000-4000-8000-000000000000"}
 	id := "00000000-0000-4000-8000-000000000001"
 	for _, tc := range []struct {
