@@ -16,6 +16,9 @@ import (
 func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 	ctx := context.Background()
 	dbs := testsupport.NewTestDatabases(t)
+	if err := Migrate(ctx, dbs.CoreOwnerDSN); err != nil {
+		t.Fatal(err)
+	}
 	db, err := Open(ctx, dbs.CoreDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -25,9 +28,7 @@ func TestBuyerListUsesTheKeysetIndex(t *testing.T) {
 		SELECT 'default', 'b' || i, now() - i * interval '1 second' FROM generate_series(1, 5000) i`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Pool.Exec(ctx, `ANALYZE buyers`); err != nil {
-		t.Fatal(err)
-	}
+	dbs.ExecAsOwner(t, dbs.Core, `ANALYZE buyers`)
 	codec := pagination.RandomCodec("core-api")
 	first, _ := codec.ParseRequest(url.Values{}, "buyers", "")
 	rows, err := db.ListBuyers(ctx, "default", coreapi.BuyerFilter{}, first)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
-	"github.com/payorch/shared/testsupport"
+	"github.com/payorch/core-api/postgres/postgrestest"
 )
 
 // A deletion whose transaction failed is told apart from one that
@@ -15,7 +15,7 @@ import (
 // deletion gives its transaction; a transaction still running is waited
 // for, within the context.
 func TestTransactionCommittedTellsTheDeletionsOutcome(t *testing.T) {
-	db := openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
+	db, _ := postgrestest.Open(t)
 	ctx := context.Background()
 	for _, id := range []string{"gone", "kept"} {
 		name := "Merchant " + id

@@ -14,22 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/testsupport"
 )
 
 func openPaymentMethodsDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	return openCoreDB(t, testsupport.NewTestDatabases(t).CoreDSN)
-}
-
-// openCoreDB opens a pool on dsn, as one core-api instance does.
-func openCoreDB(t *testing.T, dsn string) *postgres.DB {
-	t.Helper()
-	db, err := postgres.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db, _ := postgrestest.Open(t)
 	return db
 }
 
@@ -342,14 +333,13 @@ func TestUpdatePaymentMethodExpiry(t *testing.T) {
 // database): the second reads the row only once the first committed, so
 // the vault sees the writes in the order the row does.
 func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
-	dbs := testsupport.NewTestDatabases(t)
-	a := openCoreDB(t, dbs.CoreDSN)
+	a, dbs := postgrestest.Open(t)
 	for _, tc := range []struct {
 		name string
 		b    *postgres.DB
 	}{
 		{"one instance", a},
-		{"two instances", openCoreDB(t, dbs.CoreDSN)},
+		{"two instances", postgrestest.OpenDSN(t, dbs.CoreDSN)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

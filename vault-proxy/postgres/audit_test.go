@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/payorch/shared/pagination"
-	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
@@ -30,11 +30,7 @@ func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
 // openDB is a new, migrated vault database.
 func openDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), testsupport.NewTestDatabases(t).VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db, _ := postgrestest.Open(t)
 	return db
 }
 
@@ -122,16 +118,16 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 // is the one index that answers it.
 func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
+	db, dbs := postgrestest.Open(t)
 	for _, q := range []string{
 		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'quiet', 'a', 'forward', 'success' FROM generate_series(1, 200)`,
 		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'busy', 'a', 'forward', 'success' FROM generate_series(1, 20000)`,
-		`ANALYZE audit_events`,
 	} {
 		if _, err := db.Pool.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
+	dbs.ExecAsOwner(t, dbs.Vault, `ANALYZE audit_events`)
 	const maxBuffers = 12 // an index descent and a heap page or two; the table is ~300 pages
 	cases := []struct {
 		merchant string

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payorch/shared/pgdb"
-	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 // BenchmarkShipAudit is what storing one /vault-forward audit record costs
@@ -25,12 +25,7 @@ import (
 // proxy, this is CPU the forward path shares (BENCHMARKS.md, issue 5).
 func BenchmarkShipAudit(b *testing.B) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(b)
-	migrated, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	migrated.Close()
+	dbs := postgrestest.Migrated(b)
 	cfg, err := pgxpool.ParseConfig(dbs.VaultDSN)
 	if err != nil {
 		b.Fatal(err)

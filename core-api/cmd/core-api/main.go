@@ -3,6 +3,8 @@
 // core-api/app/config.go.
 //
 //	core-api [serve]     run the service
+//	core-api migrate     apply the core database's migrations as its owner role
+//	                     (CORE_API_MIGRATE_DATABASE_URL); a deploy step
 //	core-api token -scopes buyers.write,payment-methods.write [-lifetime 24h] [-key-dir .data/auth]
 //	                     create an API key pair in key-dir if missing and print a bearer token
 //	core-api help
@@ -38,13 +40,15 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	switch cmd {
 	case "serve":
+	case "migrate":
+		return migrateCmd(ctx)
 	case "token":
 		return token(args, os.Stdout)
 	case "help", "-h", "--help":
-		fmt.Println("commands: serve, token, help")
+		fmt.Println("commands: serve, migrate, token, help")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (commands: serve, token, help)", cmd)
+		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, help)", cmd)
 	}
 	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }

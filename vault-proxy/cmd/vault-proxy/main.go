@@ -2,6 +2,8 @@
 // numbers. Subcommands:
 //
 //	vault-proxy [serve]                  run the service (configuration from the environment)
+//	vault-proxy migrate                  apply the vault database's migrations as its owner role
+//	                                     (VAULT_PROXY_MIGRATE_DATABASE_URL); a deploy step
 //	vault-proxy vault-setup -policies DIR -out FILE
 //	                                     with an operator's VAULT_TOKEN: mount transit, create the
 //	                                     keys, install the shipped policies, write policy-bound tokens
@@ -53,10 +55,12 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return serve(ctx, log)
 	case "vault-setup":
 		return vaultSetup(ctx, args)
+	case "migrate":
+		return migrateCmd(ctx)
 	case "keys":
 		return keysCmd(ctx, args)
 	}
-	return fmt.Errorf("unknown command %q (commands: serve, vault-setup, keys)", cmd)
+	return fmt.Errorf("unknown command %q (commands: serve, migrate, vault-setup, keys)", cmd)
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {

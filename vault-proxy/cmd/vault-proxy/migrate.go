@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/payorch/shared/config"
+	"github.com/payorch/vault-proxy/app"
+	"github.com/payorch/vault-proxy/postgres"
+)
+
+// migrateCmd runs `vault-proxy migrate`: the vault database's pending
+// migrations, as its owner role (VAULT_PROXY_MIGRATE_DATABASE_URL or
+// _FILE). A deploy step, run before instances of a new build start; the
+// instances themselves serve as the runtime role and never hold this URL.
+func migrateCmd(ctx context.Context) error {
+	l := config.NewLoader(config.EnvironLookup(os.Environ()))
+	dsn := l.Secret(app.MigrateDatabaseURL).Reveal()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	if err := postgres.Migrate(ctx, dsn); err != nil {
+		return err
+	}
+	fmt.Println("vault database migrated")
+	return nil
+}
