@@ -8,6 +8,8 @@
 //	                                     with an operator's VAULT_TOKEN: mount transit, create the
 //	                                     keys, install the shipped policies, write policy-bound tokens
 //	vault-proxy keys status|rotate       key management with the key-admin token
+//	vault-proxy audit verify [-anchor ID:HASH]
+//	                                     walk the audit chain; fail naming the first broken link
 package main
 
 import (
@@ -59,8 +61,10 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return migrateCmd(ctx)
 	case "keys":
 		return keysCmd(ctx, args)
+	case "audit":
+		return auditCmd(ctx, args, os.Stdout)
 	}
-	return fmt.Errorf("unknown command %q (commands: serve, migrate, vault-setup, keys)", cmd)
+	return fmt.Errorf("unknown command %q (commands: serve, migrate, vault-setup, keys, audit)", cmd)
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {

@@ -1,0 +1,303 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/payorch/shared/pgtext"
+)
+
+// The audit chain (migration 013): every record stored since the
+// migration carries chain_prev, the chain_hash of the record before it,
+// and chain_hash = SHA-256(chain_prev || SHA-256(content)), content being
+// its copyColumns fields in binary COPY form. audit_chain's row holds the
+// last record's two values and is locked by each append until it commits,
+// so the records of every instance form one chain in id order.
+//
+// The shipper writes a batch's rows, and each row's content digest, before
+// it takes the lock (appendCopyRows); under the lock it only chains the
+// digests (linkCopyRows), one SHA-256 of 64 bytes per record. A vaulted
+// card's record is chained in its own statement (InsertCardAudited).
+
+// chainField is a 32-byte bytea as a binary COPY field.
+const chainField = 4 + sha256.Size
+
+// copyRowFields is the field count of a COPY row: the record's columns
+// and its two chain columns.
+const copyRowFields = uint16(len(copyColumns) + 2)
+
+// beginCopyRow writes a COPY row's field count.
+func beginCopyRow(dst []byte) []byte {
+	return binary.BigEndian.AppendUint16(dst, copyRowFields)
+}
+
+// endCopyRow completes the COPY row begun at row, whose content fields
+// follow its field count: chain_prev, zeros until linkCopyRows writes it,
+// and in chain_hash's place for now the digest of the content.
+func endCopyRow(dst []byte, row int) []byte {
+	digest := sha256.Sum256(dst[row+2:])
+	dst = appendChainField(dst, [sha256.Size]byte{})
+	return appendChainField(dst, digest)
+}
+
+func appendChainField(dst []byte, v [sha256.Size]byte) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, sha256.Size)
+	return append(dst, v[:]...)
+}
+
+// chainLink is the chain_hash of a record of content digest that follows
+// the record whose chain_hash is prev.
+func chainLink(prev [sha256.Size]byte, digest []byte) [sha256.Size]byte {
+	var b [2 * sha256.Size]byte
+	copy(b[:], prev[:])
+	copy(b[sha256.Size:], digest)
+	return sha256.Sum256(b[:])
+}
+
+// linkCopyRows chains the rows appendCopyRows wrote (a binary COPY
+// stream with at least one row) after head, the chain's head: it writes
+// each row's chain_prev and replaces its digest with its chain_hash. It
+// returns the last row's two values, the chain's new head.
+func linkCopyRows(rows []byte, head [sha256.Size]byte) (prev, last [sha256.Size]byte) {
+	last = head
+	i := len(copyBinaryHeader)
+	for int16(binary.BigEndian.Uint16(rows[i:])) != -1 {
+		i += 2
+		for range copyColumns {
+			// NULL (-1) has no value; rows with one are refused by
+			// the table, and the batch with them.
+			if l := int32(binary.BigEndian.Uint32(rows[i:])); l > 0 {
+				i += int(l)
+			}
+			i += 4
+		}
+		prev = last
+		copy(rows[i+4:], prev[:])
+		i += chainField
+		last = chainLink(prev, rows[i+4:i+chainField])
+		copy(rows[i+4:], last[:])
+		i += chainField
+	}
+	return prev, last
+}
+
+// lockChainSQL reads the chain's head and locks it until the commit.
+const lockChainSQL = `SELECT head FROM audit_chain FOR UPDATE`
+
+// auditRecord is a stored record's content, as verify reads it.
+type auditRecord struct {
+	at                               time.Time
+	actor, merchantAccountID, action string
+	tokens                           []uuid.UUID
+	purpose, outcome, requestID      string
+	detail                           []byte // JSON text, as stored
+}
+
+// appendAuditContent writes r as the shipper writes a record's content:
+// copyColumns' fields in binary COPY form.
+func appendAuditContent(dst []byte, r *auditRecord) []byte {
+	for _, c := range copyColumns {
+		lenAt := len(dst)
+		dst = append(dst, 0, 0, 0, 0)
+		switch c.member {
+		case "at":
+			dst = appendTimestamptz(dst, r.at)
+		case "actor":
+			dst = pgtext.AppendStorable(dst, r.actor)
+		case "merchant_account_id":
+			dst = pgtext.AppendStorable(dst, r.merchantAccountID)
+		case "action":
+			dst = pgtext.AppendStorable(dst, r.action)
+		case "tokens":
+			var at int
+			dst, at = beginUUIDArray(dst)
+			for _, t := range r.tokens {
+				dst = appendUUIDElement(dst, t)
+			}
+			dst = endUUIDArray(dst, at, len(r.tokens))
+		case "purpose":
+			dst = pgtext.AppendStorable(dst, r.purpose)
+		case "outcome":
+			dst = pgtext.AppendStorable(dst, r.outcome)
+		case "request_id":
+			dst = pgtext.AppendStorable(dst, r.requestID)
+		case "detail":
+			dst = append(dst, r.detail...)
+		default:
+			panic("postgres: audit column " + c.member + " has no record field")
+		}
+		dst = endField(dst, lenAt)
+	}
+	return dst
+}
+
+// AuditLink is one record of the audit chain: its id and chain hash.
+type AuditLink struct {
+	ID   int64
+	Hash [sha256.Size]byte
+}
+
+// String is the link as ID:HASH (hex), the form ParseAuditLink reads.
+func (l AuditLink) String() string { return fmt.Sprintf("%d:%x", l.ID, l.Hash) }
+
+// ParseAuditLink reads ID:HASH, as AuditLink.String writes it.
+func ParseAuditLink(s string) (AuditLink, error) {
+	id, h, ok := strings.Cut(s, ":")
+	var l AuditLink
+	n, err := strconv.ParseInt(id, 10, 64)
+	raw, herr := hex.DecodeString(h)
+	if !ok || err != nil || n < 1 || herr != nil || len(raw) != sha256.Size {
+		return AuditLink{}, fmt.Errorf("postgres: an audit link is ID:HASH, a record id and its 64-digit hex chain hash")
+	}
+	l.ID = n
+	copy(l.Hash[:], raw)
+	return l, nil
+}
+
+// AuditChain is a verified audit chain.
+type AuditChain struct {
+	// StartedAfter is the last id of the records stored before the chain
+	// began (migration 013), which it does not cover.
+	StartedAfter int64
+	// Records is how many records the chain holds; Head is its last (ID
+	// 0 for an empty chain).
+	Records int64
+	Head    AuditLink
+}
+
+// ChainBreakKind says how the audit chain is broken.
+type ChainBreakKind string
+
+// The ways a chain breaks, as VerifyAuditChain finds them.
+const (
+	// BreakChanged: the record's content, or its chain_hash, was changed
+	// after it was stored.
+	BreakChanged ChainBreakKind = "changed"
+	// BreakUnlinked: the record does not follow the one before it: a
+	// record between them was removed, or the one before was changed
+	// with its hash recomputed, or this one added.
+	BreakUnlinked ChainBreakKind = "unlinked"
+	// BreakUnchained: a record stored after the chain began has no links.
+	BreakUnchained ChainBreakKind = "unchained"
+	// BreakTruncated: the chain's head is not its last record's hash:
+	// records at its end were removed.
+	BreakTruncated ChainBreakKind = "truncated"
+	// BreakAnchor: a link recorded elsewhere is not in the chain with its
+	// hash: the chain was recomputed, or cut back, since.
+	BreakAnchor ChainBreakKind = "anchor"
+)
+
+// AuditChainBreak is the first link of the audit chain that does not hold.
+type AuditChainBreak struct {
+	Kind ChainBreakKind
+	// ID is the record where the chain breaks (0 for BreakTruncated: the
+	// records after After are gone).
+	ID int64
+	// After is the last record that verified (0: none).
+	After int64
+}
+
+func (e *AuditChainBreak) Error() string {
+	var what string
+	switch e.Kind {
+	case BreakChanged:
+		what = "its content or hash was changed after it was stored"
+	case BreakUnlinked:
+		what = "it does not follow the record before it: a record between them was removed or rewritten, or this one was added"
+	case BreakUnchained:
+		what = "it carries no chain links"
+	case BreakTruncated:
+		return fmt.Sprintf("audit chain broken after record %d: the chain's head is not that record's hash, so records after it were removed", e.After)
+	case BreakAnchor:
+		return fmt.Sprintf("audit chain broken at record %d: the anchor's hash is not that record's, so the chain was rewritten or cut back since", e.ID)
+	}
+	return fmt.Sprintf("audit chain broken at record %d (the last good record is %d): %s", e.ID, e.After, what)
+}
+
+// VerifyAuditChain walks the audit chain from its start, in one snapshot,
+// and returns it, or the first link that does not hold as an
+// *AuditChainBreak (with the chain up to the record before it). Each
+// anchor must be a record of the chain with that hash.
+//
+// Nothing indexes audit_events by id alone (migration 008), so PostgreSQL
+// sorts the chain's records: on a large table, a sort on disk.
+func (db *DB) VerifyAuditChain(ctx context.Context, anchors ...AuditLink) (AuditChain, error) {
+	var c AuditChain
+	err := pgx.BeginTxFunc(ctx, db.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var head []byte
+		if err := tx.QueryRow(ctx, `SELECT started_after, head FROM audit_chain`).Scan(&c.StartedAfter, &head); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail::text,
+			       chain_prev, chain_hash
+			FROM audit_events WHERE id > $1 ORDER BY id`, c.StartedAfter)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		wanted := map[int64][sha256.Size]byte{}
+		for _, a := range anchors {
+			wanted[a.ID] = a.Hash
+		}
+		var r auditRecord
+		var id int64
+		var prev, hash []byte
+		var content []byte
+		for rows.Next() {
+			if err := rows.Scan(&id, &r.at, &r.actor, &r.merchantAccountID, &r.action, &r.tokens, &r.purpose, &r.outcome,
+				&r.requestID, &r.detail, &prev, &hash); err != nil {
+				return err
+			}
+			broke := func(kind ChainBreakKind) error { return &AuditChainBreak{Kind: kind, ID: id, After: c.Head.ID} }
+			switch {
+			case len(prev) != sha256.Size || len(hash) != sha256.Size:
+				return broke(BreakUnchained)
+			case !bytes.Equal(prev, c.Head.Hash[:]):
+				return broke(BreakUnlinked)
+			}
+			content = appendAuditContent(content[:0], &r)
+			digest := sha256.Sum256(content)
+			link := chainLink(c.Head.Hash, digest[:])
+			if !bytes.Equal(hash, link[:]) {
+				return broke(BreakChanged)
+			}
+			if a, ok := wanted[id]; ok {
+				if a != link {
+					return &AuditChainBreak{Kind: BreakAnchor, ID: id, After: c.Head.ID}
+				}
+				delete(wanted, id)
+			}
+			c.Records++
+			c.Head = AuditLink{ID: id, Hash: link}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !bytes.Equal(head, c.Head.Hash[:]) {
+			return &AuditChainBreak{Kind: BreakTruncated, After: c.Head.ID}
+		}
+		if len(wanted) > 0 {
+			missing := slices.Sorted(maps.Keys(wanted))
+			return &AuditChainBreak{Kind: BreakAnchor, ID: missing[0], After: c.Head.ID}
+		}
+		return nil
+	})
+	var b *AuditChainBreak
+	if err != nil && !errors.As(err, &b) {
+		return AuditChain{}, fmt.Errorf("postgres: verify the audit chain: %w", err)
+	}
+	return c, err
+}
