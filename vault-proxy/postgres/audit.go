@@ -92,7 +92,11 @@ func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch
 	if n == 0 {
 		return tx.Commit(ctx)
 	}
-	prev, last := linkCopyRows(rows, [32]byte(head))
+	h, err := chainHead(head)
+	if err != nil {
+		return err
+	}
+	prev, last := linkCopyRows(rows, h)
 	tag, err = tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows), copyAuditSQL)
 	if err != nil {
 		return err

@@ -29,7 +29,8 @@ import (
 // The shipper writes a batch's rows, and each row's content digest, before
 // it takes the lock (appendCopyRows); under the lock it only chains the
 // digests (linkCopyRows), one SHA-256 of 64 bytes per record. A vaulted
-// card's record is chained in its own statement (InsertCardAudited).
+// card's record is chained in the transaction that stores the card, with
+// the other cards this process is vaulting at the time (cardbatch.go).
 
 // chainField is a 32-byte bytea as a binary COPY field.
 const chainField = 4 + sha256.Size
@@ -95,6 +96,15 @@ func linkCopyRows(rows []byte, head [sha256.Size]byte) (prev, last [sha256.Size]
 
 // lockChainSQL reads the chain's head and locks it until the commit.
 const lockChainSQL = `SELECT head FROM audit_chain FOR UPDATE`
+
+// chainHead is the head lockChainSQL read, which migration 013 keeps 32
+// bytes long.
+func chainHead(v []byte) ([sha256.Size]byte, error) {
+	if len(v) != sha256.Size {
+		return [sha256.Size]byte{}, errors.New("postgres: the audit chain's head is not a SHA-256 hash")
+	}
+	return [sha256.Size]byte(v), nil
+}
 
 // auditRecord is a stored record's content, as verify reads it.
 type auditRecord struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/postgres"
 )
@@ -225,5 +226,60 @@ func TestAuditChainHoldsWithConcurrentAppenders(t *testing.T) {
 	}
 	if c := r.verify(); c.Records != instances*(batches*perBatch+cards) {
 		t.Fatalf("verified %d records, want %d", c.Records, instances*(batches*perBatch+cards))
+	}
+}
+
+// Concurrent vaultings of one process share transactions, and each still
+// gets its own answer: stored, refused for a closed account, or failed for
+// its own row, without failing the others; the records chain.
+func TestConcurrentVaultingsAnswerEachAlone(t *testing.T) {
+	r := newVaultRows(t)
+	ctx := context.Background()
+	if _, closed, err := r.db.CloseMerchantAccount(ctx, "closed", uuid.New()); err != nil || !closed {
+		t.Fatalf("close: %v %v", closed, err)
+	}
+	type result struct {
+		kind string
+		card *vaultproxy.VaultedCard
+		err  error
+	}
+	kinds := []string{"stored", "stored", "stored", "closed", "bad"}
+	results := make(chan result, 60)
+	var wg sync.WaitGroup
+	for i := range 60 {
+		kind := kinds[i%len(kinds)]
+		c := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: fmt.Sprintf("m%d", i%3), Kind: vaultproxy.KindCard,
+			Scheme: "visa", BIN: "411111", Last4: "1111", Fingerprint: "fp", ExpirationDate: "12/30",
+			Sealed: envelope.Sealed{DataKeyID: r.dk, WrappedKey: []byte{0}, Ciphertext: []byte{0}}}
+		switch kind {
+		case "closed":
+			c.MerchantAccountID = "closed"
+		case "bad":
+			c.BIN = "41" // the table's check refuses it
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := r.db.InsertCardAudited(ctx, c, vaultproxy.AuditEvent{Actor: "token:t", MerchantAccountID: c.MerchantAccountID, Action: "vault", Outcome: "success"})
+			results <- result{kind, c, err}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	for res := range results {
+		switch {
+		case res.kind == "stored" && (res.err != nil || res.card.CreatedAt.IsZero()):
+			t.Errorf("a card of an open account: %v, created at %v", res.err, res.card.CreatedAt)
+		case res.kind == "closed" && !errors.Is(res.err, vaultproxy.ErrMerchantAccountClosed):
+			t.Errorf("a card of a closed account: %v", res.err)
+		case res.kind == "bad" && res.err == nil:
+			t.Error("a card the table refuses was stored")
+		}
+	}
+	if n := r.count(`SELECT count(*) FROM vaulted_cards`); n != 36 {
+		t.Errorf("%d cards stored, want 36", n)
+	}
+	if c := r.verify(); c.Records != 36 {
+		t.Errorf("%d records chained, want 36", c.Records)
 	}
 }

@@ -19,6 +19,9 @@ type DB struct {
 	// copyBufs holds the buffers audit batches are written into for COPY
 	// (hundreds of KiB each, reused rather than collected).
 	copyBufs sync.Pool
+	// cardBatch gathers concurrent vaultings into shared transactions
+	// (InsertCardAudited).
+	cardBatch cardBatcher
 }
 
 var schema = pgdb.Schema{Name: "vault database", FS: migrations, Dir: "migrations", VersionTable: "vault_schema_version"}

@@ -35,8 +35,8 @@ ALTER TABLE audit_events ADD CONSTRAINT audit_events_chained
 CREATE TABLE audit_chain (
     only_row      boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     started_after bigint NOT NULL,
-    prev          bytea NOT NULL,
-    head          bytea NOT NULL
+    prev          bytea NOT NULL CHECK (octet_length(prev) = 32),
+    head          bytea NOT NULL CHECK (octet_length(head) = 32)
 );
 INSERT INTO audit_chain (started_after, prev, head)
 SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit_events', 'id')), 0),
