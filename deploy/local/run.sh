@@ -35,6 +35,7 @@ wait_http() { # url [curl args]
 DATABASE_URL=$(deploy/local/postgres.sh)
 # Assigned first: a failure inside $(...) would go unnoticed.
 db_env=$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL") || exit
+unset DATABASE_URL # the admin's: nothing after this holds it
 db_url() { sed -n "s/^$1=//p" <<<"$db_env"; }
 export VAULT_PROXY_DATABASE_URL CORE_API_DATABASE_URL
 VAULT_PROXY_DATABASE_URL=$(db_url VAULT_PROXY_DATABASE_URL)
