@@ -11,6 +11,7 @@ import (
 	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pgmigrate"
 )
 
@@ -54,6 +55,18 @@ func Migrate(ctx context.Context, ownerDSN string, s Schema) error {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	return nil
+}
+
+// MigrateCommand is a service's `migrate` command: it reads the owner
+// role's database URL from variable (or variable+"_FILE") in environ and
+// migrates with it (the service's Migrate).
+func MigrateCommand(ctx context.Context, environ []string, variable string, migrate func(ctx context.Context, ownerDSN string) error) error {
+	l := config.NewLoader(config.EnvironLookup(environ))
+	dsn := l.Secret(variable).Reveal()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	return migrate(ctx, dsn)
 }
 
 // Open connects to the database behind dsn as the service's runtime role,

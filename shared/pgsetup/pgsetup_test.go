@@ -72,20 +72,26 @@ func TestOnlyTheOwnerChangesTheSchema(t *testing.T) {
 	}
 }
 
-// exec runs sql in database db as role.
-func exec(t *testing.T, adminDSN, db, role, sql string) error {
+// connect connects to database db as role (the admin when empty) for the
+// rest of the test.
+func connect(t *testing.T, adminDSN, db, role string) *pgx.Conn {
 	t.Helper()
-	ctx := context.Background()
 	dsn, err := pgsetup.DSN(adminDSN, db, role)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// exec runs sql in database db as role.
+func exec(t *testing.T, adminDSN, db, role, sql string) error {
+	t.Helper()
+	_, err := connect(t, adminDSN, db, role).Exec(context.Background(), sql)
 	return err
 }
 
@@ -108,11 +114,7 @@ func TestProvisionIsIdempotent(t *testing.T) {
 	if err := pgsetup.Provision(ctx, dbs.AdminDSN, dbs.Vault, dbs.Core); err != nil {
 		t.Fatalf("second provision: %v", err)
 	}
-	conn, err := pgx.Connect(ctx, dbs.VaultOwnerDSN)
-	if err != nil {
-		t.Fatalf("the vault database after a second provision: %v", err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dbs.AdminDSN, dbs.Vault.Name, dbs.Vault.Owner)
 	var x int
 	if err := conn.QueryRow(ctx, `SELECT x FROM kept`).Scan(&x); err != nil || x != 42 {
 		t.Fatalf("the row written before the second provision: %d, %v", x, err)
@@ -137,15 +139,7 @@ func TestProvisionTakesTheRuntimeRolesTablesBack(t *testing.T) {
 	if err := pgsetup.Provision(ctx, dbs.AdminDSN, old); err != nil {
 		t.Fatal(err)
 	}
-	dsn, err := pgsetup.DSN(dbs.AdminDSN, old.Name, old.Owner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dbs.AdminDSN, old.Name, old.Owner)
 	var db, table, seq string
 	var x int
 	if err := conn.QueryRow(ctx, `SELECT pg_get_userbyid(d.datdba), pg_get_userbyid(c.relowner), pg_get_userbyid(s.relowner), k.x

@@ -121,36 +121,45 @@ func appendAuditContent(dst []byte, r *auditRecord) []byte {
 	for _, c := range copyColumns {
 		lenAt := len(dst)
 		dst = append(dst, 0, 0, 0, 0)
-		switch c.member {
-		case "at":
+		switch c.kind {
+		case copyText:
+			dst = pgtext.AppendStorable(dst, r.text(c.member))
+		case copyTimestamptz:
 			dst = appendTimestamptz(dst, r.at)
-		case "actor":
-			dst = pgtext.AppendStorable(dst, r.actor)
-		case "merchant_account_id":
-			dst = pgtext.AppendStorable(dst, r.merchantAccountID)
-		case "action":
-			dst = pgtext.AppendStorable(dst, r.action)
-		case "tokens":
+		case copyUUIDArray:
 			var at int
 			dst, at = beginUUIDArray(dst)
 			for _, t := range r.tokens {
 				dst = appendUUIDElement(dst, t)
 			}
 			dst = endUUIDArray(dst, at, len(r.tokens))
-		case "purpose":
-			dst = pgtext.AppendStorable(dst, r.purpose)
-		case "outcome":
-			dst = pgtext.AppendStorable(dst, r.outcome)
-		case "request_id":
-			dst = pgtext.AppendStorable(dst, r.requestID)
-		case "detail":
+		case copyJSON:
 			dst = append(dst, r.detail...)
-		default:
-			panic("postgres: audit column " + c.member + " has no record field")
 		}
 		dst = endField(dst, lenAt)
 	}
 	return dst
+}
+
+// text is the record's text member named member.
+func (r *auditRecord) text(member string) string {
+	switch member {
+	case "actor":
+		return r.actor
+	case "merchant_account_id":
+		return r.merchantAccountID
+	case "action":
+		return r.action
+	case "purpose":
+		return r.purpose
+	case "outcome":
+		return r.outcome
+	case "request_id":
+		return r.requestID
+	}
+	// copyColumns and auditRecord disagree: every verify and vaulting
+	// would fail, so the first test does.
+	panic("postgres: the audit column " + member + " has no record field")
 }
 
 // AuditLink is one record of the audit chain: its id and chain hash.

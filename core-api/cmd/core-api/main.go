@@ -17,7 +17,9 @@ import (
 	"os"
 
 	"github.com/payorch/core-api/app"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/pgdb"
 	"github.com/payorch/shared/service"
 )
 
@@ -41,7 +43,13 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	switch cmd {
 	case "serve":
 	case "migrate":
-		return migrateCmd(ctx)
+		// A deploy step, before instances of a new build start; they serve
+		// as the runtime role and never hold the owner's URL.
+		if err := pgdb.MigrateCommand(ctx, os.Environ(), app.MigrateDatabaseURL, postgres.Migrate); err != nil {
+			return err
+		}
+		fmt.Println("core database migrated")
+		return nil
 	case "token":
 		return token(args, os.Stdout)
 	case "help", "-h", "--help":

@@ -22,10 +22,12 @@ import (
 
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/pgdb"
 	"github.com/payorch/shared/service"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/app"
 	"github.com/payorch/vault-proxy/nodump"
+	"github.com/payorch/vault-proxy/postgres"
 )
 
 func main() {
@@ -58,7 +60,13 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	case "vault-setup":
 		return vaultSetup(ctx, args)
 	case "migrate":
-		return migrateCmd(ctx)
+		// A deploy step, before instances of a new build start; they serve
+		// as the runtime role and never hold the owner's URL.
+		if err := pgdb.MigrateCommand(ctx, os.Environ(), app.MigrateDatabaseURL, postgres.Migrate); err != nil {
+			return err
+		}
+		fmt.Println("vault database migrated")
+		return nil
 	case "keys":
 		return keysCmd(ctx, args)
 	case "audit":
