@@ -35,7 +35,10 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // b.Last in one transaction, so both commit or neither; when the
 // checkpoint is not at b.Prev nothing is stored
 // (auditspool.ErrCheckpointMoved). Each record keeps the time it was
-// spooled; ids follow the spool's order.
+// spooled; ids follow the spool's order, and the records join the audit
+// chain in that order (auditchain.go): the chain's head is locked from
+// the checkpoint's move to the commit, so every instance's batches append
+// one after the other.
 //
 // The records go in through binary COPY, as rows written here from the
 // spooled JSON (appendCopyRows), so that PostgreSQL, on the same cores as
