@@ -283,3 +283,25 @@ func TestConcurrentVaultingsAnswerEachAlone(t *testing.T) {
 		t.Errorf("%d records chained, want 36", c.Records)
 	}
 }
+
+// A vaulting whose context ended before its batch was written stores
+// nothing, and the next one is written as usual.
+func TestAbandonedVaultingStoresNothing(t *testing.T) {
+	r := newVaultRows(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: "m", Kind: vaultproxy.KindCard, Scheme: "visa",
+		BIN: "411111", Last4: "1111", Fingerprint: "fp", Sealed: envelope.Sealed{DataKeyID: r.dk, WrappedKey: []byte{0}, Ciphertext: []byte{0}}}
+	if err := r.db.InsertCardAudited(ctx, c, vaultproxy.AuditEvent{Actor: "a", MerchantAccountID: "m", Action: "vault", Outcome: "success"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an abandoned vaulting: %v", err)
+	}
+	if err := r.insertCard("m"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.count(`SELECT count(*) FROM vaulted_cards WHERE id = $1`, c.Token); n != 0 {
+		t.Fatal("the abandoned card was stored")
+	}
+	if c := r.verify(); c.Records != 1 {
+		t.Fatalf("%d records chained, want the next vaulting's", c.Records)
+	}
+}

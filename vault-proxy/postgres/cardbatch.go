@@ -35,7 +35,15 @@ type cardInsert struct {
 	event  vaultproxy.AuditEvent
 	at     time.Time // the record's time, as hashed
 	digest [sha256.Size]byte
-	done   chan error // buffered: the writer never waits for the caller
+	done   chan cardStored // buffered: the writer never waits for the caller
+}
+
+// cardStored answers a cardInsert: the card's row times, or why it was
+// not stored. The writer leaves the caller's card alone: a caller whose
+// context ended no longer waits for it.
+type cardStored struct {
+	createdAt, updatedAt time.Time
+	err                  error
 }
 
 // cardBatchTimeout bounds one batch's transaction. The writer runs for
@@ -54,7 +62,7 @@ const cardBatchTimeout = 30 * time.Second
 // so it fails only its own vaulting. When ctx ends first, the card may
 // still be stored, as when a statement's context ends.
 func (db *DB) InsertCardAudited(ctx context.Context, c *vaultproxy.VaultedCard, e vaultproxy.AuditEvent) error {
-	in := &cardInsert{ctx: ctx, card: c, event: e, at: time.Now().Truncate(time.Microsecond), done: make(chan error, 1)}
+	in := &cardInsert{ctx: ctx, card: c, event: e, at: time.Now().Truncate(time.Microsecond), done: make(chan cardStored, 1)}
 	in.digest = sha256.Sum256(appendAuditContent(nil, in.record()))
 	b := &db.cardBatch
 	b.mu.Lock()
@@ -66,8 +74,11 @@ func (db *DB) InsertCardAudited(ctx context.Context, c *vaultproxy.VaultedCard, 
 		go db.writeCardBatches(context.WithoutCancel(ctx))
 	}
 	select {
-	case err := <-in.done:
-		return err
+	case r := <-in.done:
+		if r.err == nil {
+			c.CreatedAt, c.UpdatedAt = r.createdAt, r.updatedAt
+		}
+		return r.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -97,7 +108,7 @@ func (db *DB) writeCardBatches(ctx context.Context) {
 		live := batch[:0]
 		for _, in := range batch {
 			if err := in.ctx.Err(); err != nil {
-				in.done <- err // abandoned before it was written: nothing stored
+				in.done <- cardStored{err: err} // abandoned before it was written: nothing stored
 				continue
 			}
 			live = append(live, in)
@@ -105,7 +116,16 @@ func (db *DB) writeCardBatches(ctx context.Context) {
 		if len(live) == 0 {
 			continue
 		}
-		if err := db.insertCards(ctx, live); err != nil && len(live) > 1 {
+		err := db.insertCards(ctx, live)
+		switch {
+		case err == nil || len(live) == 1: // answered
+		case errors.Is(err, context.DeadlineExceeded):
+			// The database did not answer in time: it would not for each
+			// card alone either.
+			for _, in := range live {
+				in.done <- cardStored{err: err}
+			}
+		default:
 			for _, in := range live {
 				_ = db.insertCards(ctx, []*cardInsert{in})
 			}
@@ -128,20 +148,18 @@ func (db *DB) insertCards(ctx context.Context, ins []*cardInsert) error {
 		return err
 	}
 	for i, in := range ins {
-		switch {
-		case err != nil:
-			in.done <- err
-		case !stored[i]:
-			in.done <- vaultproxy.ErrMerchantAccountClosed
-		default:
-			in.done <- nil
+		if err != nil {
+			in.done <- cardStored{err: err}
+			continue
 		}
+		in.done <- stored[i]
 	}
 	return err
 }
 
-// insertCardsTx is insertCards' transaction; stored says which cards were.
-func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []bool, err error) {
+// insertCardsTx is insertCards' transaction: each card's answer, or the
+// transaction's error.
+func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []cardStored, err error) {
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -189,15 +207,15 @@ func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []bo
 		return nil, err
 	}
 	rows := cardRows{}
-	stored = make([]bool, len(ins))
+	stored = make([]cardStored, len(ins))
 	prev := last
 	for i, in := range ins {
 		if slices.Contains(closed, in.card.MerchantAccountID) {
+			stored[i].err = vaultproxy.ErrMerchantAccountClosed
 			continue
 		}
 		prev, last = last, chainLink(last, in.digest[:])
 		rows.add(in, prev, last)
-		stored[i] = true
 	}
 	var write pgx.Batch
 	if len(rows.token) > 0 {
@@ -205,7 +223,7 @@ func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []bo
 	}
 	write.Queue(`COMMIT`)
 	times := map[uuid.UUID][2]time.Time{}
-	if err := sendBatch(ctx, conn, &write, func(br pgx.BatchResults) error {
+	err = sendBatch(ctx, conn, &write, func(br pgx.BatchResults) error {
 		if len(rows.token) > 0 {
 			r, err := br.Query()
 			if err != nil {
@@ -222,13 +240,14 @@ func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []bo
 		}
 		_, err := br.Exec()
 		return err
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	for i, in := range ins {
-		if stored[i] {
+		if stored[i].err == nil {
 			t := times[in.card.Token]
-			in.card.CreatedAt, in.card.UpdatedAt = t[0], t[1]
+			stored[i].createdAt, stored[i].updatedAt = t[0], t[1]
 		}
 	}
 	return stored, nil
