@@ -120,8 +120,8 @@ const moveCheckpointSQL = `
 	ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
 	WHERE c.shipped_seq = $2`
 
-const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail,
-	chain_prev, chain_hash) FROM STDIN (FORMAT binary)`
+const copyAuditSQL = `COPY audit_events (chain_prev, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome,
+	request_id, detail, chain_hash) FROM STDIN (FORMAT binary)`
 
 // appendCopyRows appends the rows of records (a JSON array of spooled
 // records, see auditspool's record format) to dst in COPY's binary format,
@@ -186,7 +186,6 @@ func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, erro
 			}
 			return true
 		})
-		row := len(dst)
 		dst = beginCopyRow(dst)
 		for i, c := range copyColumns {
 			if dst, err = c.kind.appendField(dst, f[i], c.required); err != nil {
@@ -194,7 +193,7 @@ func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, erro
 				return false
 			}
 		}
-		dst = endCopyRow(dst, row)
+		dst = endCopyRow(dst)
 		n++
 		return true
 	})
@@ -206,8 +205,7 @@ func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, erro
 const copyBinaryHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
 
 // copyColumns are the record's members in copyAuditSQL's column order,
-// before the two chain columns (auditchain.go), which a record's content
-// is hashed without. A
+// between its two chain columns (auditchain.go): a record's content. A
 // required member that is absent (or JSON null) is sent as NULL, which the
 // table refuses; an optional one is the empty value the record omits.
 var copyColumns = [...]struct {

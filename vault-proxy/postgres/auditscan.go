@@ -69,7 +69,6 @@ func (sc *recordScanner) row(dst []byte) ([]byte, bool) {
 	if !sc.next('{') {
 		return dst, false
 	}
-	row := len(dst)
 	dst = beginCopyRow(dst)
 	first := true
 	for _, c := range copyColumns {
@@ -101,7 +100,7 @@ func (sc *recordScanner) row(dst []byte) ([]byte, bool) {
 	if !sc.next('}') {
 		return dst, false
 	}
-	return endCopyRow(dst, row), true
+	return endCopyRow(dst), true
 }
 
 // member reads the member name and its colon, after a comma unless first.

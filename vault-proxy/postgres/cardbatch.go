@@ -30,12 +30,12 @@ type cardBatcher struct {
 
 // cardInsert is one vaulting waiting for its batch.
 type cardInsert struct {
-	ctx    context.Context
-	card   *vaultproxy.VaultedCard
-	event  vaultproxy.AuditEvent
-	at     time.Time // the record's time, as hashed
-	digest [sha256.Size]byte
-	done   chan cardStored // buffered: the writer never waits for the caller
+	ctx   context.Context
+	card  *vaultproxy.VaultedCard
+	event vaultproxy.AuditEvent
+	at    time.Time       // the record's time, as hashed
+	rec   []byte          // room for chain_prev, then the record's content (link)
+	done  chan cardStored // buffered: the writer never waits for the caller
 }
 
 // cardStored answers a cardInsert: the card's row times, or why it was
@@ -63,7 +63,7 @@ const cardBatchTimeout = 30 * time.Second
 // still be stored, as when a statement's context ends.
 func (db *DB) InsertCardAudited(ctx context.Context, c *vaultproxy.VaultedCard, e vaultproxy.AuditEvent) error {
 	in := &cardInsert{ctx: ctx, card: c, event: e, at: time.Now().Truncate(time.Microsecond), done: make(chan cardStored, 1)}
-	in.digest = sha256.Sum256(appendAuditContent(nil, in.record()))
+	in.rec = appendAuditContent(make([]byte, sha256.Size, 256), in.record())
 	b := &db.cardBatch
 	b.mu.Lock()
 	b.queue = append(b.queue, in)
@@ -214,7 +214,7 @@ func (db *DB) insertCardsTx(ctx context.Context, ins []*cardInsert) (stored []ca
 			stored[i].err = vaultproxy.ErrMerchantAccountClosed
 			continue
 		}
-		prev, last = last, chainLink(last, in.digest[:])
+		prev, last = last, link(in.rec, last)
 		rows.add(in, prev, last)
 	}
 	var write pgx.Batch

@@ -6,7 +6,7 @@
 --
 --     chain_prev  the chain_hash of the record before it in the chain
 --                 (32 zero bytes for the first), and
---     chain_hash  SHA-256(chain_prev || SHA-256(content)),
+--     chain_hash  SHA-256(chain_prev || content),
 --
 -- where content is the record's nine columns occurred_at, actor,
 -- merchant_account_id, action, tokens, purpose, outcome, request_id and
