@@ -211,9 +211,7 @@ func (c *coreBench) seedBuyers(b *testing.B) {
 		FROM generate_series(1, $2::int) AS g`, coreBenchMerchant, coreBenchSeed); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.db.Pool.Exec(ctx, `ANALYZE buyers`); err != nil {
-		b.Fatal(err)
-	}
+	c.s.DBs.ExecAsOwner(b, c.s.DBs.Core, `ANALYZE buyers`)
 }
 
 func BenchmarkCoreListBuyers(b *testing.B) {

@@ -314,15 +314,8 @@ func TestMerchantAccountDeleteFailedAfterTheVaultClosedIt(t *testing.T) {
 
 	// A row core-api does not count but its database's foreign key keeps:
 	// the delete fails after vault-proxy's closure.
-	conn, err := pgx.Connect(context.Background(), s.DBs.CoreDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `CREATE TABLE e2e_account_holds (merchant_account_id text REFERENCES merchant_accounts (id));
-		INSERT INTO e2e_account_holds VALUES ('acme')`); err != nil {
-		t.Fatal(err)
-	}
+	s.DBs.ExecAsOwner(t, s.DBs.Core, `CREATE TABLE e2e_account_holds (merchant_account_id text REFERENCES merchant_accounts (id));
+		INSERT INTO e2e_account_holds VALUES ('acme')`)
 	code, raw := admin.do(t, "DELETE", "/merchant-accounts/acme", nil)
 	if e := apiError(t, raw); code != 409 || e.Code != "resource_in_use" {
 		t.Fatalf("DELETE refused by the database = %d %s, want 409 resource_in_use", code, raw)
@@ -400,26 +393,20 @@ func TestMerchantAccountDeleteLeftByItsClientDuringTheClose(t *testing.T) {
 // the second deletion's closure between that one's close and its commit.
 func TestMerchantAccountFailedDeletionLeavesAnothersClosure(t *testing.T) {
 	s, admin, configs := accountWithConfigs(t, "acme")
-	ctx := context.Background()
-	core, vault := dbConn(t, s.DBs.CoreDSN), dbConn(t, s.DBs.VaultDSN)
 	// The first deletion fails a second after vault-proxy closed the id;
 	// the second takes two seconds to delete the row.
-	if _, err := core.Exec(ctx, `CREATE SEQUENCE e2e_deletions;
+	s.DBs.ExecAsOwner(t, s.DBs.Core, `CREATE SEQUENCE e2e_deletions;
 		CREATE FUNCTION e2e_slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN
 			IF nextval('e2e_deletions') = 1 THEN PERFORM pg_sleep(1); RAISE EXCEPTION 'e2e: the first deletion fails'; END IF;
 			PERFORM pg_sleep(2); RETURN OLD;
 		END $$;
-		CREATE TRIGGER e2e_slow_delete BEFORE DELETE ON merchant_accounts FOR EACH ROW EXECUTE FUNCTION e2e_slow_delete()`); err != nil {
-		t.Fatal(err)
-	}
+		CREATE TRIGGER e2e_slow_delete BEFORE DELETE ON merchant_accounts FOR EACH ROW EXECUTE FUNCTION e2e_slow_delete()`)
 	// The cancellation takes half a second to reach the row, as a slow
 	// link would.
-	if _, err := vault.Exec(ctx, `CREATE FUNCTION e2e_slow_cancel() RETURNS trigger LANGUAGE plpgsql AS $$
+	s.DBs.ExecAsOwner(t, s.DBs.Vault, `CREATE FUNCTION e2e_slow_cancel() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF current_query() NOT LIKE '%ON CONFLICT%' THEN PERFORM pg_sleep(0.5); END IF; RETURN NULL; END $$;
-		CREATE TRIGGER e2e_slow_cancel BEFORE UPDATE ON merchant_account_closures FOR EACH STATEMENT EXECUTE FUNCTION e2e_slow_cancel()`); err != nil {
-		t.Fatal(err)
-	}
+		CREATE TRIGGER e2e_slow_cancel BEFORE UPDATE ON merchant_account_closures FOR EACH STATEMENT EXECUTE FUNCTION e2e_slow_cancel()`)
 	var wg sync.WaitGroup
 	codes := make([]int, 2)
 	for i := range codes {

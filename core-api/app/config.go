@@ -99,8 +99,14 @@ func (c Config) requestTimeout() time.Duration {
 // variables share that prefix, so it is vault-proxy's to check.
 var EnvPrefixes = []string{"CORE_API_"}
 
+// MigrateDatabaseURL names the owner role's database URL (or _FILE),
+// which `core-api migrate` reads and the service refuses to be given.
+const MigrateDatabaseURL = "CORE_API_MIGRATE_DATABASE_URL"
+
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
+	l.Refuse(MigrateDatabaseURL, "is the owner role's database URL, for `core-api migrate` only: "+
+		"the service serves as the runtime role (CORE_API_DATABASE_URL), which cannot change the schema")
 	return Config{
 		Environment:      l.Environment("ENVIRONMENT"),
 		DatabaseURL:      l.Secret("CORE_API_DATABASE_URL").Reveal(),

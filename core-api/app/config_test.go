@@ -115,6 +115,7 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"a misspelt variable", map[string]string{"CORE_API_CURSOR_KEY_FLE": "/k"}, "CORE_API_CURSOR_KEY_FLE"},
 		{"a request timeout vault-proxy would not wait for", map[string]string{"CORE_API_REQUEST_TIMEOUT": "60s"}, "CORE_API_REQUEST_TIMEOUT"},
 		{"a request timeout without a unit", map[string]string{"CORE_API_REQUEST_TIMEOUT": "50"}, "CORE_API_REQUEST_TIMEOUT"},
+		{"the owner's database URL: the service could change the schema", map[string]string{"CORE_API_MIGRATE_DATABASE_URL_FILE": "/run/owner-url"}, "CORE_API_MIGRATE_DATABASE_URL: is the owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := load(tc.over)

@@ -15,8 +15,8 @@ import (
 // choice stands. When a request's deadline passes, pgx closes the
 // connection and sends the server a cancel request, asynchronously; this
 // bounds a statement whose cancel request is lost, so none outlives the
-// request that started it by more than d. Migrations run under it too: one
-// that needs longer sets its own (SET LOCAL statement_timeout) in its file.
+// request that started it by more than d. Migrations do not run under it:
+// `core-api migrate` connects with the owner role's own URL.
 func WithStatementTimeout(dsn string, d time.Duration) (string, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {

@@ -14,10 +14,10 @@ import (
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
-	"github.com/payorch/shared/testsupport"
 )
 
 // A request whose database work blocks ends at its deadline, or at the
@@ -27,7 +27,7 @@ import (
 // not left to run once unblocked.
 func TestRequestDeadline(t *testing.T) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(t)
+	dbs := postgrestest.Migrated(t)
 	authz, token := testAuth(t, "merchant-accounts.write", "merchant-accounts.read")
 
 	// Each way of blocking returns what unblocks it.

@@ -107,16 +107,16 @@ func TestUpdatePaymentMethodWithoutExpiry(t *testing.T) {
 // started does not stop the update; one gone before changes nothing
 // anywhere.
 func TestUpdatePaymentMethodExpiry(t *testing.T) {
-	db := postgrestest.New(t)
+	dbs := postgrestest.Migrated(t)
+	db := postgrestest.Open(t, dbs.CoreDSN)
 	// The row refuses what vault-proxy took: a trigger stands for any
 	// failure of the row's write after vault-proxy's (the CHECK of the
-	// row's expiry refuses only what validation refuses first).
-	if _, err := db.Pool.Exec(context.Background(), `CREATE FUNCTION test_refuse_expiry() RETURNS trigger LANGUAGE plpgsql AS $$
+	// row's expiry refuses only what validation refuses first). The
+	// schema is the owner's to change.
+	dbs.ExecAsOwner(t, dbs.Core, `CREATE FUNCTION test_refuse_expiry() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN RAISE EXCEPTION 'test: refused' USING ERRCODE = 'check_violation'; END $$;
 		CREATE TRIGGER test_refuse_expiry BEFORE UPDATE ON payment_methods FOR EACH ROW
-		WHEN (NEW.expiration_date = '12/39') EXECUTE FUNCTION test_refuse_expiry()`); err != nil {
-		t.Fatal(err)
-	}
+		WHEN (NEW.expiration_date = '12/39') EXECUTE FUNCTION test_refuse_expiry()`)
 	refused := errors.New("vault-proxy said no")
 	for _, tc := range []struct {
 		name        string
@@ -187,7 +187,7 @@ func TestUpdatePaymentMethodExpiry(t *testing.T) {
 // pools on one database): the second reads the row only once the first
 // committed, so vault-proxy sees the writes in the order the row does.
 func TestUpdatePaymentMethodExpiryTakesTurns(t *testing.T) {
-	dbs := testsupport.NewTestDatabases(t)
+	dbs := postgrestest.Migrated(t)
 	a := postgrestest.Open(t, dbs.CoreDSN)
 	for _, tc := range []struct {
 		name string

@@ -22,9 +22,17 @@ type DB struct {
 	callSlots chan struct{}
 }
 
-// Open applies pending migrations, then connects.
+var schema = pgdb.Schema{Name: "core database", FS: migrations, Dir: "migrations", VersionTable: "core_schema_version"}
+
+// Migrate applies pending migrations as the database's owner role: the
+// deploy step, before instances of a new build start.
+func Migrate(ctx context.Context, ownerDSN string) error {
+	return pgdb.Migrate(ctx, ownerDSN, schema)
+}
+
+// Open connects as the runtime role; the schema must be migrated (Migrate).
 func Open(ctx context.Context, dsn string) (*DB, error) {
-	d, err := pgdb.Open(ctx, "core database", dsn, migrations, "migrations", "core_schema_version")
+	d, err := pgdb.Open(ctx, dsn, schema)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/reconcile"
-	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/shared/zone"
 )
 
@@ -92,11 +92,7 @@ func shreddedAt(t *testing.T, db *postgres.DB, id string) (given, shredded bool)
 // is not a failure; a payment method's record and a record within the
 // grace period are not touched.
 func TestRunShredsEachRecordOnItsOwn(t *testing.T) {
-	db, err := postgres.Open(context.Background(), testsupport.NewTestDatabases(t).CoreDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db := postgrestest.New(t)
 	ctx := context.Background()
 	v := &vault{answers: map[string]error{}}
 	orphan, gone, young, failing := v.add("default", 48*time.Hour), v.add("default", 48*time.Hour), v.add("default", 48*time.Hour), v.add("default", 48*time.Hour)

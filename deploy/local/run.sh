@@ -29,11 +29,19 @@ wait_http() { # url [curl args]
   echo "run.sh: $url did not answer" >&2; return 1
 }
 
-# 1. PostgreSQL, the two databases and their roles.
+# 1. PostgreSQL, the two databases and their roles, then the migrations,
+#    as each database's owner role. The services get only their runtime
+#    roles' URLs: the owners' stay in this script (SECURITY.md).
 DATABASE_URL=$(deploy/local/postgres.sh)
-# Assigned first: a failure inside eval's $(...) would go unnoticed.
+# Assigned first: a failure inside $(...) would go unnoticed.
 db_env=$(go run ./shared/cmd/pgprovision -admin "$DATABASE_URL") || exit
-eval "$(sed 's/^/export /' <<<"$db_env")"
+unset DATABASE_URL # the admin's: nothing after this holds it
+db_url() { sed -n "s/^$1=//p" <<<"$db_env"; }
+export VAULT_PROXY_DATABASE_URL CORE_API_DATABASE_URL
+VAULT_PROXY_DATABASE_URL=$(db_url VAULT_PROXY_DATABASE_URL)
+CORE_API_DATABASE_URL=$(db_url CORE_API_DATABASE_URL)
+VAULT_PROXY_MIGRATE_DATABASE_URL=$(db_url VAULT_PROXY_MIGRATE_DATABASE_URL) "$bin/vault-proxy" migrate
+CORE_API_MIGRATE_DATABASE_URL=$(db_url CORE_API_MIGRATE_DATABASE_URL) "$bin/core-api" migrate
 
 # 2. The dev Vault (unless VAULT_ADDR/VAULT_TOKEN name a real one), then the
 #    transit keys, policies and the policy-bound tokens vault-proxy uses.

@@ -1,5 +1,6 @@
 // Package stack starts the whole product for end-to-end tests: a fresh pair
-// of databases on the real PostgreSQL, a fresh transit mount on the real
+// of databases on the real PostgreSQL (migrated as the owner roles, served
+// as the runtime roles), a fresh transit mount on the real
 // Vault used through a token holding exactly the shipped policy, a generated
 // PKI, and the real Main of vault-proxy and core-api on loopback port 0,
 // with the sandbox card processor mock-card (outside production) as
@@ -24,6 +25,7 @@ import (
 
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
+	corepostgres "github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
@@ -31,6 +33,7 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vpapp "github.com/payorch/vault-proxy/app"
+	vpostgres "github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/sandbox/mockcard"
 )
 
@@ -98,6 +101,14 @@ func Start(t testing.TB, opts ...Option) *Stack {
 
 	s := &Stack{Logs: &logging.LogCatcher{}}
 	s.DBs = testsupport.NewTestDatabases(t)
+	// The deploy step, as the owner roles; the services then run as the
+	// runtime roles, with the grants the migrations gave them.
+	if err := vpostgres.Migrate(ctx, s.DBs.VaultOwnerDSN); err != nil {
+		t.Fatalf("stack: %v", err)
+	}
+	if err := corepostgres.Migrate(ctx, s.DBs.CoreOwnerDSN); err != nil {
+		t.Fatalf("stack: %v", err)
+	}
 	s.Transit = transittest.New(t)
 
 	dir := t.TempDir()

@@ -103,6 +103,18 @@ func (l *Loader) Ignore(names ...string) {
 	}
 }
 
+// Refuse records problem when name or name+"_FILE" is set: a variable of
+// another command of the same program that this one must never be given
+// (a credential only a deploy step holds, say). Its value is not read.
+func (l *Loader) Refuse(name, problem string) {
+	l.Ignore(name)
+	_, set := l.lookup(name)
+	_, setFile := l.lookup(name + "_FILE")
+	if set || setFile {
+		l.Invalid(name, problem)
+	}
+}
+
 // RejectUnknown records an error for each variable in environ (os.Environ
 // form) that starts with one of prefixes but was never read: almost always
 // a misspelt name whose value would otherwise be silently ignored. Call it

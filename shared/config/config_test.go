@@ -85,6 +85,10 @@ func TestProblems(t *testing.T) {
 			"DB_PASSWORD: must be an integer from 0 to 1"},
 		{"cross-field rule", nil, func(l *Loader) { l.Invalid("KEY_BACKEND", "local is allowed only in development") },
 			"KEY_BACKEND: local is allowed only in development"},
+		{"refused", map[string]string{"OWNER_URL": "postgres://o:s3cr3t@h/db"}, func(l *Loader) { l.Refuse("OWNER_URL", "is for the migrate command only") },
+			"OWNER_URL: is for the migrate command only"},
+		{"refused as a file", map[string]string{"OWNER_URL_FILE": "/run/s3cr3t"}, func(l *Loader) { l.Refuse("OWNER_URL", "is for the migrate command only") },
+			"OWNER_URL: is for the migrate command only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

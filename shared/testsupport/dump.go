@@ -1,7 +1,6 @@
 package testsupport
 
 import (
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,11 +21,7 @@ func (d *Databases) Dump(t TB, db string) string {
 		}
 		bin = matches[len(matches)-1]
 	}
-	u, err := url.Parse(d.AdminDSN)
-	if err != nil {
-		t.Fatalf("testsupport: %v", err)
-	}
-	dsn, err := pgsetup.DSN(d.AdminDSN, pgsetup.Database{Name: db, Role: u.User.Username()})
+	dsn, err := pgsetup.DSN(d.AdminDSN, db, "")
 	if err != nil {
 		t.Fatalf("testsupport: %v", err)
 	}

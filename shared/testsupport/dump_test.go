@@ -15,7 +15,7 @@ import (
 func TestDumpShowsByteaInEscapeForm(t *testing.T) {
 	dbs := testsupport.NewTestDatabases(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbs.VaultDSN)
+	conn, err := pgx.Connect(ctx, dbs.VaultOwnerDSN)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/payorch/shared/pgsetup"
 )
 
@@ -28,19 +29,19 @@ func AdminDSN() string {
 	return DefaultAdminDSN
 }
 
-// Roles used by tests; the same names as production so grants are exercised.
-const (
-	VaultRole = "payorch_vault"
-	CoreRole  = "payorch_core"
-)
-
-// Databases is one test package's pair of fresh databases.
+// Databases is one test package's pair of fresh databases, with the
+// production role names (pgsetup) so the migrations' grants are what tests
+// run under.
 type Databases struct {
 	AdminDSN string
 	Vault    pgsetup.Database
 	Core     pgsetup.Database
-	VaultDSN string // as VaultRole
-	CoreDSN  string // as CoreRole
+	VaultDSN string // as the vault runtime role, as vault-proxy serves
+	CoreDSN  string // as the core runtime role, as core-api serves
+	// As the owner roles, as the migrations run (and tests that change
+	// the schema or the data behind the service's back).
+	VaultOwnerDSN string
+	CoreOwnerDSN  string
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-z0-9_]+`)
@@ -56,18 +57,23 @@ func NewDatabases(ctx context.Context, prefix string) (*Databases, error) {
 	}
 	d := &Databases{
 		AdminDSN: admin,
-		Vault:    pgsetup.Database{Name: fmt.Sprintf("t_%s_%s_vault", p, suffix), Role: VaultRole},
-		Core:     pgsetup.Database{Name: fmt.Sprintf("t_%s_%s_core", p, suffix), Role: CoreRole},
+		Vault:    pgsetup.Vault(fmt.Sprintf("t_%s_%s_vault", p, suffix)),
+		Core:     pgsetup.Core(fmt.Sprintf("t_%s_%s_core", p, suffix)),
 	}
 	if err := pgsetup.Provision(ctx, admin, d.Vault, d.Core); err != nil {
 		return nil, err
 	}
-	var err error
-	if d.VaultDSN, err = pgsetup.DSN(admin, d.Vault); err != nil {
-		return nil, err
-	}
-	if d.CoreDSN, err = pgsetup.DSN(admin, d.Core); err != nil {
-		return nil, err
+	for _, c := range []struct {
+		dst      *string
+		db, role string
+	}{
+		{&d.VaultDSN, d.Vault.Name, d.Vault.Role}, {&d.VaultOwnerDSN, d.Vault.Name, d.Vault.Owner},
+		{&d.CoreDSN, d.Core.Name, d.Core.Role}, {&d.CoreOwnerDSN, d.Core.Name, d.Core.Owner},
+	} {
+		var err error
+		if *c.dst, err = pgsetup.DSN(admin, c.db, c.role); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -75,6 +81,27 @@ func NewDatabases(ctx context.Context, prefix string) (*Databases, error) {
 // Drop removes both databases.
 func (d *Databases) Drop(ctx context.Context) error {
 	return pgsetup.Drop(ctx, d.AdminDSN, d.Vault.Name, d.Core.Name)
+}
+
+// ExecAsOwner runs sql in db, one of d's databases, as its owner role:
+// what the runtime role may not do, such as ANALYZE or a test's own change
+// to the schema or to a history table.
+func (d *Databases) ExecAsOwner(t TB, db pgsetup.Database, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dsn, err := pgsetup.DSN(d.AdminDSN, db.Name, db.Owner)
+	if err != nil {
+		t.Fatalf("testsupport: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("testsupport: connect as %s: %v", db.Owner, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("testsupport: as %s: %v", db.Owner, err)
+	}
 }
 
 // TB is the part of testing.TB the helpers need; taking an interface keeps

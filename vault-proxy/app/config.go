@@ -88,6 +88,10 @@ func (c Config) reconcileMinAge() time.Duration {
 // two VAULT_PROXY_ variables core-api reads are ignored here.
 var EnvPrefixes = []string{"VAULT_PROXY_", "VAULT_FORWARD_"}
 
+// MigrateDatabaseURL names the owner role's database URL (or _FILE),
+// which `vault-proxy migrate` reads and the service refuses to be given.
+const MigrateDatabaseURL = "VAULT_PROXY_MIGRATE_DATABASE_URL"
+
 // LoadTransitConfig reads how to reach Vault, for serve and for the
 // operator commands alike. VAULT_CACERT is read here, strictly; the Vault
 // library's own reading of its environment is not used (transit.New).
@@ -103,6 +107,8 @@ func LoadTransitConfig(l *config.Loader) transit.Config {
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
 	l.Ignore("VAULT_PROXY_CA_FILE", "VAULT_PROXY_INTERNAL_URL") // core-api's, about vault-proxy
+	l.Refuse(MigrateDatabaseURL, "is the owner role's database URL, for `vault-proxy migrate` only: "+
+		"the service serves as the runtime role (VAULT_PROXY_DATABASE_URL), which cannot rewrite the audit trail")
 	return Config{
 		Environment:            l.Environment("ENVIRONMENT"),
 		DatabaseURL:            l.Secret("VAULT_PROXY_DATABASE_URL").Reveal(),

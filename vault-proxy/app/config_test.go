@@ -75,6 +75,7 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"no cursor key in production: cursors would fail across instances", map[string]string{"VAULT_PROXY_CURSOR_KEY": "<unset>"}, "VAULT_PROXY_CURSOR_KEY"},
 		{"a short cursor key", map[string]string{"VAULT_PROXY_CURSOR_KEY": "short"}, "at least 32 bytes"},
 		{"no audit spool: reveals could not be recorded", map[string]string{"VAULT_PROXY_AUDIT_SPOOL_DIR": "<unset>"}, "VAULT_PROXY_AUDIT_SPOOL_DIR"},
+		{"the owner's database URL: the service could rewrite the audit trail", map[string]string{"VAULT_PROXY_MIGRATE_DATABASE_URL": "postgres://o@127.0.0.1/v"}, "VAULT_PROXY_MIGRATE_DATABASE_URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

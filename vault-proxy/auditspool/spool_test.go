@@ -18,21 +18,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 // openDB gives a test a fresh vault database.
 func openDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	dbs := testsupport.NewTestDatabases(t)
-	db, err := postgres.Open(context.Background(), dbs.VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db, _ := postgrestest.Open(t)
 	return db
 }
 

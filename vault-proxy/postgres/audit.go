@@ -35,7 +35,10 @@ func (db *DB) AuditCheckpoint(ctx context.Context, spool uuid.UUID) (uint64, err
 // b.Last in one transaction, so both commit or neither; when the
 // checkpoint is not at b.Prev nothing is stored
 // (auditspool.ErrCheckpointMoved). Each record keeps the time it was
-// spooled; ids follow the spool's order.
+// spooled; ids follow the spool's order, and the records join the audit
+// chain in that order (auditchain.go): the chain's head is locked from
+// the checkpoint's move to the commit, so every instance's batches append
+// one after the other.
 //
 // The records go in through binary COPY, as rows written here from the
 // spooled JSON (appendCopyRows), so that PostgreSQL, on the same cores as
@@ -68,20 +71,44 @@ func (db *DB) ShipAudit(ctx context.Context, spool uuid.UUID, b auditspool.Batch
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 	// The checkpoint row is locked until the commit: a second shipper of the
-	// same spool waits here, then finds the checkpoint moved.
-	tag, err := tx.Exec(ctx, moveCheckpointSQL, spool, int64(b.Prev), int64(b.Last))
+	// same spool waits here, then finds the checkpoint moved. The audit
+	// chain's head is locked next, in the same round trip, and held as
+	// long: other instances' appends wait for this batch's commit.
+	var lock pgx.Batch
+	lock.Queue(moveCheckpointSQL, spool, int64(b.Prev), int64(b.Last))
+	lock.Queue(lockChainSQL)
+	br := tx.SendBatch(ctx, &lock)
+	tag, err := br.Exec()
+	var head []byte
+	if err == nil {
+		err = br.QueryRow().Scan(&head)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != 1 {
 		return auditspool.ErrCheckpointMoved
 	}
+	if n == 0 {
+		return tx.Commit(ctx)
+	}
+	h, err := chainHead(head)
+	if err != nil {
+		return err
+	}
+	prev, last := linkCopyRows(rows, h)
 	tag, err = tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(rows), copyAuditSQL)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() != int64(n) {
 		return fmt.Errorf("postgres: audit batch %d-%d: %d of %d records stored", b.Prev+1, b.Last, tag.RowsAffected(), n)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE audit_chain SET prev = $1, head = $2`, prev[:], last[:]); err != nil {
+		return err
 	}
 	return tx.Commit(ctx)
 }
@@ -93,7 +120,8 @@ const moveCheckpointSQL = `
 	ON CONFLICT (spool_id) DO UPDATE SET shipped_seq = EXCLUDED.shipped_seq, updated_at = now()
 	WHERE c.shipped_seq = $2`
 
-const copyAuditSQL = `COPY audit_events (occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail) FROM STDIN (FORMAT binary)`
+const copyAuditSQL = `COPY audit_events (chain_prev, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome,
+	request_id, detail, chain_hash) FROM STDIN (FORMAT binary)`
 
 // appendCopyRows appends the rows of records (a JSON array of spooled
 // records, see auditspool's record format) to dst in COPY's binary format,
@@ -158,13 +186,14 @@ func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, erro
 			}
 			return true
 		})
-		dst = binary.BigEndian.AppendUint16(dst, uint16(len(copyColumns)))
+		dst = beginCopyRow(dst)
 		for i, c := range copyColumns {
 			if dst, err = c.kind.appendField(dst, f[i], c.required); err != nil {
 				err = fmt.Errorf("postgres: audit record %d, %s: %w", n+1, c.member, err)
 				return false
 			}
 		}
+		dst = endCopyRow(dst)
 		n++
 		return true
 	})
@@ -175,7 +204,8 @@ func appendParsedRows(dst []byte, arr gjson.Result, skip int) ([]byte, int, erro
 // header extension.
 const copyBinaryHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
 
-// copyColumns are the record's members in copyAuditSQL's column order. A
+// copyColumns are the record's members in copyAuditSQL's column order,
+// between its two chain columns (auditchain.go): a record's content. A
 // required member that is absent (or JSON null) is sent as NULL, which the
 // table refuses; an optional one is the empty value the record omits.
 var copyColumns = [...]struct {

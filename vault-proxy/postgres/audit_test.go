@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/payorch/shared/pagination"
-	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
@@ -30,11 +30,7 @@ func event(i int, rid string, tokens ...uuid.UUID) vaultproxy.AuditEvent {
 // openDB is a new, migrated vault database.
 func openDB(t *testing.T) *postgres.DB {
 	t.Helper()
-	db, err := postgres.Open(context.Background(), testsupport.NewTestDatabases(t).VaultDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
+	db, _ := postgrestest.Open(t)
 	return db
 }
 
@@ -122,17 +118,21 @@ func TestShipAuditMovesTheCheckpointWithTheBatch(t *testing.T) {
 // is the one index that answers it.
 func TestAuditEventsPageReadsOnlyTheMerchantsEvents(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t)
-	for _, q := range []string{
-		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'quiet', 'a', 'forward', 'success' FROM generate_series(1, 200)`,
-		`INSERT INTO audit_events (merchant_account_id, actor, action, outcome) SELECT 'busy', 'a', 'forward', 'success' FROM generate_series(1, 20000)`,
-		`ANALYZE audit_events`,
-	} {
-		if _, err := db.Pool.Exec(ctx, q); err != nil {
+	db, dbs := postgrestest.Open(t)
+	for _, m := range []struct {
+		merchant string
+		n        int
+	}{{"quiet", 200}, {"busy", 20000}} {
+		events := make([]vaultproxy.AuditEvent, m.n)
+		for i := range events {
+			events[i] = vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a", MerchantAccountID: m.merchant, Action: "forward", Outcome: "success"}
+		}
+		if err := db.ShipAudit(ctx, uuid.New(), batch(t, 0, events...)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	const maxBuffers = 12 // an index descent and a heap page or two; the table is ~300 pages
+	dbs.ExecAsOwner(t, dbs.Vault, `ANALYZE audit_events`)
+	const maxBuffers = 12 // an index descent and a heap page or two; the table is ~500 pages
 	cases := []struct {
 		merchant string
 		before   int64
@@ -232,6 +232,9 @@ func TestShipAuditStoresValuesExactly(t *testing.T) {
 		!got[0].OccurredAt.Equal(time.Date(2026, 11, 24, 1, 2, 4, 2000, time.UTC)) { // rounded to the microsecond
 		t.Fatalf("the event without optional members: %+v, %v", got, err)
 	}
+	if c := verifyChain(t, db); c.Records != 6 {
+		t.Fatalf("the chain holds %d records, want 6", c.Records)
+	}
 }
 
 // Text PostgreSQL cannot hold (U+0000, invalid UTF-8) in a record's
@@ -250,6 +253,7 @@ func TestShipAuditStoresTextPostgreSQLCannotHold(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Actor != "token:a\uFFFDb" || got[0].Purpose != "p\uFFFDq" || got[0].RequestID != "r\uFFFD" {
 		t.Fatalf("stored %+v, %v", got, err)
 	}
+	verifyChain(t, db) // the record is hashed as stored, with U+FFFD
 }
 
 // A batch that is not what a spool writes is refused whole, and the

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"encoding/binary"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +69,7 @@ func (sc *recordScanner) row(dst []byte) ([]byte, bool) {
 	if !sc.next('{') {
 		return dst, false
 	}
-	dst = binary.BigEndian.AppendUint16(dst, uint16(len(copyColumns)))
+	dst = beginCopyRow(dst)
 	first := true
 	for _, c := range copyColumns {
 		if !sc.member(first, c.member) {
@@ -98,7 +97,10 @@ func (sc *recordScanner) row(dst []byte) ([]byte, bool) {
 		dst = endField(dst, lenAt)
 	}
 	// A member out of order, repeated or unknown is left here.
-	return dst, sc.next('}')
+	if !sc.next('}') {
+		return dst, false
+	}
+	return endCopyRow(dst), true
 }
 
 // member reads the member name and its colon, after a comma unless first.

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payorch/shared/pgdb"
-	"github.com/payorch/shared/testsupport"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
 // BenchmarkShipAudit is what storing one /vault-forward audit record costs
@@ -26,12 +26,7 @@ import (
 // and shipper").
 func BenchmarkShipAudit(b *testing.B) {
 	ctx := context.Background()
-	dbs := testsupport.NewTestDatabases(b)
-	migrated, err := postgres.Open(ctx, dbs.VaultDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	migrated.Close()
+	dbs := postgrestest.Migrated(b)
 	cfg, err := pgxpool.ParseConfig(dbs.VaultDSN)
 	if err != nil {
 		b.Fatal(err)
@@ -92,6 +87,25 @@ func BenchmarkAppendCopyRows(b *testing.B) {
 		if buf, n, err = postgres.AppendCopyRows(buf[:0], bt.Records); err != nil || n != 500 {
 			b.Fatal(n, err)
 		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/record")
+}
+
+// BenchmarkLinkCopyRows is the shipper's share of the audit chain: a
+// batch of 500 forward records chained (ns/op per record), which it does
+// holding the chain's lock.
+func BenchmarkLinkCopyRows(b *testing.B) {
+	bt, err := auditspool.EncodeBatch(0, forwardEvents(500)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows, _, err := postgres.AppendCopyRows(nil, bt.Records)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		postgres.LinkCopyRows(rows, [32]byte{})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/record")
 }

@@ -55,45 +55,6 @@ func TransitVersion(wrapped string) (int, error) {
 	return v, nil
 }
 
-// InsertCardAudited stores a vaulted card and its audit event in one
-// statement: one round trip and one commit, so auditing does not halve
-// vaulting throughput, and there is never a card without its audit record.
-// A closed merchant account's card is vaultproxy.ErrMerchantAccountClosed
-// (migration 011), and nothing is stored.
-func (db *DB) InsertCardAudited(ctx context.Context, c *vaultproxy.VaultedCard, e vaultproxy.AuditEvent) error {
-	var exp *string
-	if c.ExpirationDate != "" {
-		exp = &c.ExpirationDate
-	}
-	// The row is inserted only if the account is not closed, in a statement
-	// that runs after the shared lock on the account is held, so its
-	// snapshot sees any closure that committed while it waited. One round
-	// trip: a batch runs in one implicit transaction, which holds the lock
-	// until the insert commits.
-	var b pgx.Batch
-	b.Queue(lockMerchantAccountSQL(false), c.MerchantAccountID)
-	b.Queue(`WITH card AS (
-			INSERT INTO vaulted_cards (id, merchant_account_id, kind, data_key_id, wrapped_record_key, ciphertext,
-			                           fingerprint, scheme, card_type, bin, last4, expiration_date)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
-			WHERE NOT EXISTS (SELECT 1 FROM merchant_account_closures WHERE merchant_account_id = $2 AND closed)
-			RETURNING created_at, updated_at),
-		audit AS (
-			INSERT INTO audit_events (actor, merchant_account_id, action, tokens, purpose, outcome, request_id)
-			SELECT $13, $2, $14, ARRAY[$1::uuid], $15, $16, $17 FROM card)
-		SELECT created_at, updated_at FROM card`,
-		c.Token, c.MerchantAccountID, string(c.Kind), c.Sealed.DataKeyID, c.Sealed.WrappedKey, c.Sealed.Ciphertext,
-		c.Fingerprint, c.Scheme, c.CardType, c.BIN, c.Last4, exp,
-		e.Actor, e.Action, e.Purpose, e.Outcome, e.RequestID).QueryRow(func(r pgx.Row) error {
-		err := r.Scan(&c.CreatedAt, &c.UpdatedAt)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return vaultproxy.ErrMerchantAccountClosed
-		}
-		return err
-	})
-	return db.Pool.SendBatch(ctx, &b).Close()
-}
-
 // Cards returns the merchant's cards for tokens, in the order asked. A token
 // that is missing or belongs to another merchant account is ErrNotFound.
 func (db *DB) Cards(ctx context.Context, merchantAccountID string, tokens []uuid.UUID) ([]*vaultproxy.VaultedCard, error) {

@@ -14,7 +14,8 @@ import (
 
 // FuzzAppendCopyRows: whatever a batch holds, appendCopyRows does not
 // panic, and what it accepts is a well-formed binary COPY stream of one
-// tuple of len(copyColumns) fields per record it counted.
+// tuple of copyRowFields fields per record it counted, which
+// linkCopyRows chains.
 func FuzzAppendCopyRows(f *testing.F) {
 	good, err := auditspool.EncodeBatch(0,
 		vaultproxy.AuditEvent{OccurredAt: time.Now(), Actor: "a\tb", MerchantAccountID: "m", Action: "forward",
@@ -52,7 +53,7 @@ func FuzzAppendCopyRows(f *testing.F) {
 			if fields == -1 {
 				break
 			}
-			if int(fields) != len(copyColumns) {
+			if fields != int16(copyRowFields) {
 				t.Fatalf("tuple %d has %d fields", tuples, fields)
 			}
 			for range fields {
@@ -64,6 +65,9 @@ func FuzzAppendCopyRows(f *testing.F) {
 		}
 		if len(b) != 0 || tuples != n {
 			t.Fatalf("%d tuples, %d counted, %d bytes after the trailer", tuples, n, len(b))
+		}
+		if n > 0 {
+			linkCopyRows(out, [32]byte{})
 		}
 	})
 }

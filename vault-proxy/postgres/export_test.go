@@ -5,3 +5,6 @@ var AuditEventsPage = auditEventsPage
 
 // AppendCopyRows is appendCopyRows, for the shipping benchmark.
 var AppendCopyRows = appendCopyRows
+
+// LinkCopyRows is linkCopyRows, for the shipping benchmark.
+var LinkCopyRows = linkCopyRows

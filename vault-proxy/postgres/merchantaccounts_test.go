@@ -236,8 +236,8 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 	r := newVaultRows(t)
 	db, ctx := r.db, context.Background()
 	event := func(merchant, request string, ago time.Duration) {
-		r.exec(`INSERT INTO audit_events (occurred_at, actor, merchant_account_id, action, outcome, request_id)
-			VALUES (now() - $1::interval, 'token:t', $2, 'forward', 'success', $3)`, ago.String(), merchant, request)
+		r.ship(vaultproxy.AuditEvent{OccurredAt: time.Now().Add(-ago), Actor: "token:t", MerchantAccountID: merchant,
+			Action: "forward", Outcome: "success", RequestID: request})
 	}
 	requests := func(merchant string) []string {
 		t.Helper()
@@ -287,7 +287,12 @@ func TestReopenedMerchantAccountStartsANewAuditTrail(t *testing.T) {
 // insertCard vaults a card row for merchant as the vaulting service does,
 // with its audit event.
 func (r *vaultRows) insertCard(merchant string) error {
+	return insertCard(r.db, r.dk, merchant)
+}
+
+// insertCard vaults a card row under data key dk through db.
+func insertCard(db *postgres.DB, dk uuid.UUID, merchant string) error {
 	c := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: merchant, Kind: vaultproxy.KindCard, Scheme: "visa",
-		BIN: "411111", Last4: "1111", Fingerprint: "fp", Sealed: envelope.Sealed{DataKeyID: r.dk, WrappedKey: []byte{0}, Ciphertext: []byte{0}}}
-	return r.db.InsertCardAudited(context.Background(), c, vaultproxy.AuditEvent{Actor: "token:t", MerchantAccountID: merchant, Action: "vault", Outcome: "success"})
+		BIN: "411111", Last4: "1111", Fingerprint: "fp", Sealed: envelope.Sealed{DataKeyID: dk, WrappedKey: []byte{0}, Ciphertext: []byte{0}}}
+	return db.InsertCardAudited(context.Background(), c, vaultproxy.AuditEvent{Actor: "token:t", MerchantAccountID: merchant, Action: "vault", Outcome: "success"})
 }

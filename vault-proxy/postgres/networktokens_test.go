@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/card"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -20,15 +21,16 @@ import (
 // vaultRows writes rows straight into the vault database, with placeholder
 // ciphertext under one data key: for tests of the SQL, not of the crypto.
 type vaultRows struct {
-	t  *testing.T
-	db *postgres.DB
-	dk uuid.UUID
+	t   *testing.T
+	db  *postgres.DB
+	dbs *testsupport.Databases
+	dk  uuid.UUID
 }
 
 func newVaultRows(t *testing.T) *vaultRows {
 	t.Helper()
-	db, _ := postgrestest.Open(t)
-	r := &vaultRows{t: t, db: db, dk: uuid.New()}
+	db, dbs := postgrestest.Open(t)
+	r := &vaultRows{t: t, db: db, dbs: dbs, dk: uuid.New()}
 	if err := db.SaveDataKey(context.Background(), r.dk, "vault:v1:wrapped"); err != nil {
 		t.Fatal(err)
 	}

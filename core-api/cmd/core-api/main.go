@@ -4,6 +4,8 @@
 // core-api/app/config.go.
 //
 //	core-api [serve]     run the service
+//	core-api migrate     apply the core database's migrations as its owner role
+//	                     (CORE_API_MIGRATE_DATABASE_URL); a deploy step
 //	core-api token -scopes buyers.write,payment-methods.write [-merchant-account default | -all-merchant-accounts]
 //	               [-lifetime 24h] [-key-dir .data/auth]
 //	                     create an API key pair in key-dir if missing and print a bearer token
@@ -20,7 +22,9 @@ import (
 	"os"
 
 	"github.com/payorch/core-api/app"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/pgdb"
 	"github.com/payorch/shared/service"
 )
 
@@ -43,15 +47,23 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 	}
 	switch cmd {
 	case "serve":
+	case "migrate":
+		// A deploy step, before instances of a new build start; they serve
+		// as the runtime role and never hold the owner's URL.
+		if err := pgdb.MigrateCommand(ctx, os.Environ(), app.MigrateDatabaseURL, postgres.Migrate); err != nil {
+			return err
+		}
+		fmt.Println("core database migrated")
+		return nil
 	case "token":
 		return token(args, os.Stdout)
 	case "reconcile-vault":
 		return reconcileVault(ctx, log, args, os.Stdout)
 	case "help", "-h", "--help":
-		fmt.Println("commands: serve, token, reconcile-vault, help")
+		fmt.Println("commands: serve, migrate, token, reconcile-vault, help")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (commands: serve, token, reconcile-vault, help)", cmd)
+		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, reconcile-vault, help)", cmd)
 	}
 	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }

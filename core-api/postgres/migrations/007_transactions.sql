@@ -141,8 +141,6 @@ CREATE TABLE transaction_events (
 
 CREATE INDEX transaction_events_list_idx ON transaction_events (merchant_account_id, transaction_id, created_at, id);
 
--- Privileges of the runtime role, when the owner role migrates and the
--- service runs as another: the state tables are read, written and
--- updated; the history is only ever appended to.
---   GRANT SELECT, INSERT, UPDATE ON transactions, captures, refunds TO <runtime role>;
---   GRANT SELECT, INSERT ON transaction_events TO <runtime role>;
+-- The runtime role's privileges on these tables: 008_runtime_role.sql
+-- (the state tables are read, written and updated; the history is only
+-- ever appended to).

@@ -1,5 +1,7 @@
-// Package postgrestest opens the core database for tests, on the real
-// PostgreSQL, and stores the records tests start from.
+// Package postgrestest opens the core database for tests: fresh test
+// databases on the real PostgreSQL, migrated as the owner role and opened
+// as the runtime role, as a deployment does; and it stores the records
+// tests start from.
 package postgrestest
 
 import (
@@ -12,19 +14,30 @@ import (
 	"github.com/payorch/shared/testsupport"
 )
 
-// New opens the core database of fresh test databases.
-func New(tb testing.TB) *postgres.DB {
+// Migrated returns fresh test databases whose core database is migrated.
+func Migrated(tb testing.TB) *testsupport.Databases {
 	tb.Helper()
-	return Open(tb, testsupport.NewTestDatabases(tb).CoreDSN)
+	dbs := testsupport.NewTestDatabases(tb)
+	if err := postgres.Migrate(context.Background(), dbs.CoreOwnerDSN); err != nil {
+		tb.Fatalf("migrate the core database: %v", err)
+	}
+	return dbs
 }
 
-// Open opens a pool on dsn, as one core-api instance does, closed when
-// the test ends.
+// New opens the migrated core database of fresh test databases, as the
+// runtime role.
+func New(tb testing.TB) *postgres.DB {
+	tb.Helper()
+	return Open(tb, Migrated(tb).CoreDSN)
+}
+
+// Open opens a pool on dsn (a migrated core database), as one core-api
+// instance does, closed when the test ends.
 func Open(tb testing.TB, dsn string) *postgres.DB {
 	tb.Helper()
 	db, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("core database: %v", err)
 	}
 	tb.Cleanup(db.Close)
 	return db

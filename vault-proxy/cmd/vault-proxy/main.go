@@ -2,10 +2,14 @@
 // numbers. Subcommands:
 //
 //	vault-proxy [serve]                  run the service (configuration from the environment)
+//	vault-proxy migrate                  apply the vault database's migrations as its owner role
+//	                                     (VAULT_PROXY_MIGRATE_DATABASE_URL); a deploy step
 //	vault-proxy vault-setup -policies DIR -out FILE
 //	                                     with an operator's VAULT_TOKEN: mount transit, create the
 //	                                     keys, install the shipped policies, write policy-bound tokens
 //	vault-proxy keys status|rotate       key management with the key-admin token
+//	vault-proxy audit verify [-anchor ID:HASH]
+//	                                     walk the audit chain; fail naming the first broken link
 package main
 
 import (
@@ -18,10 +22,12 @@ import (
 
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/pgdb"
 	"github.com/payorch/shared/service"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/app"
 	"github.com/payorch/vault-proxy/nodump"
+	"github.com/payorch/vault-proxy/postgres"
 )
 
 func main() {
@@ -53,10 +59,20 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return serve(ctx, log)
 	case "vault-setup":
 		return vaultSetup(ctx, args)
+	case "migrate":
+		// A deploy step, before instances of a new build start; they serve
+		// as the runtime role and never hold the owner's URL.
+		if err := pgdb.MigrateCommand(ctx, os.Environ(), app.MigrateDatabaseURL, postgres.Migrate); err != nil {
+			return err
+		}
+		fmt.Println("vault database migrated")
+		return nil
 	case "keys":
 		return keysCmd(ctx, args)
+	case "audit":
+		return auditCmd(ctx, args, os.Stdout)
 	}
-	return fmt.Errorf("unknown command %q (commands: serve, vault-setup, keys)", cmd)
+	return fmt.Errorf("unknown command %q (commands: serve, migrate, vault-setup, keys, audit)", cmd)
 }
 
 func serve(ctx context.Context, log *slog.Logger) error {
