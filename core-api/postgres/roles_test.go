@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 )
 
@@ -61,10 +62,7 @@ func TestNewTablesAreAppendOnlyUnlessGranted(t *testing.T) {
 			t.Fatalf("SELECT FROM %s: %d, %v", table, n, err)
 		}
 	}
-	for _, tc := range []struct {
-		sql     string
-		allowed bool
-	}{
+	assertPrivileges(t, db, []privilege{
 		{`UPDATE probe_events SET what = 'rewritten'`, false},
 		{`DELETE FROM probe_events`, false},
 		{`TRUNCATE probe_events`, false},
@@ -72,9 +70,22 @@ func TestNewTablesAreAppendOnlyUnlessGranted(t *testing.T) {
 		{`UPDATE probe_state SET what = 'changed'`, true},
 		{`DELETE FROM probe_state`, true},
 		{`TRUNCATE probe_state`, false},
-	} {
+	})
+}
+
+// privilege is a statement and whether the runtime role may run it.
+type privilege struct {
+	sql     string
+	allowed bool
+}
+
+// assertPrivileges runs each statement as the runtime role (db): an
+// allowed one must succeed, any other be refused with 42501.
+func assertPrivileges(t *testing.T, db *postgres.DB, cases []privilege) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.sql, func(t *testing.T) {
-			_, err := db.Pool.Exec(ctx, tc.sql)
+			_, err := db.Pool.Exec(context.Background(), tc.sql)
 			if tc.allowed {
 				if err != nil {
 					t.Fatalf("as the runtime role: %v", err)
@@ -93,12 +104,7 @@ func TestNewTablesAreAppendOnlyUnlessGranted(t *testing.T) {
 // reads them and can neither change nor remove one, while the state
 // tables beside them are settled in place.
 func TestRuntimeRoleCannotRewriteTransactionEvents(t *testing.T) {
-	ctx := context.Background()
-	db := postgrestest.New(t)
-	for _, tc := range []struct {
-		sql     string
-		allowed bool
-	}{
+	assertPrivileges(t, postgrestest.New(t), []privilege{
 		{`UPDATE transaction_events SET name = 'rewritten'`, false},
 		{`DELETE FROM transaction_events`, false},
 		{`TRUNCATE transaction_events CASCADE`, false},
@@ -108,19 +114,5 @@ func TestRuntimeRoleCannotRewriteTransactionEvents(t *testing.T) {
 		{`UPDATE refunds SET updated_at = updated_at`, true},
 		{`UPDATE given_up_tokens SET shredded_at = shredded_at`, true},
 		{`DELETE FROM transactions`, false},
-	} {
-		t.Run(tc.sql, func(t *testing.T) {
-			_, err := db.Pool.Exec(ctx, tc.sql)
-			if tc.allowed {
-				if err != nil {
-					t.Fatalf("as the runtime role: %v", err)
-				}
-				return
-			}
-			var pgErr *pgconn.PgError
-			if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
-				t.Fatalf("as the runtime role: %v; want insufficient_privilege (42501)", err)
-			}
-		})
-	}
+	})
 }

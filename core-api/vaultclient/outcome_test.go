@@ -29,13 +29,7 @@ func TestErrorsSayWhatVaultProxyAnswered(t *testing.T) {
 		{"a server error", http.StatusBadGateway, apierror.BadGateway("Vault is down").JSON(), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write(tc.body)
-			}))
-			defer srv.Close()
-			c := &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}
+			c := answering(t, tc.status, tc.body)
 			err := c.Delete(context.Background(), "default", "", "0192f3a4-5b6c-7d8e-9f00-112233445566")
 			if errors.Is(err, coreapi.ErrVaultProxyNotFound) != tc.notFound || errors.Is(err, coreapi.ErrVaultProxyRefused) != tc.refused {
 				t.Fatalf("%v: not found %v, refused %v; want %v, %v", err, errors.Is(err, coreapi.ErrVaultProxyNotFound),
@@ -62,17 +56,24 @@ func TestShredRefusalOfAYoungRecordIsNamed(t *testing.T) {
 		{"a server error", http.StatusInternalServerError, apierror.Internal(errors.New("boom")).JSON(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write(tc.body)
-			}))
-			defer srv.Close()
-			c := &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}
+			c := answering(t, tc.status, tc.body)
 			err := c.ShredUnclaimed(context.Background(), "default", "reconcile", "0192f3a4-5b6c-7d8e-9f00-112233445566")
 			if err == nil || errors.Is(err, coreapi.ErrVaultedRecordTooYoung) != tc.young {
 				t.Fatalf("%v: too young %v, want %v", err, errors.Is(err, coreapi.ErrVaultedRecordTooYoung), tc.young)
 			}
 		})
 	}
+}
+
+// answering is a client of a vault-proxy stand-in on loopback that answers
+// every call with status and body, closed when the test ends.
+func answering(t *testing.T, status int, body []byte) *vaultclient.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}
 }
