@@ -26,7 +26,7 @@ import (
 	"github.com/payorch/vault-proxy/auditspool"
 	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/outbound"
@@ -46,10 +46,10 @@ type Main struct {
 	Sealer   *envelope.Sealer
 	Cards    *vaulting.Service
 	Forwards *forward.Engine
-	// Forwarding manages vault forward configs and authentication
+	// ForwardConfigs manages vault forward configs and authentication
 	// methods; Outbound is the SSRF-safe client /vault-forward sends with.
-	Forwarding *forwarding.Service
-	Outbound   *outbound.Client
+	ForwardConfigs *forwardconfig.Service
+	Outbound       *outbound.Client
 
 	// NetworkTokens provisions and stores network tokens for the
 	// CARD_NETWORK_TOKEN / CARD_CRYPTOGRAM placeholders and their API.
@@ -166,10 +166,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Config.ForwardAllowLoopback && !prod {
 		m.Log.Warn("vault forward may reach loopback hosts listed in forwarding configs (VAULT_FORWARD_ALLOW_LOOPBACK=true); never use this outside development and tests")
 	}
-	m.Forwarding = &forwarding.Service{Store: m.DB, Sealer: m.Sealer}
-	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.Forwarding, Client: m.Outbound, Auth: authn,
+	m.ForwardConfigs = &forwardconfig.Service{Store: m.DB, Sealer: m.Sealer}
+	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.ForwardConfigs, Client: m.Outbound, Auth: authn,
 		RequireListedHost: prod, Log: m.Log}
-	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn, Cursors: cursors}
+	fwdConfigs := &httpapi.ForwardConfigs{Service: m.ForwardConfigs, Auth: authn, Cursors: cursors}
 	m.Detokenize = &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests, Log: m.Log}
 
 	checks := []httpapi.Check{

@@ -11,7 +11,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 )
@@ -25,7 +25,7 @@ const (
 // ForwardConfigs serves /vault-forward/configs and their authentication
 // methods. Secret values are write-only: no response carries them.
 type ForwardConfigs struct {
-	Service *forwarding.Service
+	Service *forwardconfig.Service
 	Auth    *Authenticator
 	Cursors *pagination.Codec // the list's cursors
 }
@@ -40,7 +40,7 @@ type configJSON struct {
 	UpdatedAt         string   `json:"updated_at"`
 }
 
-func configOut(c *forwarding.Config) configJSON {
+func configOut(c *forwardconfig.Config) configJSON {
 	hosts := c.Hosts
 	if hosts == nil {
 		hosts = []string{}
@@ -70,11 +70,11 @@ type authMethodJSON struct {
 // keys; it reads PublicFields only, never the sealed record. A public
 // field holding a private key is withheld too: creation refuses one, but
 // a method stored before that check may still hold one.
-func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
+func authMethodOut(m *forwardconfig.AuthMethod) authMethodJSON {
 	fields := make([]fieldJSON, 0, len(m.FieldKeys))
 	for _, k := range m.FieldKeys {
 		f := fieldJSON{Key: k}
-		if v, ok := m.PublicFields[k]; ok && !forwarding.IsSecret(m.Kind, k) && !forwarding.HoldsPrivateKey(v) {
+		if v, ok := m.PublicFields[k]; ok && !forwardconfig.IsSecret(m.Kind, k) && !forwardconfig.HoldsPrivateKey(v) {
 			f.Value = &v
 		}
 		fields = append(fields, f)
@@ -86,7 +86,7 @@ func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
 
 // forwardingError maps the service's errors to the envelope.
 func forwardingError(err error, what string) error {
-	var fe forwarding.FieldErrors
+	var fe forwardconfig.FieldErrors
 	if errors.As(err, &fe) {
 		details := make([]apierror.Detail, len(fe))
 		for i, f := range fe {
@@ -100,8 +100,8 @@ func forwardingError(err error, what string) error {
 	if errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
 		return apierror.NotFound("merchant account not found")
 	}
-	if errors.Is(err, forwarding.ErrTooMany) {
-		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwarding.MaxMethods))
+	if errors.Is(err, forwardconfig.ErrTooMany) {
+		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwardconfig.MaxMethods))
 	}
 	return err
 }
@@ -135,8 +135,8 @@ func (h *ForwardConfigs) target(fctx *fasthttp.RequestCtx, scope string) (contex
 
 // configInput reads a create (all required) or update (all optional) body.
 // Neither field is nullable.
-func configInput(body []byte) (forwarding.ConfigInput, error) {
-	var in forwarding.ConfigInput
+func configInput(body []byte) (forwardconfig.ConfigInput, error) {
+	var in forwardconfig.ConfigInput
 	doc, err := strictObject(body, map[string]gjson.Type{"display_name": gjson.String, "hosts": gjson.JSON})
 	if err != nil {
 		return in, err
@@ -207,7 +207,7 @@ func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	env := pagination.Build(page, cfgs, func(cfg *forwarding.Config) pagination.Key { return pagination.Key{ID: cfg.ID.String()} })
+	env := pagination.Build(page, cfgs, func(cfg *forwardconfig.Config) pagination.Key { return pagination.Key{ID: cfg.ID.String()} })
 	items := make([]configJSON, len(env.Items))
 	for i, cfg := range env.Items {
 		items[i] = configOut(cfg)
@@ -279,7 +279,7 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	in := forwarding.AuthInput{Kind: doc["kind"].Str, DisplayName: doc["display_name"].Str}
+	in := forwardconfig.AuthInput{Kind: doc["kind"].Str, DisplayName: doc["display_name"].Str}
 	var details []apierror.Detail
 	for _, k := range []string{"kind", "display_name", "fields"} {
 		if _, ok := doc[k]; !ok {
@@ -296,7 +296,7 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must be an object with key and value", Type: "type_error.dict"})
 				continue
 			}
-			var fld forwarding.Field
+			var fld forwardconfig.Field
 			seen := map[string]bool{}
 			item.ForEach(func(k, v gjson.Result) bool {
 				pointer := p + "/" + apierror.PointerToken(k.Str)
