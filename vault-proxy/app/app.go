@@ -24,13 +24,13 @@ import (
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/auditspool"
-	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/processordest"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
 )
@@ -146,7 +146,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 			extraCAs.AddCert(c)
 		}
 	}
-	dests, err := destinations.Parse(m.Config.Destinations, extraCerts)
+	dests, err := processordest.Parse(m.Config.Destinations, extraCerts)
 	if err != nil {
 		return err
 	}

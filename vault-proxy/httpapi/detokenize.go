@@ -13,9 +13,9 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/panmask"
+	"github.com/payorch/vault-proxy/processordest"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -26,7 +26,7 @@ import (
 // listener.
 type Detokenize struct {
 	Engine       *forward.Engine
-	Destinations *destinations.Set
+	Destinations *processordest.Set
 	Log          *slog.Logger
 
 	// masked counts the answers in which card numbers were masked.
@@ -58,7 +58,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	}
 	u, err := h.Destinations.URL(in.Destination, in.Path)
 	if err != nil {
-		if errors.Is(err, destinations.ErrUnknown) {
+		if errors.Is(err, processordest.ErrUnknown) {
 			return apierror.New(422, "forward_host_not_allowed", "destination "+in.Destination+" is not configured")
 		}
 		return badPath()
