@@ -174,9 +174,9 @@ func orphan(t *testing.T, s *stack.Stack, merchant string, kind vaultproxy.Kind)
 		rec, _, err = s.VaultProxy.Cards.VaultBank(ctx, c, bank.Input{Scheme: "ach", AccountNumber: []byte("000123456789"),
 			RoutingNumber: "011000015", AccountType: "checking", AccountHolderName: "Jane Doe"})
 	case vaultproxy.KindGiftCard:
-		rec, err = s.VaultProxy.Cards.Vault(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
+		rec, err = s.VaultProxy.Cards.VaultCard(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
 	default:
-		rec, err = s.VaultProxy.Cards.Vault(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("4111111111111111"), ExpirationDate: expiryIn(2)})
+		rec, err = s.VaultProxy.Cards.VaultCard(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("4111111111111111"), ExpirationDate: expiryIn(2)})
 	}
 	if err != nil {
 		t.Fatal(err)

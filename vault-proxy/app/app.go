@@ -107,7 +107,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
 	m.Cards = vaulting.New(m.DB, m.Audit, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
-	m.Forwards = &forward.Engine{Vault: m.Cards}
+	m.Forwards = &forward.Engine{Vaulting: m.Cards}
 	// Network tokens: the sandbox token service simulator serves visa,
 	// mastercard, amex and discover outside production. Production has no
 	// TSP connector registered yet: provisioning fails there (422, or ""
@@ -116,7 +116,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Config.Environment != config.Production {
 		ntProviders.Register(&networktoken.Sandbox{}, networktoken.SandboxSchemes...)
 	}
-	m.NetworkTokens = &networktoken.Service{Store: m.DB, Audits: m.Audit, Sealer: m.Sealer, Providers: ntProviders, Vault: m.Cards, Log: m.Log}
+	m.NetworkTokens = &networktoken.Service{Store: m.DB, Audits: m.Audit, Sealer: m.Sealer, Providers: ntProviders, Vaulting: m.Cards, Log: m.Log}
 	m.Forwards.NetworkTokens = m.NetworkTokens
 
 	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
@@ -150,7 +150,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	cards := &httpapi.Cards{Vault: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
+	cards := &httpapi.Cards{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
 
 	prod := m.Config.Environment == config.Production
 	cursors, random, err := pagination.OpenCodec("vault-proxy", m.Config.CursorKey)

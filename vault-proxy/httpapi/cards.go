@@ -21,7 +21,7 @@ import (
 
 // Cards serves the routes where card data enters or leaves by token.
 type Cards struct {
-	Vault *vaulting.Service
+	Vaulting *vaulting.Service
 	// NetworkTokens, when set, deletes a card's network tokens at their
 	// token service before the card is deleted.
 	NetworkTokens interface {
@@ -93,7 +93,7 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
 	rctx, cancel := requestContext(ctx, time.Minute)
 	defer cancel()
-	rec, err := h.Vault.Vault(rctx, caller, req)
+	rec, err := h.Vaulting.VaultCard(rctx, caller, req)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -172,7 +172,7 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
 	rctx, cancel := requestContext(ctx, time.Minute)
 	defer cancel()
-	rec, acct, err := h.Vault.VaultBank(rctx, caller, in)
+	rec, acct, err := h.Vaulting.VaultBank(rctx, caller, in)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -225,7 +225,7 @@ func notSent(err error) bool {
 func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := h.Vault.Delete(ctx, c, token); err != nil {
+	if err := h.Vaulting.Delete(ctx, c, token); err != nil {
 		// Kept until core-api's vault reconciliation finds it unclaimed.
 		h.Log.Error("rollback of a vaulted card failed", "request_id", c.RequestID, "token", token, "err", err)
 	}
@@ -378,7 +378,7 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	vc, err := h.Vault.Metadata(rctx, c, t)
+	vc, err := h.Vaulting.Metadata(rctx, c, t)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -400,7 +400,7 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Vault.UpdateExpiry(rctx, c, t, doc["expiration_date"].Str); err != nil {
+	if err := h.Vaulting.UpdateExpiry(rctx, c, t, doc["expiration_date"].Str); err != nil {
 		return vaultingError(err)
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -415,7 +415,7 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	return noContent(ctx, h.shred(rctx, c, t, h.Vault.Delete, true))
+	return noContent(ctx, h.shred(rctx, c, t, h.Vaulting.Delete, true))
 }
 
 // shred has del crypto-shred the card, its network tokens deleted at their

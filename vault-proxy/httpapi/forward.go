@@ -577,7 +577,7 @@ func (h *Forward) forwardError(ctx *fasthttp.RequestCtx, err error) error {
 
 // auditRefusal records a destination refused before any card was opened.
 func (h *Forward) auditRefusal(ctx context.Context, c vaulting.Caller, in *forwardInput, err error) {
-	if h.Engine == nil || h.Engine.Vault == nil {
+	if h.Engine == nil || h.Engine.Vaulting == nil {
 		return
 	}
 	code := outbound.Code(err)
@@ -589,5 +589,5 @@ func (h *Forward) auditRefusal(ctx context.Context, c vaulting.Caller, in *forwa
 	if len(in.authIDs) > 0 {
 		detail["authentications"] = in.authIDs
 	}
-	h.Engine.Vault.AuditOutcome(ctx, c, "forward", "vault-forward", in.tokens, "failure: "+code, detail)
+	h.Engine.Vaulting.AuditOutcome(ctx, c, "forward", "vault-forward", in.tokens, "failure: "+code, detail)
 }

@@ -131,7 +131,7 @@ func (h *Reconciliation) Shred(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	shred := func(ctx context.Context, c vaulting.Caller, t uuid.UUID) error {
-		return h.Cards.Vault.ShredUnclaimed(ctx, c, t, h.MinAge)
+		return h.Cards.Vaulting.ShredUnclaimed(ctx, c, t, h.MinAge)
 	}
 	return noContent(ctx, h.Cards.shred(rctx, c, t, shred, false))
 }
