@@ -19,6 +19,7 @@ import (
 	coreapp "github.com/payorch/core-api/app"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/bank"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -276,7 +277,7 @@ func TestReconcileFindsAndShredsOnlyUnclaimedRecords(t *testing.T) {
 	if code, raw := s.Do(t, s.InternalClient, http.MethodGet, page, "", nil); code != http.StatusOK || !bytes.Contains(raw, []byte(`"next_after":"`)) {
 		t.Fatalf("a page of vaulted records: %d %s", code, raw)
 	}
-	code, raw := s.Do(t, s.InternalClient, http.MethodDelete, s.InternalURL+zone.ReconcileRecordPathPrefix+fresh, "", nil, zone.MerchantHeader, "default")
+	code, raw := s.Do(t, s.InternalClient, http.MethodDelete, s.InternalURL+zone.ReconcileRecordPathPrefix+fresh, "", nil, accountid.Header, "default")
 	if code != http.StatusUnprocessableEntity || vaulted(t, s, fresh) != 1 {
 		t.Fatalf("shredding a record within the grace period: %d %s", code, raw)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
@@ -68,10 +69,10 @@ func (h merchantHandlers) target(r *http.Request, scope string) (string, error) 
 		return "", err
 	}
 	id := r.PathValue("merchant_account_id")
-	if !coreapi.MerchantAccountIDPattern.MatchString(id) {
+	if !accountid.Valid(id) {
 		return "", apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
 			Location: apierror.LocationPath, Pointer: "merchant_account_id",
-			Message: "must match " + coreapi.MerchantAccountIDPattern.String(), Type: "value_error.str.regex",
+			Message: accountid.Mismatch, Type: accountid.MismatchType,
 		})
 	}
 	if !p.CanAccessMerchant(id) {

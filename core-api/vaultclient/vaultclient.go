@@ -17,6 +17,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
@@ -63,7 +64,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path, merchant, actor st
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if merchant != "" {
-		req.Header.Set(zone.MerchantHeader, merchant)
+		req.Header.Set(accountid.Header, merchant)
 	}
 	if actor != "" {
 		req.Header.Set(zone.ActorHeader, actor)

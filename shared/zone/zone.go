@@ -13,14 +13,13 @@ import (
 )
 
 // Internal routes on vault-proxy's mTLS listener. The merchant account is
-// always the MerchantHeader of the request.
+// always the accountid.Header of the request.
 const (
 	CardPath       = "/internal/cards/{token}" // GET metadata, PUT expiry, DELETE (crypto-shred)
 	DetokenizePath = "/internal/detokenize"    // POST DetokenizeRequest
-	MerchantHeader = "x-service-merchant-account-id"
-	ActorHeader    = "x-zone-actor"     // who in core-api asked (for the audit log)
-	PurposeHeader  = "x-zone-purpose"   // why (for the audit log)
-	CardPathPrefix = "/internal/cards/" // CardPath without the parameter
+	ActorHeader    = "x-zone-actor"            // who in core-api asked (for the audit log)
+	PurposeHeader  = "x-zone-purpose"          // why (for the audit log)
+	CardPathPrefix = "/internal/cards/"        // CardPath without the parameter
 
 	// Reconciliation (core-api's vault reconciliation job): the vaulted
 	// records created before a cutoff, of every merchant account, and the

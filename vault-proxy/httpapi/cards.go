@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/bank"
@@ -334,9 +335,9 @@ func internalCaller(ctx *fasthttp.RequestCtx) (vaulting.Caller, error) {
 	// core-api names the account on every call (vaultclient). The public
 	// routes' default ("default") is not taken here: a call that lost the
 	// header would act in an account its caller did not name.
-	if len(ctx.Request.Header.Peek(MerchantHeader)) == 0 {
+	if len(ctx.Request.Header.Peek(accountid.Header)) == 0 {
 		return vaulting.Caller{}, apierror.BadRequest("the merchant account header is required on the internal listener", apierror.Detail{
-			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: MerchantHeader + " is required", Type: "value_error.missing",
+			Location: apierror.LocationHeader, Pointer: accountid.Header, Message: accountid.Header + " is required", Type: "value_error.missing",
 		})
 	}
 	m, err := MerchantAccount(ctx)

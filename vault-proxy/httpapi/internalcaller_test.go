@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/vault-proxy/httpapi"
@@ -40,21 +41,21 @@ func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
 			header []string
 		}{
 			{"no header", nil},
-			{"empty header", []string{zone.MerchantHeader, ""}},
+			{"empty header", []string{accountid.Header, ""}},
 		} {
 			t.Run(r.method+" "+r.path+" "+tc.name, func(t *testing.T) {
 				status, body := serveInternal(rt, r.method, r.path, "", tc.header...)
 				e, err := apierror.Parse(body)
 				if status != fasthttp.StatusBadRequest || err != nil || e.Code != apierror.CodeBadRequest || len(e.Details) != 1 ||
-					e.Details[0] != (apierror.Detail{Location: apierror.LocationHeader, Pointer: zone.MerchantHeader,
+					e.Details[0] != (apierror.Detail{Location: apierror.LocationHeader, Pointer: accountid.Header,
 						Message: e.Details[0].Message, Type: "value_error.missing"}) {
 					t.Fatalf("= %d %s (%v), want 400 with a value_error.missing detail on the header", status, body, err)
 				}
 			})
 		}
 		t.Run(r.method+" "+r.path+" with the header", func(t *testing.T) {
-			status, body := serveInternal(rt, r.method, r.path, "", zone.MerchantHeader, "acme")
-			if e, _ := apierror.Parse(body); status != r.accepted || (e != nil && len(e.Details) > 0 && e.Details[0].Pointer == zone.MerchantHeader) {
+			status, body := serveInternal(rt, r.method, r.path, "", accountid.Header, "acme")
+			if e, _ := apierror.Parse(body); status != r.accepted || (e != nil && len(e.Details) > 0 && e.Details[0].Pointer == accountid.Header) {
 				t.Fatalf("= %d %s, want %d past the header", status, body, r.accepted)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	"github.com/valyala/fasthttp"
@@ -119,9 +120,9 @@ func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 
 func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {
 	id, _ := ctx.UserValue("merchant_account_id").(string)
-	if !validMerchantID(id) {
+	if !accountid.Valid(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
-			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
+			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: accountid.Mismatch, Type: accountid.MismatchType,
 		})
 	}
 	rctx, cancel := requestContext(ctx, timeout)

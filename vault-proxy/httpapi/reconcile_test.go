@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -68,7 +69,7 @@ func (r *reconcileRig) list(query url.Values) (int, []byte) {
 }
 
 func (r *reconcileRig) shred(merchant string, token uuid.UUID) (int, []byte) {
-	return serveInternal(r.rt, fasthttp.MethodDelete, zone.ReconcileRecordPathPrefix+token.String(), "", zone.MerchantHeader, merchant)
+	return serveInternal(r.rt, fasthttp.MethodDelete, zone.ReconcileRecordPathPrefix+token.String(), "", accountid.Header, merchant)
 }
 
 func (r *reconcileRig) rows(token uuid.UUID) int {
