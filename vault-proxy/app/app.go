@@ -205,10 +205,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
 	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, m.Detokenize.Handle)
 	accounts := &httpapi.MerchantAccounts{Store: m.DB}
-	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, accounts.Usage)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, accounts.Close)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountReopenPath, accounts.Reopen)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountCancelClosePath, accounts.CancelClose)
+	internal.Handle(fasthttp.MethodGet, zone.MerchantAccountUsagePath, accounts.Usage)
+	internal.Handle(fasthttp.MethodPost, zone.MerchantAccountClosePath, accounts.Close)
+	internal.Handle(fasthttp.MethodPost, zone.MerchantAccountReopenPath, accounts.Reopen)
+	internal.Handle(fasthttp.MethodPost, zone.MerchantAccountCancelClosePath, accounts.CancelClose)
 	reconcile := &httpapi.Reconciliation{Store: m.DB, Cards: cards, MinAge: m.Config.reconcileMinAge()}
 	internal.Handle(fasthttp.MethodGet, zone.ReconcileRecordsPath, reconcile.List)
 	internal.Handle(fasthttp.MethodDelete, zone.ReconcileRecordPath, reconcile.Shred)

@@ -113,7 +113,7 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 		}
 	}
 	out, _ := json.Marshal(onward)
-	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, zone.PaymentMethodsPath, out)
 	if err != nil && notSent(err) {
 		h.rollback(caller, token)
 		return apierror.BadGateway("core-api is unreachable; nothing was stored")
@@ -200,11 +200,11 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 // checked the same way before it is believed, since it would shred the
 // card. An error means it is not known whether it was stored.
 func (h *Cards) resend(ctx *fasthttp.RequestCtx, token uuid.UUID, body []byte) (int, []byte, string, error) {
-	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", body)
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, zone.PaymentMethodsPath, body)
 	if err != nil || status < 300 {
 		return status, respBody, ct, err
 	}
-	gs, gBody, gct, err := h.Core.Call(ctx, fasthttp.MethodGet, "/payment-methods/"+token.String(), nil)
+	gs, gBody, gct, err := h.Core.Call(ctx, fasthttp.MethodGet, zone.PaymentMethodPathPrefix+token.String(), nil)
 	switch {
 	case err != nil:
 		return 0, nil, "", err

@@ -12,15 +12,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// The internal routes core-api calls when it deletes or creates a merchant
-// account.
-const (
-	MerchantAccountUsagePath       = "/internal/merchant-accounts/{merchant_account_id}/usage"
-	MerchantAccountClosePath       = "/internal/merchant-accounts/{merchant_account_id}/close"
-	MerchantAccountReopenPath      = "/internal/merchant-accounts/{merchant_account_id}/reopen"
-	MerchantAccountCancelClosePath = "/internal/merchant-accounts/{merchant_account_id}/cancel-close"
-)
-
 // MerchantAccountStore is what the vault database knows of merchant
 // accounts (postgres.DB): what it holds for one, and whether it is closed.
 type MerchantAccountStore interface {
@@ -40,7 +31,7 @@ type MerchantAccounts struct {
 	Store MerchantAccountStore
 }
 
-// Usage answers GET /internal/merchant-accounts/{merchant_account_id}/usage:
+// Usage answers GET zone.MerchantAccountUsagePath:
 // what the vault holds for the account, without changing anything (for
 // core-api's answer to a deletion its own records already refuse).
 func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
@@ -58,8 +49,7 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 // transaction that holds the account's row.
 const closeTimeout = 5 * time.Second
 
-// Close answers POST /internal/merchant-accounts/{merchant_account_id}/close
-// ({"attempt_id": uuid}): it closes an account the vault holds nothing
+// Close answers POST zone.MerchantAccountClosePath ({"attempt_id": uuid}): it closes an account the vault holds nothing
 // for, atomically with that count (postgres.CloseMerchantAccount), and
 // says whether it did.
 func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
@@ -72,7 +62,7 @@ func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
-// Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen:
+// Reopen answers POST zone.MerchantAccountReopenPath:
 // a new account has a deleted account's id. It is refused while the vault
 // still holds anything under the id (Records says what).
 func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
@@ -90,8 +80,7 @@ func (h *MerchantAccounts) closure(ctx *fasthttp.RequestCtx, change func(context
 	})
 }
 
-// CancelClose answers POST
-// /internal/merchant-accounts/{merchant_account_id}/cancel-close
+// CancelClose answers POST zone.MerchantAccountCancelClosePath
 // ({"attempt_id": uuid}, 204): that deletion attempt failed in core-api.
 func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
 	attempt, err := closureAttempt(ctx)
@@ -119,10 +108,10 @@ func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 }
 
 func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {
-	id, _ := ctx.UserValue("merchant_account_id").(string)
+	id, _ := ctx.UserValue(zone.MerchantAccountPathParam).(string)
 	if !accountid.Valid(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
-			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: accountid.Mismatch, Type: accountid.MismatchType,
+			Location: apierror.LocationPath, Pointer: zone.MerchantAccountPathParam, Message: accountid.Mismatch, Type: accountid.MismatchType,
 		})
 	}
 	rctx, cancel := requestContext(ctx, timeout)
