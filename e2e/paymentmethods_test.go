@@ -704,13 +704,7 @@ func awaitCoreRequests(t *testing.T, s *stack.Stack, method, path string, n int)
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		got := 0
-		for _, l := range s.Logs.Lines() {
-			var a struct{ Msg, Service, Method, Path string }
-			if json.Unmarshal([]byte(l), &a) == nil && a.Msg == logging.AccessMessage && a.Service == "core-api" && a.Method == method && a.Path == path {
-				got++
-			}
-		}
+		got := coreRequests(s, method, path)
 		if got >= n {
 			return
 		}

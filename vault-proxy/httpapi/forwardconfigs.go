@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/strictjson"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/tidwall/gjson"
@@ -133,41 +134,41 @@ func (h *ForwardConfigs) target(fctx *fasthttp.RequestCtx, scope string) (contex
 	return ctx, c, id, cancel, err
 }
 
-// configInput reads a create (all required) or update (all optional) body.
-// Neither field is nullable.
+// configBody is the body of a config's create (all required) and update
+// (all optional), as strictjson holds it.
+type configBody struct {
+	DisplayName *string  `json:"display_name"`
+	Hosts       []string `json:"hosts"`
+}
+
+var configSchema = strictjson.For[configBody]()
+
+// configInput reads a create or update body. Neither field is nullable.
 func configInput(body []byte) (forwardconfig.ConfigInput, error) {
 	var in forwardconfig.ConfigInput
-	doc, err := strictObject(body, map[string]gjson.Type{"display_name": gjson.String, "hosts": gjson.JSON})
+	doc, err := strictObject(body, configSchema)
 	if err != nil {
 		return in, err
 	}
 	var details []apierror.Detail
 	for _, k := range []string{"display_name", "hosts"} {
 		if v := gjson.GetBytes(body, k); v.Exists() && v.Type == gjson.Null {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: "must not be null", Type: "type_error.none.not_allowed"})
+			details = append(details, strictjson.BodyDetail("/"+k, "must not be null", strictjson.TypeNull))
 		}
+	}
+	if len(details) > 0 {
+		return in, strictjson.Invalid(details...)
 	}
 	if v, ok := doc["display_name"]; ok {
 		s := v.Str
 		in.DisplayName = &s
 	}
 	if v, ok := doc["hosts"]; ok {
-		if !v.IsArray() {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts", Message: "must be an array of strings", Type: "type_error.list"})
-		} else {
-			hosts := []string{}
-			for i, h := range v.Array() {
-				if h.Type != gjson.String {
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts/" + strconv.Itoa(i), Message: "must be a string", Type: "type_error.str"})
-					continue
-				}
-				hosts = append(hosts, h.Str)
-			}
-			in.Hosts = &hosts
+		hosts := []string{}
+		for _, h := range v.Array() {
+			hosts = append(hosts, h.Str)
 		}
-	}
-	if len(details) > 0 {
-		return in, apierror.BadRequest("request body has invalid fields", details...)
+		in.Hosts = &hosts
 	}
 	return in, nil
 }
@@ -265,6 +266,19 @@ func (h *ForwardConfigs) Delete(fctx *fasthttp.RequestCtx) error {
 	return nil
 }
 
+// authBody is the body of an authentication method's creation, as
+// strictjson holds it: each field a {key, value} pair of strings.
+type authBody struct {
+	Kind        *string `json:"kind"`
+	DisplayName *string `json:"display_name"`
+	Fields      []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	} `json:"fields"`
+}
+
+var authSchema = strictjson.For[authBody]()
+
 // AddAuthentication answers POST /vault-forward/configs/{id}/authentications.
 func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
@@ -275,7 +289,7 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	body := fctx.Request.Body()
 	// The pooled request buffer held credentials: clear it once done.
 	defer clear(body)
-	doc, err := strictObject(body, map[string]gjson.Type{"kind": gjson.String, "display_name": gjson.String, "fields": gjson.JSON})
+	doc, err := strictObject(body, authSchema)
 	if err != nil {
 		return err
 	}
@@ -283,51 +297,21 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	var details []apierror.Detail
 	for _, k := range []string{"kind", "display_name", "fields"} {
 		if _, ok := doc[k]; !ok {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: k + " is required", Type: "value_error.missing"})
+			details = append(details, strictjson.BodyDetail("/"+k, k+" is required", strictjson.TypeMissing))
 		}
 	}
-	if f, ok := doc["fields"]; ok {
-		if !f.IsArray() {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/fields", Message: "must be an array of {key, value} objects", Type: "type_error.list"})
+	for i, item := range doc["fields"].Array() {
+		key, value := item.Get("key"), item.Get("value")
+		if !key.Exists() || !value.Exists() {
+			details = append(details, strictjson.BodyDetail("/fields/"+strconv.Itoa(i), "must have a string key and a string value", strictjson.TypeMissing))
+			continue
 		}
-		for i, item := range f.Array() {
-			p := "/fields/" + strconv.Itoa(i)
-			if !item.IsObject() {
-				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must be an object with key and value", Type: "type_error.dict"})
-				continue
-			}
-			var fld forwardconfig.Field
-			seen := map[string]bool{}
-			item.ForEach(func(k, v gjson.Result) bool {
-				pointer := p + "/" + apierror.PointerToken(k.Str)
-				switch {
-				case k.Str != "key" && k.Str != "value":
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "unknown field", Type: "value_error.extra"})
-				case seen[k.Str]:
-					// Which of two values was meant is not for the vault to
-					// guess, as for the body's own fields.
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "duplicate field", Type: "value_error.duplicate"})
-				case v.Type != gjson.String:
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "must be a string", Type: "type_error.str"})
-				case k.Str == "key":
-					fld.Key = v.Str
-				default:
-					// gjson unescapes the JSON string; the value is kept
-					// exactly as entered, spaces and new lines included.
-					fld.Value = v.Str
-				}
-				seen[k.Str] = true
-				return true
-			})
-			if !seen["key"] || !seen["value"] {
-				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must have a string key and a string value", Type: "value_error.missing"})
-				continue
-			}
-			in.Fields = append(in.Fields, fld)
-		}
+		// gjson unescapes the JSON string; the value is kept exactly as
+		// entered, spaces and new lines included.
+		in.Fields = append(in.Fields, forwardconfig.Field{Key: key.Str, Value: value.Str})
 	}
 	if len(details) > 0 {
-		return apierror.BadRequest("request body has invalid fields", details...)
+		return strictjson.Invalid(details...)
 	}
 	m, err := h.Service.AddAuthMethod(ctx, c.MerchantAccountID, id, in)
 	if err != nil {

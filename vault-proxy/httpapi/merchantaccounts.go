@@ -95,7 +95,7 @@ func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
 // closureAttempt reads the deletion attempt's id from the body.
 func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 	var in zone.MerchantAccountClosureAttempt
-	if err := decodeInternal(ctx, "closure attempt", &in); err != nil {
+	if err := decodeInternal(ctx, &in); err != nil {
 		return uuid.Nil, err
 	}
 	id, err := uuid.Parse(in.AttemptID)

@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/strictjson"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/vaulting"
-	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 )
 
@@ -175,6 +175,9 @@ func (h *NetworkTokens) Get(ctx *fasthttp.RequestCtx) error {
 	return WriteJSON(ctx, fasthttp.StatusOK, networkTokenOut(t))
 }
 
+// emptySchema is the body of the routes that take an empty body or {}.
+var emptySchema = strictjson.For[struct{}]()
+
 // Provision answers POST /payment-methods/{id}/network-tokens: 201 with a
 // newly provisioned token, 200 with the payment method's existing one
 // (active or suspended). The body is empty or {}.
@@ -184,7 +187,7 @@ func (h *NetworkTokens) Provision(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	if body := ctx.Request.Body(); len(body) > 0 {
-		if _, err := strictObject(body, map[string]gjson.Type{}); err != nil {
+		if _, err := strictObject(body, emptySchema); err != nil {
 			return err
 		}
 	}
@@ -218,7 +221,7 @@ func (h *NetworkTokens) change(ctx *fasthttp.RequestCtx,
 		return err
 	}
 	if body := ctx.Request.Body(); len(body) > 0 {
-		if _, err := strictObject(body, map[string]gjson.Type{}); err != nil {
+		if _, err := strictObject(body, emptySchema); err != nil {
 			return err
 		}
 	}
