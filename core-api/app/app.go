@@ -80,10 +80,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
-	rt.Health(
-		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
-		httpapi.Check{Name: "vault-proxy", Check: m.VaultProxy.Ready},
-	)
 	httpapi.Routes(rt, m.deps(verifier, cursors))
 
 	if m.ln = m.Listener; m.ln == nil {

@@ -50,15 +50,6 @@ func merchantAccountOut(a coreapi.MerchantAccount) merchantAccountJSON {
 	}
 }
 
-func merchantAccountRoutes(rt *Router, d Deps) {
-	h := merchantHandlers{d}
-	rt.Handle("POST /merchant-accounts", h.create)
-	rt.Handle("GET /merchant-accounts", h.list)
-	rt.Handle("GET /merchant-accounts/{merchant_account_id}", h.get)
-	rt.Handle("PUT /merchant-accounts/{merchant_account_id}", h.update)
-	rt.Handle("DELETE /merchant-accounts/{merchant_account_id}", h.delete)
-}
-
 type merchantHandlers struct{ d Deps }
 
 // target authorizes r for scope on the account named in the path. A token

@@ -27,7 +27,7 @@ const (
 // /buyers/gift-cards.
 type paymentMethods struct{ Deps }
 
-// paymentMethodRoutes registers the payment method routes:
+// The payment method routes (routes.go registers them):
 //
 //	POST   /payment-methods            write  {"method":"card"|"gift-card"|"bank","id":"<token>",buyer_id?,buyer_external_identifier?,external_identifier?,
 //	                                           bank: scheme,country,currency,account_holder_name,account_type?,routing_number?,sort_code?,bic?,mandate?{recurring}}
@@ -69,17 +69,7 @@ type paymentMethods struct{ Deps }
 //   - An {id} that is not a UUID is 400 with a detail at location path
 //     (docs/api-conventions.md); a UUID the merchant account does not
 //     have is 404.
-func paymentMethodRoutes(rt *Router, d Deps) {
-	h := &paymentMethods{d}
-	rt.Handle("POST /payment-methods", h.create)
-	rt.Handle("GET /payment-methods", h.list)
-	rt.Handle("GET /payment-methods/{id}", h.get)
-	rt.Handle("PUT /payment-methods/{id}", h.update)
-	rt.Handle("DELETE /payment-methods/{id}", h.delete)
-	rt.Handle("GET /buyers/payment-methods", h.buyerPaymentMethods)
-	rt.Handle("GET /buyers/gift-cards", h.giftCards)
-}
-
+//
 // pmError maps the payment methods service's errors; the mandate's are
 // the payment methods' own.
 func pmError(err error) error {
