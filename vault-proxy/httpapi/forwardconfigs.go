@@ -378,16 +378,3 @@ func (h *ForwardConfigs) DeleteAuthentication(fctx *fasthttp.RequestCtx) error {
 	fctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
 }
-
-// Routes registers the configs routes on rt.
-func (h *ForwardConfigs) Routes(rt *Router) {
-	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs", h.Create)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs", h.List)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}", h.Get)
-	rt.Handle(fasthttp.MethodPut, "/vault-forward/configs/{id}", h.Update)
-	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}", h.Delete)
-	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs/{id}/authentications", h.AddAuthentication)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications", h.ListAuthentications)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications/{auth_id}", h.GetAuthentication)
-	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}/authentications/{auth_id}", h.DeleteAuthentication)
-}

@@ -1,13 +1,11 @@
 package httpapi_test
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
-	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/valyala/fasthttp"
 )
 
@@ -17,12 +15,7 @@ import (
 // account "default": a caller that lost the header must not act in
 // another merchant's account.
 func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
-	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
-	cards := &httpapi.Cards{} // the header is checked before the vault is reached
-	rt.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
-	rt.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
-	rt.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
-	rt.Handle(fasthttp.MethodPost, zone.DetokenizePath, (&httpapi.Detokenize{}).Handle)
+	rt := internalRouter() // the header is checked before the vault is reached
 
 	// A token that is not a UUID is 404 and an empty detokenize body 400
 	// on the body, both after the header was accepted.

@@ -43,17 +43,6 @@ type NetworkTokens struct {
 	Auth    *Authenticator
 }
 
-// Routes registers the routes on rt.
-func (h *NetworkTokens) Routes(rt *Router) {
-	const base = "/payment-methods/{payment_method_id}/network-tokens"
-	rt.Handle(fasthttp.MethodGet, base, h.List)
-	rt.Handle(fasthttp.MethodPost, base, h.Provision)
-	rt.Handle(fasthttp.MethodGet, base+"/{network_token_id}", h.Get)
-	rt.Handle(fasthttp.MethodDelete, base+"/{network_token_id}", h.Delete)
-	rt.Handle(fasthttp.MethodPost, base+"/{network_token_id}/suspend", h.Suspend)
-	rt.Handle(fasthttp.MethodPost, base+"/{network_token_id}/resume", h.Resume)
-}
-
 type networkTokenJSON struct {
 	Type              string `json:"type"`
 	ID                string `json:"id"`
