@@ -1,24 +1,20 @@
 package coreapi
 
 import (
-	"regexp"
 	"time"
 	"unicode/utf8"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/logging/panscan"
 )
 
 // MerchantAccount is a tenant: every other record belongs to one.
 type MerchantAccount struct {
-	ID          string // ^[a-z0-9][a-z0-9_-]{0,63}$, chosen by the creator, immutable
+	ID          string // accountid.Pattern, chosen by the creator, immutable
 	DisplayName string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
-
-// MerchantAccountIDPattern is the shape of a merchant account id (also the
-// database CHECK and the x-service-merchant-account-id header rule).
-var MerchantAccountIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // NewMerchantAccount is the body of POST /merchant-accounts.
 type NewMerchantAccount struct {
@@ -32,7 +28,7 @@ func (n NewMerchantAccount) Validate() error {
 	switch {
 	case n.ID == nil:
 		v.Add("/id", "is required", "value_error.missing")
-	case !MerchantAccountIDPattern.MatchString(*n.ID):
+	case !accountid.Valid(*n.ID):
 		v.Add("/id", "must be 1 to 64 of a-z, 0-9, _ and -, starting with a letter or digit", "value_error.str.regex")
 	case panscan.InIdentifier(*n.ID):
 		// The id goes into every URL, log line and audit row of the

@@ -792,7 +792,7 @@ func TestForwardAuthenticationMethods(t *testing.T) {
 	t.Run("bad hmac key: authentication_failed and nothing sent", func(t *testing.T) {
 		badKey := hmacKey + " " // stored as entered, decoded strictly
 		id := addAuthMethod(t, s, cfgTok, cfg, "signature", "algorithm", "hmac-sha256", "key", badKey)
-		opened, err := s.VaultProxy.Forwarding.Open(context.Background(), "default", []uuid.UUID{uuid.MustParse(id)})
+		opened, err := s.VaultProxy.ForwardConfigs.Open(context.Background(), "default", []uuid.UUID{uuid.MustParse(id)})
 		if err != nil || len(opened) != 1 || opened[0].Fields["key"] != badKey {
 			t.Fatalf("the sealed credential did not open byte-identical: %v", err)
 		}

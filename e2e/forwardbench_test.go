@@ -245,7 +245,7 @@ func startPassThrough(tb testing.TB, s *stack.Stack, targetHost, caFile string) 
 // runs on vault-proxy's own parts: its router (request id, recover, access
 // log through the redacting logger), its Authenticator with the stack's
 // token keys and the vault-forward.write scope, the merchant's forwarding
-// hosts (forwarding.Service, cached as for /vault-forward), the running
+// hosts (forwardconfig.Service, cached as for /vault-forward), the running
 // vault-proxy's outbound.Client with CheckURL before the send, a
 // request context with a deadline, and WriteUpstreamAnswer. The forward
 // headers are read more simply than parseForward does (the URL and the
@@ -280,7 +280,7 @@ func startSameWorkProxy(tb testing.TB, s *stack.Stack) string {
 				return apierror.BadRequest("bad " + httpapi.HeaderForwardPaymentMethods)
 			}
 		}
-		hosts, err := vp.Forwarding.Hosts(ctx, c.MerchantAccountID)
+		hosts, err := vp.ForwardConfigs.Hosts(ctx, c.MerchantAccountID)
 		if err != nil {
 			return err
 		}

@@ -271,11 +271,11 @@ func TestForwardAuthenticationMethodsKeepSecretsSealed(t *testing.T) {
 	}
 
 	// Stored exactly as entered: the sealed value opens byte-identical.
-	opened, err := s.VaultProxy.Forwarding.Open(context.Background(), "default", []uuid.UUID{uuid.MustParse(sig.ID), uuid.MustParse(mtls.ID)})
+	opened, err := s.VaultProxy.ForwardConfigs.Open(context.Background(), "default", []uuid.UUID{uuid.MustParse(sig.ID), uuid.MustParse(mtls.ID)})
 	if err != nil || opened[0].Fields["key"] != hmacSecret || opened[1].Fields["private_key"] != privPEM || opened[1].Fields["certificate"] != certPEM {
 		t.Fatalf("credentials did not open as entered: %v", err)
 	}
-	if _, err := s.VaultProxy.Forwarding.Open(context.Background(), "other", []uuid.UUID{uuid.MustParse(sig.ID)}); err == nil {
+	if _, err := s.VaultProxy.ForwardConfigs.Open(context.Background(), "other", []uuid.UUID{uuid.MustParse(sig.ID)}); err == nil {
 		t.Fatal("another merchant opened the method")
 	}
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/zone"
@@ -46,7 +47,7 @@ func ntCall(t *testing.T, s *stack.Stack, tok, method, path string, merchant str
 	t.Helper()
 	var hdr []string
 	if merchant != "" {
-		hdr = []string{zone.MerchantHeader, merchant}
+		hdr = []string{accountid.Header, merchant}
 	}
 	code, raw := s.Do(t, s.PublicClient, method, s.PublicURL+path, tok, nil, hdr...)
 	var m map[string]any
@@ -385,7 +386,7 @@ func TestCardDeletionRacingANetworkTokenProvisioning(t *testing.T) {
 	deleted := make(chan answer, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodDelete, s.InternalURL+"/internal/cards/"+id, nil)
-		req.Header.Set(zone.MerchantHeader, "default")
+		req.Header.Set(accountid.Header, "default")
 		req.Header.Set(zone.ActorHeader, "test")
 		resp, err := s.InternalClient.Do(req)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/zone"
 )
@@ -32,7 +33,7 @@ func publicCore(s *stack.Stack, token, merchant string) coreClient {
 // internalCard asks vault-proxy's internal listener for a token's metadata.
 func internalCard(t *testing.T, s *stack.Stack, merchant, id string) (int, zone.CardMetadata) {
 	t.Helper()
-	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, merchant)
+	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, accountid.Header, merchant)
 	var m zone.CardMetadata
 	if code == 200 {
 		if err := json.Unmarshal(raw, &m); err != nil {
@@ -518,7 +519,7 @@ func TestExpiryUpdatesKeepVaultAndCoreInStep(t *testing.T) {
 	inCore := core.ok(t, 200, "GET", "/payment-methods/"+id, nil)["expiration_date"].(string)
 	ahead := fmt.Sprintf("12/%02d", year+6)
 	if code, raw := s.Do(t, s.InternalClient, http.MethodPut, s.InternalURL+"/internal/cards/"+id, "",
-		zone.ExpiryUpdate{ExpirationDate: ahead}, zone.MerchantHeader, "default"); code != 204 && code != 200 {
+		zone.ExpiryUpdate{ExpirationDate: ahead}, accountid.Header, "default"); code != 204 && code != 200 {
 		t.Fatalf("set the vault's expiry: %d %s", code, raw)
 	}
 	core.ok(t, 200, "PUT", "/payment-methods/"+id, map[string]any{"expiration_date": inCore})
@@ -703,13 +704,7 @@ func awaitCoreRequests(t *testing.T, s *stack.Stack, method, path string, n int)
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		got := 0
-		for _, l := range s.Logs.Lines() {
-			var a struct{ Msg, Service, Method, Path string }
-			if json.Unmarshal([]byte(l), &a) == nil && a.Msg == logging.AccessMessage && a.Service == "core-api" && a.Method == method && a.Path == path {
-				got++
-			}
-		}
+		got := coreRequests(s, method, path)
 		if got >= n {
 			return
 		}

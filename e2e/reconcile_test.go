@@ -19,6 +19,7 @@ import (
 	coreapp "github.com/payorch/core-api/app"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/bank"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -174,9 +175,9 @@ func orphan(t *testing.T, s *stack.Stack, merchant string, kind vaultproxy.Kind)
 		rec, _, err = s.VaultProxy.Cards.VaultBank(ctx, c, bank.Input{Scheme: "ach", AccountNumber: []byte("000123456789"),
 			RoutingNumber: "011000015", AccountType: "checking", AccountHolderName: "Jane Doe"})
 	case vaultproxy.KindGiftCard:
-		rec, err = s.VaultProxy.Cards.Vault(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
+		rec, err = s.VaultProxy.Cards.VaultCard(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
 	default:
-		rec, err = s.VaultProxy.Cards.Vault(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("4111111111111111"), ExpirationDate: expiryIn(2)})
+		rec, err = s.VaultProxy.Cards.VaultCard(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("4111111111111111"), ExpirationDate: expiryIn(2)})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestReconcileFindsAndShredsOnlyUnclaimedRecords(t *testing.T) {
 	if code, raw := s.Do(t, s.InternalClient, http.MethodGet, page, "", nil); code != http.StatusOK || !bytes.Contains(raw, []byte(`"next_after":"`)) {
 		t.Fatalf("a page of vaulted records: %d %s", code, raw)
 	}
-	code, raw := s.Do(t, s.InternalClient, http.MethodDelete, s.InternalURL+zone.ReconcileRecordPathPrefix+fresh, "", nil, zone.MerchantHeader, "default")
+	code, raw := s.Do(t, s.InternalClient, http.MethodDelete, s.InternalURL+zone.ReconcileRecordPathPrefix+fresh, "", nil, accountid.Header, "default")
 	if code != http.StatusUnprocessableEntity || vaulted(t, s, fresh) != 1 {
 		t.Fatalf("shredding a record within the grace period: %d %s", code, raw)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/payorch/certs"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/zone"
@@ -70,7 +71,7 @@ func TestVaultingACardThroughVaultProxy(t *testing.T) {
 	}
 	id, _ := pm["id"].(string)
 	var meta zone.CardMetadata
-	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, "default")
+	code, raw := s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, accountid.Header, "default")
 	if code != 200 || json.Unmarshal(raw, &meta) != nil || meta.Label != "1111" || meta.BIN != "41111111" || meta.Fingerprint == "" {
 		t.Fatalf("vault metadata: %d %s", code, raw)
 	}
@@ -244,7 +245,7 @@ func (p *processor) last() string { return p.lastSeen().body }
 
 func detokenize(t *testing.T, s *stack.Stack, merchant string, req zone.DetokenizeRequest) (int, []byte) {
 	t.Helper()
-	return s.Do(t, s.InternalClient, http.MethodPost, s.InternalURL+zone.DetokenizePath, "", req, zone.MerchantHeader, merchant, zone.ActorHeader, "test")
+	return s.Do(t, s.InternalClient, http.MethodPost, s.InternalURL+zone.DetokenizePath, "", req, accountid.Header, merchant, zone.ActorHeader, "test")
 }
 
 func TestDetokenizedCallReachesTheProcessorWithCardData(t *testing.T) {
@@ -356,7 +357,7 @@ func TestCardNumbersStayInTheVault(t *testing.T) {
 	for _, id := range ids {
 		_, raw := s.Do(t, http.DefaultClient, http.MethodGet, s.CoreURL+"/payment-methods/"+id, tok, nil)
 		responses = append(responses, string(raw))
-		_, raw = s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, zone.MerchantHeader, "default")
+		_, raw = s.Do(t, s.InternalClient, http.MethodGet, s.InternalURL+"/internal/cards/"+id, "", nil, accountid.Header, "default")
 		responses = append(responses, string(raw))
 	}
 	code, raw := detokenize(t, s, "default", zone.DetokenizeRequest{Destination: "mock-processor", Method: "POST", Path: "/pay",

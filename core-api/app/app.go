@@ -80,10 +80,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
-	rt.Health(
-		httpapi.Check{Name: "postgres", Check: m.DB.Ping},
-		httpapi.Check{Name: "vault-proxy", Check: m.vaultProxyReady},
-	)
 	httpapi.Routes(rt, m.deps(verifier, cursors))
 
 	if m.ln = m.Listener; m.ln == nil {
@@ -174,24 +170,6 @@ func ReconcileVault(ctx context.Context, cfg Config, log *slog.Logger, opts reco
 	job := m.reconciler()
 	adjust(job)
 	return job.Run(ctx, opts)
-}
-
-// vaultProxyReady asks vault-proxy's internal listener, over mTLS, whether it
-// and its Vault are ready. core-api never talks to Vault itself.
-func (m *Main) vaultProxyReady(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.Config.VaultProxyURL+"/readyz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := m.VaultProxy.HTTP.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("vault-proxy readyz: status %d", resp.StatusCode)
-	}
-	return nil
 }
 
 // Addr is the bound address (useful with port 0).

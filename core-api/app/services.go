@@ -15,13 +15,18 @@ import (
 )
 
 // deps builds the services the routes call, on the core database,
-// vault-proxy's internal listener and the connectors of the environment.
+// vault-proxy's internal listener and the connectors of the environment,
+// and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
 	connectors, mandates := connectorsOf(m.Config.Environment)
 	return httpapi.Deps{
 		Log:     m.Log,
 		Auth:    &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
 		Cursors: cursors,
+		Checks: []httpapi.Check{
+			{Name: "postgres", Check: m.DB.Ping},
+			{Name: "vault-proxy", Check: m.VaultProxy.Ready},
+		},
 
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},

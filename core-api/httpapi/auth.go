@@ -3,18 +3,13 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"regexp"
 	"sync"
 	"time"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 )
-
-// MerchantHeader selects the merchant account; absent means "default".
-const MerchantHeader = "x-service-merchant-account-id"
-
-var merchantID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // AccountExists reports whether a merchant account exists.
 type AccountExists func(ctx context.Context, id string) (bool, error)
@@ -33,6 +28,10 @@ type Auth struct {
 }
 
 const knownTTL = 30 * time.Second
+
+var errMerchantHeader = apierror.BadRequest("invalid merchant account id", apierror.Detail{
+	Location: apierror.LocationHeader, Pointer: accountid.Header, Message: accountid.Mismatch, Type: accountid.MismatchType,
+})
 
 // Caller is an authorized request's identity.
 type Caller struct {
@@ -53,14 +52,9 @@ func (a *Auth) Authorize(r *http.Request, scope string) (Caller, error) {
 	if err := p.Require(scope); err != nil {
 		return Caller{}, err
 	}
-	m := r.Header.Get(MerchantHeader)
-	if m == "" {
-		m = "default"
-	}
-	if !merchantID.MatchString(m) {
-		return Caller{}, apierror.BadRequest("invalid merchant account id", apierror.Detail{
-			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
-		})
+	m, ok := accountid.FromHeader(r.Header.Get(accountid.Header))
+	if !ok {
+		return Caller{}, errMerchantHeader
 	}
 	if !p.CanAccessMerchant(m) {
 		return Caller{}, apierror.Forbidden("this token may not act in merchant account " + m)

@@ -52,15 +52,6 @@ type buyerSummaryJSON struct {
 	UpdatedAt          string  `json:"updated_at"`
 }
 
-func buyerRoutes(rt *Router, d Deps) {
-	h := buyerHandlers{d}
-	rt.Handle("POST /buyers", h.create)
-	rt.Handle("GET /buyers", h.list)
-	rt.Handle("GET /buyers/{buyer_id}", h.get)
-	rt.Handle("PUT /buyers/{buyer_id}", h.update)
-	rt.Handle("DELETE /buyers/{buyer_id}", h.delete)
-}
-
 type buyerHandlers struct{ d Deps }
 
 func (h buyerHandlers) create(w http.ResponseWriter, r *http.Request) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
@@ -49,15 +50,6 @@ func merchantAccountOut(a coreapi.MerchantAccount) merchantAccountJSON {
 	}
 }
 
-func merchantAccountRoutes(rt *Router, d Deps) {
-	h := merchantHandlers{d}
-	rt.Handle("POST /merchant-accounts", h.create)
-	rt.Handle("GET /merchant-accounts", h.list)
-	rt.Handle("GET /merchant-accounts/{merchant_account_id}", h.get)
-	rt.Handle("PUT /merchant-accounts/{merchant_account_id}", h.update)
-	rt.Handle("DELETE /merchant-accounts/{merchant_account_id}", h.delete)
-}
-
 type merchantHandlers struct{ d Deps }
 
 // target authorizes r for scope on the account named in the path. A token
@@ -68,10 +60,10 @@ func (h merchantHandlers) target(r *http.Request, scope string) (string, error) 
 		return "", err
 	}
 	id := r.PathValue("merchant_account_id")
-	if !coreapi.MerchantAccountIDPattern.MatchString(id) {
+	if !accountid.Valid(id) {
 		return "", apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
 			Location: apierror.LocationPath, Pointer: "merchant_account_id",
-			Message: "must match " + coreapi.MerchantAccountIDPattern.String(), Type: "value_error.str.regex",
+			Message: accountid.Mismatch, Type: accountid.MismatchType,
 		})
 	}
 	if !p.CanAccessMerchant(id) {

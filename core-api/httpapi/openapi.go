@@ -13,13 +13,11 @@ import (
 //go:embed openapi.json
 var OpenAPIDocument []byte
 
-// openAPIRoutes serves GET /openapi.json (no token: it holds no data).
-func openAPIRoutes(rt *Router) {
-	rt.Handle("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-		_, err := w.Write(OpenAPIDocument)
-		return err
-	})
+// serveOpenAPI answers GET /openapi.json (no token: it holds no data).
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(OpenAPIDocument)
+	return err
 }

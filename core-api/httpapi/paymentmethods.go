@@ -12,6 +12,7 @@ import (
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/strictjson"
 	"github.com/payorch/shared/zone"
 )
 
@@ -26,7 +27,7 @@ const (
 // /buyers/gift-cards.
 type paymentMethods struct{ Deps }
 
-// paymentMethodRoutes registers the payment method routes:
+// The payment method routes (routes.go registers them):
 //
 //	POST   /payment-methods            write  {"method":"card"|"gift-card"|"bank","id":"<token>",buyer_id?,buyer_external_identifier?,external_identifier?,
 //	                                           bank: scheme,country,currency,account_holder_name,account_type?,routing_number?,sort_code?,bic?,mandate?{recurring}}
@@ -68,27 +69,17 @@ type paymentMethods struct{ Deps }
 //   - An {id} that is not a UUID is 400 with a detail at location path
 //     (docs/api-conventions.md); a UUID the merchant account does not
 //     have is 404.
-func paymentMethodRoutes(rt *Router, d Deps) {
-	h := &paymentMethods{d}
-	rt.Handle("POST /payment-methods", h.create)
-	rt.Handle("GET /payment-methods", h.list)
-	rt.Handle("GET /payment-methods/{id}", h.get)
-	rt.Handle("PUT /payment-methods/{id}", h.update)
-	rt.Handle("DELETE /payment-methods/{id}", h.delete)
-	rt.Handle("GET /buyers/payment-methods", h.buyerPaymentMethods)
-	rt.Handle("GET /buyers/gift-cards", h.giftCards)
-}
-
+//
 // pmError maps the payment methods service's errors; the mandate's are
 // the payment methods' own.
 func pmError(err error) error {
 	switch {
 	case errors.Is(err, coreapi.ErrMandatesUnavailable):
 		return apierror.Unprocessable("no connector for bank mandates is configured in this environment",
-			bodyDetail("/mandate/recurring", "recurring mandates are not available", "value_error.mandate.unavailable"))
+			strictjson.BodyDetail("/mandate/recurring", "recurring mandates are not available", "value_error.mandate.unavailable"))
 	case errors.Is(err, coreapi.ErrMandateDeclined):
 		return apierror.Unprocessable("the bank declined the mandate; nothing was stored",
-			bodyDetail("/mandate/recurring", "mandate declined", "value_error.mandate.declined"))
+			strictjson.BodyDetail("/mandate/recurring", "mandate declined", "value_error.mandate.declined"))
 	}
 	return domainError(err, "payment method")
 }
@@ -118,7 +109,7 @@ func readPaymentMethodBody(r *http.Request, dst any) error {
 		var details []apierror.Detail
 		for _, f := range zone.SensitiveFields {
 			if _, ok := top[f]; ok {
-				details = append(details, bodyDetail("/"+f, "card and bank account data are accepted only by vault-proxy", "value_error.card_data"))
+				details = append(details, strictjson.BodyDetail("/"+f, "card and bank account data are accepted only by vault-proxy", "value_error.card_data"))
 			}
 		}
 		clear(top)
@@ -182,7 +173,7 @@ func buyerNotFound(in *coreapi.NewPaymentMethod) error {
 	if in.BuyerID == nil {
 		p = "/buyer_external_identifier"
 	}
-	return apierror.BadRequest("invalid request body", bodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
+	return apierror.BadRequest("invalid request body", strictjson.BodyDetail(p, "no such buyer in this merchant account", "value_error.buyer.not_found"))
 }
 
 func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {

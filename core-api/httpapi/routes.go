@@ -7,6 +7,7 @@ import (
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/zone"
 )
 
 // Deps is what handlers need; app builds it. Handlers decode a request,
@@ -15,17 +16,41 @@ type Deps struct {
 	Log     *slog.Logger
 	Auth    *Auth
 	Cursors *pagination.Codec // list cursors; see package pagination
+	Checks  []Check           // readiness: what core-api depends on
 
 	MerchantAccounts *merchants.Service
 	Buyers           *buyers.Service
 	PaymentMethods   *paymentmethods.Service
 }
 
-// Routes registers every core-api route on rt. Each resource's handlers
-// live in their own file and are registered here, one line each.
+// Routes registers every core-api route on rt: this is the one list of
+// them. Each resource's handlers live in their own file.
 func Routes(rt *Router, d Deps) {
-	merchantAccountRoutes(rt, d)
-	buyerRoutes(rt, d)
-	paymentMethodRoutes(rt, d) // also /buyers/payment-methods and /buyers/gift-cards
-	openAPIRoutes(rt)          // GET /openapi.json
+	rt.Health(d.Checks...)
+	rt.Handle("GET /openapi.json", serveOpenAPI)
+
+	merchants := merchantHandlers{d}
+	rt.Handle("POST /merchant-accounts", merchants.create)
+	rt.Handle("GET /merchant-accounts", merchants.list)
+	rt.Handle("GET /merchant-accounts/{merchant_account_id}", merchants.get)
+	rt.Handle("PUT /merchant-accounts/{merchant_account_id}", merchants.update)
+	rt.Handle("DELETE /merchant-accounts/{merchant_account_id}", merchants.delete)
+
+	buyers := buyerHandlers{d}
+	rt.Handle("POST /buyers", buyers.create)
+	rt.Handle("GET /buyers", buyers.list)
+	rt.Handle("GET /buyers/{buyer_id}", buyers.get)
+	rt.Handle("PUT /buyers/{buyer_id}", buyers.update)
+	rt.Handle("DELETE /buyers/{buyer_id}", buyers.delete)
+
+	// vault-proxy creates the payment methods of what it vaults here
+	// (zone.PaymentMethodsPath), and reads one back by its id.
+	pms := &paymentMethods{d}
+	rt.Handle("POST "+zone.PaymentMethodsPath, pms.create)
+	rt.Handle("GET /payment-methods", pms.list)
+	rt.Handle("GET "+zone.PaymentMethodPathPrefix+"{id}", pms.get)
+	rt.Handle("PUT /payment-methods/{id}", pms.update)
+	rt.Handle("DELETE /payment-methods/{id}", pms.delete)
+	rt.Handle("GET /buyers/payment-methods", pms.buyerPaymentMethods)
+	rt.Handle("GET /buyers/gift-cards", pms.giftCards)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
@@ -63,7 +64,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path, merchant, actor st
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if merchant != "" {
-		req.Header.Set(zone.MerchantHeader, merchant)
+		req.Header.Set(accountid.Header, merchant)
 	}
 	if actor != "" {
 		req.Header.Set(zone.ActorHeader, actor)
@@ -177,16 +178,12 @@ func (c *Client) ShredUnclaimed(ctx context.Context, merchant, actor, token stri
 	return err
 }
 
-func merchantAccountPath(merchant, action string) string {
-	return "/internal/merchant-accounts/" + url.PathEscape(merchant) + "/" + action
-}
-
 // MerchantAccountUsage asks vault-proxy what it still holds for merchant,
 // to name it beside core-api's own records when those keep the account
 // from being deleted.
 func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zone.MerchantAccountUsage, error) {
 	var u zone.MerchantAccountUsage
-	if err := c.do(ctx, http.MethodGet, merchantAccountPath(merchant, "usage"), merchant, "", nil, &u); err != nil {
+	if err := c.do(ctx, http.MethodGet, zone.MerchantAccountPath(zone.MerchantAccountUsagePath, merchant), merchant, "", nil, &u); err != nil {
 		return nil, err
 	}
 	if u.MerchantAccountID != merchant {
@@ -199,12 +196,14 @@ func (c *Client) MerchantAccountUsage(ctx context.Context, merchant string) (*zo
 // attempt attempt: it does only if it holds nothing for the account, and
 // says so.
 func (c *Client) CloseMerchantAccount(ctx context.Context, merchant, attempt string) (*zone.MerchantAccountClosure, error) {
-	return c.closure(ctx, merchant, "close", zone.MerchantAccountClosureAttempt{AttemptID: attempt})
+	return c.closure(ctx, merchant, "close", zone.MerchantAccountClosePath, zone.MerchantAccountClosureAttempt{AttemptID: attempt})
 }
 
-func (c *Client) closure(ctx context.Context, merchant, action string, in any) (*zone.MerchantAccountClosure, error) {
+// closure makes the call action (close or reopen) at path, one of zone's
+// MerchantAccount*Path routes.
+func (c *Client) closure(ctx context.Context, merchant, action, path string, in any) (*zone.MerchantAccountClosure, error) {
 	var u zone.MerchantAccountClosure
-	if err := c.do(ctx, http.MethodPost, merchantAccountPath(merchant, action), merchant, "", in, &u); err != nil {
+	if err := c.do(ctx, http.MethodPost, zone.MerchantAccountPath(path, merchant), merchant, "", in, &u); err != nil {
 		return nil, err
 	}
 	if u.MerchantAccountID != merchant {
@@ -218,13 +217,31 @@ func (c *Client) closure(ctx context.Context, merchant, action string, in any) (
 // account's id. vault-proxy refuses while it still holds anything under
 // the id: Records then names it.
 func (c *Client) ReopenMerchantAccount(ctx context.Context, merchant string) (*zone.MerchantAccountClosure, error) {
-	return c.closure(ctx, merchant, "reopen", nil)
+	return c.closure(ctx, merchant, "reopen", zone.MerchantAccountReopenPath, nil)
 }
 
 // CancelCloseMerchantAccount tells vault-proxy that deletion attempt
 // attempt failed: its closure, and only its, is undone, whenever this
 // arrives.
 func (c *Client) CancelCloseMerchantAccount(ctx context.Context, merchant, attempt string) error {
-	return c.do(ctx, http.MethodPost, merchantAccountPath(merchant, "cancel-close"), merchant, "",
+	return c.do(ctx, http.MethodPost, zone.MerchantAccountPath(zone.MerchantAccountCancelClosePath, merchant), merchant, "",
 		zone.MerchantAccountClosureAttempt{AttemptID: attempt}, nil)
+}
+
+// Ready asks vault-proxy's internal listener whether it, its database and
+// its Vault are ready: core-api never talks to Vault itself.
+func (c *Client) Ready(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Base+zone.ReadyPath, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("vault-proxy readyz: status %d", resp.StatusCode)
+	}
+	return nil
 }

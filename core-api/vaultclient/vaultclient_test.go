@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/zone"
 )
 
@@ -61,10 +62,10 @@ func startFakeVault(t *testing.T) (*fakeVault, *vaultclient.Client) {
 	f := &fakeVault{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		f.headers = append(f.headers, r.Header.Values(zone.MerchantHeader))
+		f.headers = append(f.headers, r.Header.Values(accountid.Header))
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"merchant_account_id": r.Header.Get(zone.MerchantHeader)})
+		_ = json.NewEncoder(w).Encode(map[string]any{"merchant_account_id": r.Header.Get(accountid.Header)})
 	}))
 	t.Cleanup(srv.Close)
 	return f, &vaultclient.Client{HTTP: srv.Client(), Base: srv.URL}

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/payorch/shared/accountid"
 
 	"github.com/payorch/shared/apierror"
 )
@@ -340,7 +341,7 @@ const AllMerchantAccounts = "*"
 // DefaultMerchantAccount is the one merchant account a token without a
 // merchant_account_ids claim may act in: the account a request that names
 // none acts in (DESIGN.md section 3).
-const DefaultMerchantAccount = "default"
+const DefaultMerchantAccount = accountid.Default
 
 // principalCopy is a Principal with room for its slices, so that the copy
 // every Verify returns is a single allocation for the usual token, which

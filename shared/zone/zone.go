@@ -7,20 +7,24 @@ package zone
 
 import (
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/payorch/shared/logging/panscan"
 )
 
-// Internal routes on vault-proxy's mTLS listener. The merchant account is
-// always the MerchantHeader of the request.
+// Internal routes on vault-proxy's mTLS listener, every call core-api
+// makes across the zone boundary. The merchant account is the
+// accountid.Header of the request (required there), but for the
+// reconciliation's list (ReconcileRecordsPath, across accounts) and
+// ReadyPath. vault-proxy's call-backs into core-api are at the end.
 const (
 	CardPath       = "/internal/cards/{token}" // GET metadata, PUT expiry, DELETE (crypto-shred)
 	DetokenizePath = "/internal/detokenize"    // POST DetokenizeRequest
-	MerchantHeader = "x-service-merchant-account-id"
-	ActorHeader    = "x-zone-actor"     // who in core-api asked (for the audit log)
-	PurposeHeader  = "x-zone-purpose"   // why (for the audit log)
-	CardPathPrefix = "/internal/cards/" // CardPath without the parameter
+	ActorHeader    = "x-zone-actor"            // who in core-api asked (for the audit log)
+	PurposeHeader  = "x-zone-purpose"          // why (for the audit log)
+	CardPathPrefix = "/internal/cards/"        // CardPath without the parameter
 
 	// Reconciliation (core-api's vault reconciliation job): the vaulted
 	// records created before a cutoff, of every merchant account, and the
@@ -28,7 +32,37 @@ const (
 	ReconcileRecordsPath      = "/internal/reconciliation/vaulted-records"         // GET VaultedRecordPage
 	ReconcileRecordPath       = "/internal/reconciliation/vaulted-records/{token}" // DELETE (crypto-shred an unclaimed record)
 	ReconcileRecordPathPrefix = ReconcileRecordsPath + "/"                         // ReconcileRecordPath without the parameter
+
+	// Merchant accounts (core-api deleting an account, or creating one
+	// with a deleted account's id): the account is the path's
+	// MerchantAccountPathParam, a question about the account rather than
+	// one asked within it (the header names the same account). Fill one
+	// with MerchantAccountPath.
+	MerchantAccountUsagePath       = "/internal/merchant-accounts/{merchant_account_id}/usage"        // GET MerchantAccountUsage
+	MerchantAccountClosePath       = "/internal/merchant-accounts/{merchant_account_id}/close"        // POST MerchantAccountClosureAttempt, answered MerchantAccountClosure
+	MerchantAccountCancelClosePath = "/internal/merchant-accounts/{merchant_account_id}/cancel-close" // POST MerchantAccountClosureAttempt, answered 204
+	MerchantAccountReopenPath      = "/internal/merchant-accounts/{merchant_account_id}/reopen"       // POST without a body, answered MerchantAccountClosure
+	MerchantAccountPathParam       = "merchant_account_id"
+
+	// ReadyPath answers 200 when vault-proxy, its database and Vault are
+	// ready: core-api's own readiness asks it.
+	ReadyPath = "/readyz"
+
+	// vault-proxy's calls to core-api's public listener, on behalf of the
+	// merchant whose request vault-proxy is serving (its Authorization
+	// and merchant account header passed on): the payment method a
+	// vaulted card, gift card or bank account becomes (a
+	// VaultedPaymentMethod, with the token as its id), and, when that
+	// call's answer was lost, the read of it by its id.
+	PaymentMethodsPath      = "/payment-methods"  // POST VaultedPaymentMethod
+	PaymentMethodPathPrefix = "/payment-methods/" // GET PaymentMethodPathPrefix + token
 )
+
+// MerchantAccountPath is path, one of the MerchantAccount*Path routes,
+// for the merchant account id (escaped as a path segment).
+func MerchantAccountPath(path, id string) string {
+	return strings.Replace(path, "{"+MerchantAccountPathParam+"}", url.PathEscape(id), 1)
+}
 
 // Query parameters of ReconcileRecordsPath.
 const (
@@ -176,6 +210,37 @@ type MerchantAccountClosure struct {
 type UsageRecord struct {
 	Resource string `json:"resource"`
 	Count    int64  `json:"count"`
+}
+
+// VaultedPaymentMethod is the body of vault-proxy's POST
+// PaymentMethodsPath to core-api: the payment method a card, gift card or
+// bank account vaulted by vault-proxy becomes, with the token as its id
+// and without the number. A field the merchant did not send is left out.
+// For a bank account the details are those the vault validated and
+// normalised (tokenizer/bank), and Mandate is the merchant's, as
+// vault-proxy checked it.
+type VaultedPaymentMethod struct {
+	Method                  string  `json:"method"` // card | gift-card | bank
+	ID                      string  `json:"id"`     // the token
+	BuyerID                 *string `json:"buyer_id,omitempty"`
+	BuyerExternalIdentifier *string `json:"buyer_external_identifier,omitempty"`
+	ExternalIdentifier      *string `json:"external_identifier,omitempty"`
+
+	// Bank accounts only.
+	Scheme            *string  `json:"scheme,omitempty"`
+	Country           *string  `json:"country,omitempty"`
+	Currency          *string  `json:"currency,omitempty"`
+	AccountHolderName *string  `json:"account_holder_name,omitempty"`
+	AccountType       *string  `json:"account_type,omitempty"`
+	RoutingNumber     *string  `json:"routing_number,omitempty"`
+	SortCode          *string  `json:"sort_code,omitempty"`
+	BIC               *string  `json:"bic,omitempty"`
+	Mandate           *Mandate `json:"mandate,omitempty"`
+}
+
+// Mandate asks core-api for a debit mandate with a bank account.
+type Mandate struct {
+	Recurring bool `json:"recurring"`
 }
 
 // VaultedRecordPage is one page of vault-proxy's answer to GET

@@ -4,53 +4,72 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/zone"
+	"github.com/payorch/shared/zone/zonetest"
 )
 
 // Each fixture must decode strictly into its type and encode back to the
 // same JSON: a renamed or added field breaks this test on both sides.
 func TestGoldenFixtures(t *testing.T) {
-	for _, tc := range []struct {
-		file string
-		v    any
-	}{
-		{"card_metadata.json", &zone.CardMetadata{}},
-		{"detokenize_request.json", &zone.DetokenizeRequest{}},
-		{"detokenize_response.json", &zone.DetokenizeResponse{}},
-		{"vaulted_record_page.json", &zone.VaultedRecordPage{}},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, tc := range zonetest.Bodies {
+		t.Run(tc.File, func(t *testing.T) {
+			raw := zonetest.Read(t, tc.File)
+			v := tc.New()
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.DisallowUnknownFields()
-			if err := dec.Decode(tc.v); err != nil {
+			if err := dec.Decode(v); err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			again, err := json.Marshal(tc.v)
+			again, err := json.Marshal(v)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var a, b any
-			_ = json.Unmarshal(raw, &a)
-			_ = json.Unmarshal(again, &b)
-			ja, _ := json.Marshal(a)
-			jb, _ := json.Marshal(b)
-			if !bytes.Equal(ja, jb) {
-				t.Fatalf("round trip changed the fixture:\n%s\n%s", ja, jb)
+			if !zonetest.SameJSON(t, raw, again) {
+				t.Fatalf("round trip changed the fixture:\n%s\n%s", raw, again)
 			}
 			if logging.ContainsPAN(string(raw)) {
 				t.Fatal("a zone fixture holds a card number")
 			}
 		})
+	}
+}
+
+// Every fixture in testdata is a body of the zone: none is left untested.
+func TestEveryFixtureIsListed(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, b := range zonetest.Bodies {
+		listed[b.File] = true
+	}
+	for _, f := range files {
+		if !listed[filepath.Base(f)] {
+			t.Errorf("%s is not in zonetest.Bodies", f)
+		}
+	}
+	if len(files) != len(listed) {
+		t.Errorf("%d fixtures, %d listed", len(files), len(listed))
+	}
+}
+
+func TestMerchantAccountPath(t *testing.T) {
+	for _, tc := range []struct{ path, id, want string }{
+		{zone.MerchantAccountUsagePath, "acme", "/internal/merchant-accounts/acme/usage"},
+		{zone.MerchantAccountClosePath, "acme-eu_1", "/internal/merchant-accounts/acme-eu_1/close"},
+		{zone.MerchantAccountCancelClosePath, "acme", "/internal/merchant-accounts/acme/cancel-close"},
+		{zone.MerchantAccountReopenPath, "acme", "/internal/merchant-accounts/acme/reopen"},
+		{zone.MerchantAccountUsagePath, "a/b c", "/internal/merchant-accounts/a%2Fb%20c/usage"},
+	} {
+		if got := zone.MerchantAccountPath(tc.path, tc.id); got != tc.want {
+			t.Errorf("MerchantAccountPath(%q, %q) = %q, want %q", tc.path, tc.id, got, tc.want)
+		}
 	}
 }
 

@@ -1,12 +1,13 @@
 // Package app wires vault-proxy: configuration, the vault database, Vault
-// transit and the three listeners. cmd/vault-proxy only parses the
-// environment and calls Main; end-to-end tests start the same Main on port 0.
+// transit and the three listeners (services.go builds the services and
+// what their routes call; httpapi/routes.go lists the routes).
+// cmd/vault-proxy only parses the environment and calls Main; end-to-end
+// tests start the same Main on port 0.
 package app
 
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,15 +19,11 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
-	"github.com/payorch/shared/config"
-	"github.com/payorch/shared/pagination"
-	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/auditspool"
-	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/outbound"
@@ -46,10 +43,10 @@ type Main struct {
 	Sealer   *envelope.Sealer
 	Cards    *vaulting.Service
 	Forwards *forward.Engine
-	// Forwarding manages vault forward configs and authentication
+	// ForwardConfigs manages vault forward configs and authentication
 	// methods; Outbound is the SSRF-safe client /vault-forward sends with.
-	Forwarding *forwarding.Service
-	Outbound   *outbound.Client
+	ForwardConfigs *forwardconfig.Service
+	Outbound       *outbound.Client
 
 	// NetworkTokens provisions and stores network tokens for the
 	// CARD_NETWORK_TOKEN / CARD_CRYPTOGRAM placeholders and their API.
@@ -105,19 +102,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("fingerprint key: %w", err)
 	}
-	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
-	m.Cards = vaulting.New(m.DB, m.Audit, m.Sealer, fpKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
-	m.Forwards = &forward.Engine{Vault: m.Cards}
-	// Network tokens: the sandbox token service simulator serves visa,
-	// mastercard, amex and discover outside production. Production has no
-	// TSP connector registered yet: provisioning fails there (422, or ""
-	// for the _OR_EMPTY_STRING placeholders).
-	ntProviders := &networktoken.Registry{}
-	if m.Config.Environment != config.Production {
-		ntProviders.Register(&networktoken.Sandbox{}, networktoken.SandboxSchemes...)
-	}
-	m.NetworkTokens = &networktoken.Service{Store: m.DB, Audits: m.Audit, Sealer: m.Sealer, Providers: ntProviders, Vault: m.Cards, Log: m.Log}
-	m.Forwards.NetworkTokens = m.NetworkTokens
+	m.services(fpKey)
 
 	keys, err := auth.LoadKeySetFile(m.Config.AuthKeysFile, m.Config.AuthIssuer)
 	if err != nil {
@@ -127,57 +112,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	authn := &httpapi.Authenticator{Verifier: verifier}
-	core, err := httpapi.NewCore(m.Config.CoreAPIURL)
+	public, internal, err := m.handlers(verifier)
 	if err != nil {
 		return err
 	}
-	// The extra CAs, read once: a pool of their own for the forward client
-	// (which tries the system roots first), and added to the system roots
-	// for the detokenize destinations.
-	var extraCAs *x509.CertPool
-	var extraCerts []*x509.Certificate
-	if m.Config.ExtraCAFile != "" {
-		if extraCerts, err = certs.LoadCerts(m.Config.ExtraCAFile); err != nil {
-			return err
-		}
-		extraCAs = x509.NewCertPool()
-		for _, c := range extraCerts {
-			extraCAs.AddCert(c)
-		}
-	}
-	dests, err := destinations.Parse(m.Config.Destinations, extraCerts)
-	if err != nil {
-		return err
-	}
-	cards := &httpapi.Cards{Vault: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
-
-	prod := m.Config.Environment == config.Production
-	cursors, random, err := pagination.OpenCodec("vault-proxy", m.Config.CursorKey)
-	if err != nil {
-		return err
-	}
-	if random {
-		m.Log.Warn("VAULT_PROXY_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
-	}
-	if m.Outbound, err = outbound.New(forwardPolicy(m.Config, extraCAs)); err != nil {
-		return err
-	}
-	if m.Config.ForwardAllowLoopback && !prod {
-		m.Log.Warn("vault forward may reach loopback hosts listed in forwarding configs (VAULT_FORWARD_ALLOW_LOOPBACK=true); never use this outside development and tests")
-	}
-	m.Forwarding = &forwarding.Service{Store: m.DB, Sealer: m.Sealer}
-	fwd := &httpapi.Forward{Engine: m.Forwards, Configs: m.Forwarding, Client: m.Outbound, Auth: authn,
-		RequireListedHost: prod, Log: m.Log}
-	fwdConfigs := &httpapi.ForwardConfigs{Service: m.Forwarding, Auth: authn, Cursors: cursors}
-	m.Detokenize = &httpapi.Detokenize{Engine: m.Forwards, Destinations: dests, Log: m.Log}
-
-	checks := []httpapi.Check{
-		{Name: "postgres", Check: m.DB.Ping},
-		{Name: "vault", Check: m.Vault.Health},
-		{Name: "audit-spool", Check: func(context.Context) error { return m.Audit.Writable() }},
-	}
-
 	publicTLS, err := certs.PublicServerTLSConfig(m.Config.PublicCertFile, m.Config.PublicKeyFile)
 	if err != nil {
 		return err
@@ -186,42 +124,20 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	publicRouter := httpapi.NewRouter(m.Log.With("listener", "public"))
+	httpapi.PublicRoutes(publicRouter, public)
+	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
+	httpapi.InternalRoutes(internalRouter, internal)
+	adminRouter := httpapi.NewRouter(m.Log.With("listener", "admin"))
+	httpapi.AdminRoutes(adminRouter, public.Checks)
 
-	public := httpapi.NewRouter(m.Log.With("listener", "public"))
-	public.Health(checks...)
-	public.Handle(fasthttp.MethodPost, "/payment-methods", cards.CreatePaymentMethod)
-	public.Handle(fasthttp.MethodGet, "/audit-events", (&httpapi.Audit{Store: m.DB, Spool: m.Audit, Auth: authn, Cursors: cursors}).List)
-	public.Handle(fasthttp.MethodPost, "/vault-forward", fwd.Handle)
-	fwdConfigs.Routes(public)
-	(&httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn}).Routes(public)
-	public.Handle(fasthttp.MethodGet, "/openapi.json", httpapi.OpenAPI)
-	public.NotFound(core.Pass) // one base URL: everything else is core-api's
-	public.MethodNotAllowed(core.Pass)
-
-	internal := httpapi.NewRouter(m.Log.With("listener", "internal"))
-	internal.Health(checks...)
-	internal.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
-	internal.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
-	internal.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
-	internal.Handle(fasthttp.MethodPost, zone.DetokenizePath, m.Detokenize.Handle)
-	accounts := &httpapi.MerchantAccounts{Store: m.DB}
-	internal.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, accounts.Usage)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, accounts.Close)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountReopenPath, accounts.Reopen)
-	internal.Handle(fasthttp.MethodPost, httpapi.MerchantAccountCancelClosePath, accounts.CancelClose)
-	reconcile := &httpapi.Reconciliation{Store: m.DB, Cards: cards, MinAge: m.Config.reconcileMinAge()}
-	internal.Handle(fasthttp.MethodGet, zone.ReconcileRecordsPath, reconcile.List)
-	internal.Handle(fasthttp.MethodDelete, zone.ReconcileRecordPath, reconcile.Shred)
-	admin := httpapi.NewRouter(m.Log.With("listener", "admin"))
-	admin.Health(checks...)
-
-	if m.public, err = m.serve(m.Listeners.Public, m.Config.PublicAddr, publicTLS, public, "public"); err != nil {
+	if m.public, err = m.serve(m.Listeners.Public, m.Config.PublicAddr, publicTLS, publicRouter, "public"); err != nil {
 		return err
 	}
-	if m.internal, err = m.serve(m.Listeners.Internal, m.Config.InternalAddr, internalTLS, internal, "internal"); err != nil {
+	if m.internal, err = m.serve(m.Listeners.Internal, m.Config.InternalAddr, internalTLS, internalRouter, "internal"); err != nil {
 		return err
 	}
-	if m.admin, err = m.serve(m.Listeners.Admin, m.Config.AdminAddr, nil, admin, "admin"); err != nil {
+	if m.admin, err = m.serve(m.Listeners.Admin, m.Config.AdminAddr, nil, adminRouter, "admin"); err != nil {
 		return err
 	}
 	m.Log.Info("vault-proxy started",
@@ -270,22 +186,6 @@ func (m *Main) serve(ln net.Listener, addr string, tlsCfg *tls.Config, rt *httpa
 func (m *Main) PublicAddr() string   { return m.public.ln.Addr().String() }
 func (m *Main) InternalAddr() string { return m.internal.ln.Addr().String() }
 func (m *Main) AdminAddr() string    { return m.admin.ln.Addr().String() }
-
-// forwardPolicy is the outbound client's policy for /vault-forward:
-// production reaches only hosts a merchant's forwarding config lists, over
-// https, never loopback; development and sandbox any public host, and
-// loopback only when VAULT_FORWARD_ALLOW_LOOPBACK is set and a config lists
-// the host (Validate refuses the flag in production; this does not rely on
-// it).
-func forwardPolicy(c Config, extraCAs *x509.CertPool) outbound.Policy {
-	prod := c.Environment == config.Production
-	return outbound.Policy{
-		AllowLoopback:       c.ForwardAllowLoopback && !prod,
-		RequireAllowedHosts: prod,
-		RequireHTTPS:        prod,
-		ExtraRootCAs:        extraCAs,
-	}
-}
 
 // DrainTimeout bounds each phase of a graceful shutdown. It outlasts the
 // longest request a listener serves (a forward or detokenized call: up to

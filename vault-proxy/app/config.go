@@ -12,7 +12,7 @@ import (
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/secret"
 	"github.com/payorch/tokenizer/transit"
-	"github.com/payorch/vault-proxy/destinations"
+	"github.com/payorch/vault-proxy/processordest"
 )
 
 // Config is everything vault-proxy reads at start.
@@ -182,7 +182,7 @@ func (c Config) Validate() error {
 	if c.Environment == config.Production && !strings.HasPrefix(c.Vault.Addr, "https://") {
 		errs = append(errs, errors.New("VAULT_ADDR must be https in production"))
 	}
-	if d, err := destinations.Parse(c.Destinations, nil); err != nil {
+	if d, err := processordest.Parse(c.Destinations, nil); err != nil {
 		errs = append(errs, fmt.Errorf("VAULT_PROXY_DESTINATIONS: %w", err))
 	} else if c.Environment == config.Production {
 		// Detokenized calls carry card numbers: to processors, over TLS,

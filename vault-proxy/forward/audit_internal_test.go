@@ -33,7 +33,7 @@ func BenchmarkAuditOutcome(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	e := &Engine{Vault: vaulting.New(nil, s, nil, nil, nil, nil)}
+	e := &Engine{Vaulting: vaulting.New(nil, s, nil, nil, nil, nil)}
 	ctx := context.Background()
 	u, _ := url.Parse("https://127.0.0.1:8443/pay")
 	r := Request{
@@ -68,7 +68,7 @@ func (*details) Reserve(vaultproxy.AuditEvent) (vaultproxy.AuditReservation, err
 // the caller's.
 func TestAuditDetailIsFreshEachTime(t *testing.T) {
 	var got details
-	e := &Engine{Vault: vaulting.New(nil, &got, nil, nil, nil, nil)}
+	e := &Engine{Vaulting: vaulting.New(nil, &got, nil, nil, nil, nil)}
 	u, _ := url.Parse("https://api.example:8443/pay")
 	r := &Request{Action: "forward", Method: "POST", URL: u,
 		Audit: map[string]any{"authentications": []string{"a1"}, "host": "caller's", "status": "caller's"}}

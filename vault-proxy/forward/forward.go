@@ -41,7 +41,7 @@ type NetworkTokens interface {
 
 // Engine renders and sends.
 type Engine struct {
-	Vault         *vaulting.Service
+	Vaulting      *vaulting.Service
 	NetworkTokens NetworkTokens
 	Now           func() time.Time
 }
@@ -175,7 +175,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 
 	// The reveal holds room for the record written after the send: a
 	// call that could not be recorded is not made.
-	cards, recorded, err := e.Vault.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
+	cards, recorded, err := e.Vaulting.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
 	if err != nil {
 		return res, err
 	}
@@ -270,7 +270,7 @@ func (e *Engine) auditOutcome(ctx context.Context, o *vaulting.Outcome, r *Reque
 		o.Record(ctx, outcome, d)
 		return
 	}
-	e.Vault.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, d)
+	e.Vaulting.AuditOutcome(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, outcome, d)
 }
 
 // detailPool holds the maps of audit details. AuditOutcome has written the

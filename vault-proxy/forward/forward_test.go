@@ -46,7 +46,7 @@ func TestConnectTimeRefusalIsAuditedWithItsRule(t *testing.T) {
 			}
 			u, _ := url.Parse("https://processor.example/pay")
 			var resp fasthttp.Response
-			e := &forward.Engine{Vault: svc}
+			e := &forward.Engine{Vaulting: svc}
 			_, err = e.Send(ctx, forward.Request{Caller: caller, Action: "forward", Purpose: "vault-forward", Method: "POST", URL: u,
 				ContentType: "application/json", Body: []byte(`{"n":"{{ CARD_NUMBER_1 }}"}`), Tokens: []uuid.UUID{token}},
 				&resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
@@ -76,7 +76,7 @@ func vaultedCard(t *testing.T) (*postgres.DB, *auditspool.Spool, *vaulting.Servi
 	t.Helper()
 	p := vaultingtest.New(t, nil)
 	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req-forward"}
-	rec, err := p.Service.Vault(context.Background(), caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
+	rec, err := p.Service.VaultCard(context.Background(), caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func vaultedCard(t *testing.T) (*postgres.DB, *auditspool.Spool, *vaulting.Servi
 func TestSendWritesOnlyASoundRequestLine(t *testing.T) {
 	ctx := context.Background()
 	db, audits, svc, caller, token := vaultedCard(t)
-	e := &forward.Engine{Vault: svc}
+	e := &forward.Engine{Vaulting: svc}
 	u := func(raw string) *url.URL {
 		parsed, err := url.Parse(raw)
 		if err != nil {

@@ -61,7 +61,7 @@ func TestNothingIsSentWithoutRoomForTheAuditRecord(t *testing.T) {
 	defer spool.Close()
 	svc := vaulting.New(p.DB, spool, p.Sealer, p.Key, p.Codes, nil)
 	caller := vaulting.Caller{MerchantAccountID: "m1", Actor: "test", RequestID: "req-full-spool"}
-	rec, err := svc.Vault(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
+	rec, err := svc.VaultCard(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNothingIsSentWithoutRoomForTheAuditRecord(t *testing.T) {
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1) }))
 	defer target.Close()
 	u, _ := url.Parse(target.URL + "/pay")
-	e := &forward.Engine{Vault: svc}
+	e := &forward.Engine{Vaulting: svc}
 	send := func() error {
 		var resp fasthttp.Response
 		_, err := e.Send(ctx, forward.Request{Caller: caller, Action: "forward", Purpose: "vault-forward", Method: "POST", URL: u,

@@ -35,7 +35,7 @@ func TestNetworkTokenServiceFailureIsNotThePlaceholders(t *testing.T) {
 	ctx := context.Background()
 	_, _, svc, caller, token := vaultedCard(t)
 	u, _ := url.Parse("https://processor.example/pay")
-	e := &forward.Engine{Vault: svc, NetworkTokens: brokenNT{}}
+	e := &forward.Engine{Vaulting: svc, NetworkTokens: brokenNT{}}
 	for _, body := range []string{`{"t":"{{ CARD_NETWORK_TOKEN_1 }}"}`, `{"t":"{{ CARD_NETWORK_TOKEN_OR_EMPTY_STRING_1 }}"}`} {
 		sent := false
 		var resp fasthttp.Response

@@ -1,23 +1,13 @@
 package httpapi
 
 import (
-	"regexp"
 	"time"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 	"github.com/valyala/fasthttp"
 )
-
-// MerchantHeader selects the merchant account; absent means "default".
-const MerchantHeader = "x-service-merchant-account-id"
-
-// merchantID is the pattern of merchant account ids, quoted in errors;
-// validMerchantID checks it, in headers and paths alike.
-var merchantID = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-
-// maxMerchantIDLen is the longest id merchantID matches.
-const maxMerchantIDLen = 64
 
 // Authenticator checks bearer tokens with the same verifier core-api uses.
 type Authenticator struct {
@@ -57,37 +47,16 @@ func (a *Authenticator) Authorize(ctx *fasthttp.RequestCtx, scope string) (Calle
 	return Caller{Principal: p, MerchantAccountID: m}, nil
 }
 
-// MerchantAccount reads and checks the merchant account header.
+// MerchantAccount reads and checks the merchant account header
+// (accountid.FromHeader).
 func MerchantAccount(ctx *fasthttp.RequestCtx) (string, error) {
-	m := ctx.Request.Header.Peek(MerchantHeader)
-	if len(m) == 0 {
-		return "default", nil
+	m, ok := accountid.FromHeader(ctx.Request.Header.Peek(accountid.Header))
+	if !ok {
+		return "", errMerchantHeader
 	}
-	if !validMerchantID(m) {
-		return "", apierror.BadRequest("invalid merchant account id", apierror.Detail{
-			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
-		})
-	}
-	return string(m), nil
+	return m, nil
 }
 
-// validMerchantID reports whether id matches merchantID. It is written out
-// because every authenticated request checks the header, and the regexp
-// engine cost more than the rest of Authorize but the token lookup. Bytes
-// suffice: no byte of a multi-byte UTF-8 sequence is in the pattern's
-// classes, so such a rune (or invalid UTF-8) fails either way.
-func validMerchantID[T string | []byte](id T) bool {
-	if len(id) == 0 || len(id) > maxMerchantIDLen || !lowerAlnum(id[0]) {
-		return false
-	}
-	for i := 1; i < len(id); i++ {
-		if c := id[i]; !lowerAlnum(c) && c != '_' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
-}
+var errMerchantHeader = apierror.BadRequest("invalid merchant account id", apierror.Detail{
+	Location: apierror.LocationHeader, Pointer: accountid.Header, Message: accountid.Mismatch, Type: accountid.MismatchType,
+})

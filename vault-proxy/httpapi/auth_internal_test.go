@@ -2,29 +2,26 @@ package httpapi
 
 import (
 	"reflect"
-	"strings"
+	"regexp"
 	"testing"
 	"time"
 
+	"github.com/payorch/shared/accountid"
+	"github.com/payorch/shared/accountid/accountidtest"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/auth"
 	"github.com/valyala/fasthttp"
 )
 
-// merchantIDCases are merchant account header values around every edge of
-// `^[a-z0-9][a-z0-9_-]{0,63}$`.
-var merchantIDCases = []string{
-	"a", "0", "acme", "acme-eu_1", "a-", "a_", "0-_",
-	strings.Repeat("a", 64), strings.Repeat("a", 65), "a" + strings.Repeat("-", 63), "a" + strings.Repeat("-", 64),
-	"-a", "_a", "A", "aB", "acme corp", " acme", "acme ", "acme\n", "\nacme", "acme\x00", "ac.me", "ac/me",
-	"é", "aé", "a\xff", "a`", "a{", "a@", "a[", "a:", "a/",
-}
-
+// TestMerchantAccount: the header's id is checked by accountid's rule
+// (whose own tests hold it to accountid.Pattern), and an invalid one is the
+// documented 400.
 func TestMerchantAccount(t *testing.T) {
-	for _, m := range append(merchantIDCases, "") {
+	pattern := regexp.MustCompile(accountid.Pattern)
+	for _, m := range append(accountidtest.Cases, "") {
 		var ctx fasthttp.RequestCtx
 		if m != "" {
-			ctx.Request.Header.Set(MerchantHeader, m)
+			ctx.Request.Header.Set(accountid.Header, m)
 		}
 		got, err := MerchantAccount(&ctx)
 		switch {
@@ -32,45 +29,19 @@ func TestMerchantAccount(t *testing.T) {
 			if got != "default" || err != nil {
 				t.Errorf("no header: %q, %v", got, err)
 			}
-		case merchantID.MatchString(m):
+		case pattern.MatchString(m):
 			if got != m || err != nil {
 				t.Errorf("%q: %q, %v", m, got, err)
 			}
 		default:
 			want := apierror.BadRequest("invalid merchant account id", apierror.Detail{
-				Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: "must match ^[a-z0-9][a-z0-9_-]{0,63}$", Type: "value_error.str.regex",
+				Location: apierror.LocationHeader, Pointer: accountid.Header, Message: "must match ^[a-z0-9][a-z0-9_-]{0,63}$", Type: "value_error.str.regex",
 			})
 			if got != "" || !reflect.DeepEqual(err, want) {
 				t.Errorf("%q: %q, %#v", m, got, err)
 			}
 		}
 	}
-}
-
-func TestValidMerchantIDIsTheRegexp(t *testing.T) {
-	for _, m := range append(merchantIDCases, "") {
-		agreesWithRegexp(t, m)
-	}
-}
-
-// agreesWithRegexp checks both forms validMerchantID takes: header bytes
-// and path strings.
-func agreesWithRegexp(t *testing.T, m string) {
-	t.Helper()
-	want := merchantID.MatchString(m)
-	if got := validMerchantID([]byte(m)); got != want {
-		t.Errorf("%q as bytes: %v, the regexp says %v", m, got, want)
-	}
-	if got := validMerchantID(m); got != want {
-		t.Errorf("%q as a string: %v, the regexp says %v", m, got, want)
-	}
-}
-
-func FuzzValidMerchantID(f *testing.F) {
-	for _, m := range merchantIDCases {
-		f.Add(m)
-	}
-	f.Fuzz(agreesWithRegexp)
 }
 
 // benchAuthenticator verifies a token like the forward benchmark's: the
@@ -111,7 +82,7 @@ func BenchmarkAuthorize(b *testing.B) {
 			var ctx fasthttp.RequestCtx
 			ctx.Request.Header.Set("Authorization", header)
 			if merchant != "" {
-				ctx.Request.Header.Set(MerchantHeader, merchant)
+				ctx.Request.Header.Set(accountid.Header, merchant)
 			}
 			if _, err := a.Authorize(&ctx, ScopeForwardWrite); err != nil {
 				b.Fatal(err)

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/strictjson"
 	"github.com/payorch/shared/zone"
 	"github.com/payorch/tokenizer/bank"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -21,7 +23,7 @@ import (
 
 // Cards serves the routes where card data enters or leaves by token.
 type Cards struct {
-	Vault *vaulting.Service
+	Vaulting *vaulting.Service
 	// NetworkTokens, when set, deletes a card's network tokens at their
 	// token service before the card is deleted.
 	NetworkTokens interface {
@@ -32,19 +34,53 @@ type Cards struct {
 	Log  *slog.Logger
 }
 
-// cardFields and giftCardFields are the fields POST /payment-methods
-// accepts for a card and a gift card (the OpenAPI document's CardInput and
-// GiftCardInput); anything else, a card's pin or a gift card's security
-// code included, is refused with a pointer to it rather than ignored.
+// cardInput, giftCardInput and bankInput are the bodies POST
+// /payment-methods takes for a card, a gift card and a bank account (the
+// OpenAPI document's CardInput, GiftCardInput and BankAccountInput), as
+// strictjson holds them: anything else, a card's pin or a gift card's
+// security code included, is refused with a pointer to it rather than
+// ignored, at any depth. Any field may be null, as if absent.
+type (
+	cardInput struct {
+		paymentMethodInput
+		Number         *string `json:"number"`
+		ExpirationDate *string `json:"expiration_date"`
+		SecurityCode   *string `json:"security_code"`
+	}
+	giftCardInput struct {
+		paymentMethodInput
+		Number         *string `json:"number"`
+		ExpirationDate *string `json:"expiration_date"`
+		Pin            *string `json:"pin"`
+	}
+	bankInput struct {
+		paymentMethodInput
+		Scheme            *string       `json:"scheme"`
+		AccountNumber     *string       `json:"account_number"`
+		RoutingNumber     *string       `json:"routing_number"`
+		AccountType       *string       `json:"account_type"`
+		IBAN              *string       `json:"iban"`
+		BIC               *string       `json:"bic"`
+		SortCode          *string       `json:"sort_code"`
+		AccountHolderName *string       `json:"account_holder_name"`
+		Country           *string       `json:"country"`
+		Currency          *string       `json:"currency"`
+		Mandate           *zone.Mandate `json:"mandate"`
+	}
+	// paymentMethodInput are the fields every method takes, passed on to
+	// core-api as they are.
+	paymentMethodInput struct {
+		Method                  *string `json:"method"`
+		BuyerID                 *string `json:"buyer_id"`
+		BuyerExternalIdentifier *string `json:"buyer_external_identifier"`
+		ExternalIdentifier      *string `json:"external_identifier"`
+	}
+)
+
 var (
-	cardFields = map[string]gjson.Type{
-		"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String, "security_code": gjson.String,
-		"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
-	}
-	giftCardFields = map[string]gjson.Type{
-		"method": gjson.String, "number": gjson.String, "expiration_date": gjson.String, "pin": gjson.String,
-		"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
-	}
+	cardSchema     = strictjson.For[cardInput]()
+	giftCardSchema = strictjson.For[giftCardInput]()
+	bankSchema     = strictjson.For[bankInput]()
 )
 
 // CreatePaymentMethod vaults a card (or gift card) and passes the request on
@@ -56,11 +92,11 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	// The pooled request buffer held the card number: clear it once done.
 	defer clear(body)
 	method := gjson.GetBytes(body, "method")
-	fields := cardFields
+	schema := cardSchema
 	switch method.Str {
 	case string(vaultproxy.KindCard):
 	case string(vaultproxy.KindGiftCard):
-		fields = giftCardFields
+		schema = giftCardSchema
 	case "bank":
 		return h.createBank(ctx, body)
 	default:
@@ -73,7 +109,7 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err := apierror.CheckJSONContentType(string(ctx.Request.Header.ContentType())); err != nil {
 		return err
 	}
-	doc, err := strictObjectInPlace(body, fields)
+	doc, err := strictObjectInPlace(body, schema)
 	if err != nil {
 		return err
 	}
@@ -93,26 +129,60 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
 	rctx, cancel := requestContext(ctx, time.Minute)
 	defer cancel()
-	rec, err := h.Vault.Vault(rctx, caller, req)
+	rec, err := h.Vaulting.VaultCard(rctx, caller, req)
 	if err != nil {
 		return vaultingError(err)
 	}
 
-	onward := map[string]any{"method": method.Str, "id": rec.Token.String()}
-	return h.passOn(ctx, caller, rec.Token, doc, onward)
+	return h.passOn(ctx, caller, rec.Token, vaultedPaymentMethod(method.Str, rec.Token, doc))
+}
+
+// vaultedPaymentMethod is the payment method a vaulted card, gift card or
+// bank account becomes in core-api: the token as its id, the fields every
+// method takes from doc (the body as strictObject read it).
+func vaultedPaymentMethod(method string, token uuid.UUID, doc map[string]gjson.Result) zone.VaultedPaymentMethod {
+	return zone.VaultedPaymentMethod{Method: method, ID: token.String(),
+		BuyerID: docString(doc, "buyer_id"), BuyerExternalIdentifier: docString(doc, "buyer_external_identifier"),
+		ExternalIdentifier: docString(doc, "external_identifier")}
+}
+
+// vaultedBankAccount is the payment method a vaulted bank account becomes:
+// the details as the vault validated them (acct), the merchant's mandate.
+func vaultedBankAccount(token uuid.UUID, doc map[string]gjson.Result, acct bank.Account) zone.VaultedPaymentMethod {
+	pm := vaultedPaymentMethod("bank", token, doc)
+	pm.Scheme, pm.Country, pm.Currency = &acct.Scheme, &acct.Country, &acct.Currency
+	pm.AccountHolderName = &acct.AccountHolderName
+	pm.AccountType, pm.RoutingNumber = nonEmpty(acct.AccountType), nonEmpty(acct.RoutingNumber)
+	pm.SortCode, pm.BIC = nonEmpty(acct.SortCode), nonEmpty(acct.BIC)
+	if m, ok := doc["mandate"]; ok {
+		pm.Mandate = &zone.Mandate{Recurring: m.Get("recurring").Bool()}
+	}
+	return pm
+}
+
+// docString is doc's string k, nil when absent.
+func docString(doc map[string]gjson.Result, k string) *string {
+	if v, ok := doc[k]; ok {
+		s := v.Str
+		return &s
+	}
+	return nil
+}
+
+// nonEmpty is s, nil when empty.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // passOn sends the payment method, now holding a token instead of the
 // sensitive number, to core-api, and shreds the vaulted record again when
 // core-api does not store it.
-func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token uuid.UUID, doc map[string]gjson.Result, onward map[string]any) error {
-	for _, k := range []string{"buyer_id", "buyer_external_identifier", "external_identifier"} {
-		if v, ok := doc[k]; ok {
-			onward[k] = v.Value()
-		}
-	}
+func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token uuid.UUID, onward zone.VaultedPaymentMethod) error {
 	out, _ := json.Marshal(onward)
-	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", out)
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, zone.PaymentMethodsPath, out)
 	if err != nil && notSent(err) {
 		h.rollback(caller, token)
 		return apierror.BadGateway("core-api is unreachable; nothing was stored")
@@ -139,13 +209,6 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 	return nil
 }
 
-var bankFields = map[string]gjson.Type{
-	"method": gjson.String, "scheme": gjson.String, "account_number": gjson.String, "routing_number": gjson.String,
-	"account_type": gjson.String, "iban": gjson.String, "bic": gjson.String, "sort_code": gjson.String,
-	"account_holder_name": gjson.String, "country": gjson.String, "currency": gjson.String, "mandate": gjson.JSON,
-	"buyer_id": gjson.String, "buyer_external_identifier": gjson.String, "external_identifier": gjson.String,
-}
-
 // createBank vaults a bank account number or IBAN and passes the rest on.
 func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	c, err := h.Auth.Authorize(ctx, "payment-methods.write")
@@ -155,7 +218,7 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	if err := apierror.CheckJSONContentType(string(ctx.Request.Header.ContentType())); err != nil {
 		return err
 	}
-	doc, err := strictObjectInPlace(body, bankFields)
+	doc, err := strictObjectInPlace(body, bankSchema)
 	if err != nil {
 		return err
 	}
@@ -172,23 +235,11 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
 	rctx, cancel := requestContext(ctx, time.Minute)
 	defer cancel()
-	rec, acct, err := h.Vault.VaultBank(rctx, caller, in)
+	rec, acct, err := h.Vaulting.VaultBank(rctx, caller, in)
 	if err != nil {
 		return vaultingError(err)
 	}
-	onward := map[string]any{
-		"method": "bank", "id": rec.Token.String(), "scheme": acct.Scheme, "country": acct.Country, "currency": acct.Currency,
-		"account_holder_name": acct.AccountHolderName,
-	}
-	for k, v := range map[string]string{"account_type": acct.AccountType, "routing_number": acct.RoutingNumber, "sort_code": acct.SortCode, "bic": acct.BIC} {
-		if v != "" {
-			onward[k] = v
-		}
-	}
-	if m, ok := doc["mandate"]; ok {
-		onward["mandate"] = json.RawMessage(m.Raw)
-	}
-	return h.passOn(ctx, caller, rec.Token, doc, onward)
+	return h.passOn(ctx, caller, rec.Token, vaultedBankAccount(rec.Token, doc, acct))
 }
 
 // resend sends a payment method's creation again after its answer was
@@ -199,11 +250,11 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 // checked the same way before it is believed, since it would shred the
 // card. An error means it is not known whether it was stored.
 func (h *Cards) resend(ctx *fasthttp.RequestCtx, token uuid.UUID, body []byte) (int, []byte, string, error) {
-	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, "/payment-methods", body)
+	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, zone.PaymentMethodsPath, body)
 	if err != nil || status < 300 {
 		return status, respBody, ct, err
 	}
-	gs, gBody, gct, err := h.Core.Call(ctx, fasthttp.MethodGet, "/payment-methods/"+token.String(), nil)
+	gs, gBody, gct, err := h.Core.Call(ctx, fasthttp.MethodGet, zone.PaymentMethodPathPrefix+token.String(), nil)
 	switch {
 	case err != nil:
 		return 0, nil, "", err
@@ -225,7 +276,7 @@ func notSent(err error) bool {
 func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := h.Vault.Delete(ctx, c, token); err != nil {
+	if err := h.Vaulting.Delete(ctx, c, token); err != nil {
 		// Kept until core-api's vault reconciliation finds it unclaimed.
 		h.Log.Error("rollback of a vaulted card failed", "request_id", c.RequestID, "token", token, "err", err)
 	}
@@ -233,72 +284,6 @@ func (h *Cards) rollback(c vaulting.Caller, token uuid.UUID) {
 
 func actor(c Caller) string {
 	return "token:" + c.Principal.TokenID
-}
-
-// strictObject parses a JSON object whose top-level keys must be in allowed
-// with the given types (null is allowed for any of them).
-func strictObject(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
-	return strictFields(body, allowed, gjson.ParseBytes)
-}
-
-// strictObjectInPlace is strictObject for a body holding card data, which
-// the caller clears when done: the results point into body (parseView), so
-// the card data is not copied where nothing can clear it, and nothing of
-// them may outlive the handler.
-func strictObjectInPlace(body []byte, allowed map[string]gjson.Type) (map[string]gjson.Result, error) {
-	return strictFields(body, allowed, parseView)
-}
-
-func strictFields(body []byte, allowed map[string]gjson.Type, parse func([]byte) gjson.Result) (map[string]gjson.Result, error) {
-	if !gjson.ValidBytes(body) {
-		return nil, apierror.BadRequest("request body is not valid JSON")
-	}
-	// gjson passes invalid UTF-8 through and turns an unpaired surrogate
-	// escape into U+FFFD, so a credential would be sealed other than as
-	// entered: the body is refused whole, as core-api refuses it, rather
-	// than a value being silently changed.
-	if err := apierror.CheckJSONText(body); err != nil {
-		return nil, err
-	}
-	root := parse(body)
-	if !root.IsObject() {
-		return nil, apierror.BadRequest("request body must be a JSON object")
-	}
-	out := map[string]gjson.Result{}
-	seen := map[string]bool{}
-	var details []apierror.Detail
-	root.ForEach(func(k, v gjson.Result) bool {
-		want, ok := allowed[k.Str]
-		switch {
-		case seen[k.Str]:
-			// Which of two numbers to vault is not for the proxy to guess.
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "duplicate field", Type: "value_error.duplicate"})
-		case !ok:
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "unknown field", Type: "value_error.extra"})
-		case v.Type != want && v.Type != gjson.Null:
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k.Str, Message: "must be a " + typeName(want), Type: "type_error"})
-		case v.Type != gjson.Null:
-			out[k.Str] = v
-		}
-		seen[k.Str] = true
-		return true
-	})
-	if len(details) > 0 {
-		return nil, apierror.BadRequest("request body has invalid fields", details...)
-	}
-	return out, nil
-}
-
-func typeName(t gjson.Type) string {
-	switch t {
-	case gjson.String:
-		return "string"
-	case gjson.Number:
-		return "number"
-	case gjson.JSON:
-		return "object or array"
-	}
-	return "boolean"
 }
 
 // vaultingError maps the vault's errors to the envelope: field errors become
@@ -334,9 +319,9 @@ func internalCaller(ctx *fasthttp.RequestCtx) (vaulting.Caller, error) {
 	// core-api names the account on every call (vaultclient). The public
 	// routes' default ("default") is not taken here: a call that lost the
 	// header would act in an account its caller did not name.
-	if len(ctx.Request.Header.Peek(MerchantHeader)) == 0 {
+	if len(ctx.Request.Header.Peek(accountid.Header)) == 0 {
 		return vaulting.Caller{}, apierror.BadRequest("the merchant account header is required on the internal listener", apierror.Detail{
-			Location: apierror.LocationHeader, Pointer: MerchantHeader, Message: MerchantHeader + " is required", Type: "value_error.missing",
+			Location: apierror.LocationHeader, Pointer: accountid.Header, Message: accountid.Header + " is required", Type: "value_error.missing",
 		})
 	}
 	m, err := MerchantAccount(ctx)
@@ -378,7 +363,7 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	vc, err := h.Vault.Metadata(rctx, c, t)
+	vc, err := h.Vaulting.Metadata(rctx, c, t)
 	if err != nil {
 		return vaultingError(err)
 	}
@@ -396,11 +381,11 @@ func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	doc, err := strictObject(ctx.Request.Body(), map[string]gjson.Type{"expiration_date": gjson.String})
-	if err != nil {
+	var in zone.ExpiryUpdate
+	if err := decodeInternal(ctx, &in); err != nil {
 		return err
 	}
-	if err := h.Vault.UpdateExpiry(rctx, c, t, doc["expiration_date"].Str); err != nil {
+	if err := h.Vaulting.UpdateExpiry(rctx, c, t, in.ExpirationDate); err != nil {
 		return vaultingError(err)
 	}
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -415,7 +400,7 @@ func (h *Cards) Delete(ctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	return noContent(ctx, h.shred(rctx, c, t, h.Vault.Delete, true))
+	return noContent(ctx, h.shred(rctx, c, t, h.Vaulting.Delete, true))
 }
 
 // shred has del crypto-shred the card, its network tokens deleted at their

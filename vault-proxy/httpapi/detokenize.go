@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,9 +12,9 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/destinations"
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/panmask"
+	"github.com/payorch/vault-proxy/processordest"
 	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/valyala/fasthttp"
@@ -26,7 +25,7 @@ import (
 // listener.
 type Detokenize struct {
 	Engine       *forward.Engine
-	Destinations *destinations.Set
+	Destinations *processordest.Set
 	Log          *slog.Logger
 
 	// masked counts the answers in which card numbers were masked.
@@ -44,7 +43,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	var in zone.DetokenizeRequest
-	if err := decodeInternal(ctx, "detokenize request", &in); err != nil {
+	if err := decodeInternal(ctx, &in); err != nil {
 		return err
 	}
 	if len(in.PaymentMethod) == 0 || len(in.PaymentMethod) > 100 {
@@ -58,7 +57,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	}
 	u, err := h.Destinations.URL(in.Destination, in.Path)
 	if err != nil {
-		if errors.Is(err, destinations.ErrUnknown) {
+		if errors.Is(err, processordest.ErrUnknown) {
 			return apierror.New(422, "forward_host_not_allowed", "destination "+in.Destination+" is not configured")
 		}
 		return badPath()
@@ -222,17 +221,4 @@ func sendError(err error) error {
 		return apierror.New(502, "forward_response_too_large", "the destination's response is too large")
 	}
 	return apierror.New(502, "forward_failed", "the request could not be sent")
-}
-
-// decodeInternal reads the JSON body of an internal route (core-api's
-// calls) into v, refusing unknown fields: both sides are built from the
-// same zone types, so an unknown field is a version mismatch to see, not
-// to ignore.
-func decodeInternal(ctx *fasthttp.RequestCtx, what string, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(ctx.Request.Body()))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return apierror.BadRequest(what + " is not valid JSON for its schema")
-	}
-	return nil
 }

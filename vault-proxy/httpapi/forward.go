@@ -19,7 +19,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/forward"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/mle"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/signing"
@@ -42,7 +42,7 @@ const (
 	ScopeForwardWrite = "vault-forward.write"
 
 	// CodeAuthenticationOrderInvalid: x-vault-forward-authentications
-	// names a signature method before an mle method (forwarding.CheckOrder).
+	// names a signature method before an mle method (forwardconfig.CheckOrder).
 	CodeAuthenticationOrderInvalid = "authentication_order_invalid"
 )
 
@@ -75,7 +75,7 @@ var forwardHeaderPrefix = []byte("x-vault-forward-")
 // named authentication methods applied, in order.
 type Forward struct {
 	Engine  *forward.Engine
-	Configs *forwarding.Service
+	Configs *forwardconfig.Service
 	Client  *outbound.Client
 	Auth    *Authenticator
 	// RequireListedHost (production) always hands the merchant's config
@@ -432,8 +432,8 @@ func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwa
 		}
 		return nil, err
 	}
-	var oe *forwarding.OrderError
-	if err := forwarding.CheckOrder(methods); errors.As(err, &oe) {
+	var oe *forwardconfig.OrderError
+	if err := forwardconfig.CheckOrder(methods); errors.As(err, &oe) {
 		sig, enc := in.authIDs[oe.Signature], in.authIDs[oe.MLE]
 		msg := "signature method " + sig + " is listed before mle method " + enc
 		return nil, apierror.New(400, CodeAuthenticationOrderInvalid,
@@ -451,7 +451,7 @@ func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwa
 				apierror.Detail{Location: apierror.LocationHeader, Pointer: HeaderForwardAuthentications, Message: "the method's config does not list the destination host", Type: "value_error.host"})
 		}
 		switch m.Kind {
-		case forwarding.KindSignature:
+		case forwardconfig.KindSignature:
 			sm, err := signing.FromFields(m.Fields)
 			if err != nil {
 				return nil, authError(in.authIDs[i], err)
@@ -459,7 +459,7 @@ func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwa
 			out[i] = func(req *fasthttp.Request, now time.Time) error {
 				return sm.Sign(signing.FromFastHTTP(req), now)
 			}
-		case forwarding.KindMLE:
+		case forwardconfig.KindMLE:
 			em := mle.FromFields(m.Fields)
 			out[i] = func(req *fasthttp.Request, _ time.Time) error {
 				jwe, err := em.Encrypt(req.Body(), string(req.Header.ContentType()))
@@ -472,7 +472,7 @@ func (h *Forward) authenticators(ctx context.Context, merchant string, in *forwa
 				req.Header.SetContentType(mle.ContentType)
 				return nil
 			}
-		case forwarding.KindMTLS:
+		case forwardconfig.KindMTLS:
 			if opts.ClientCertificate != nil {
 				return nil, authError(in.authIDs[i], &signing.Error{Code: signing.CodeAuthenticationFailed, Message: "mtls method: only one mtls method may be applied to a forward"})
 			}
@@ -577,7 +577,7 @@ func (h *Forward) forwardError(ctx *fasthttp.RequestCtx, err error) error {
 
 // auditRefusal records a destination refused before any card was opened.
 func (h *Forward) auditRefusal(ctx context.Context, c vaulting.Caller, in *forwardInput, err error) {
-	if h.Engine == nil || h.Engine.Vault == nil {
+	if h.Engine == nil || h.Engine.Vaulting == nil {
 		return
 	}
 	code := outbound.Code(err)
@@ -589,5 +589,5 @@ func (h *Forward) auditRefusal(ctx context.Context, c vaulting.Caller, in *forwa
 	if len(in.authIDs) > 0 {
 		detail["authentications"] = in.authIDs
 	}
-	h.Engine.Vault.AuditOutcome(ctx, c, "forward", "vault-forward", in.tokens, "failure: "+code, detail)
+	h.Engine.Vaulting.AuditOutcome(ctx, c, "forward", "vault-forward", in.tokens, "failure: "+code, detail)
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/valyala/fasthttp"
 )
 
@@ -223,7 +223,7 @@ func BenchmarkParseForward(b *testing.B) {
 // does not echo one: the value is withheld, the key still listed.
 func TestAuthMethodOutWithholdsAPrivateKeyInAPublicField(t *testing.T) {
 	const privateJWK = `{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"}`
-	m := &forwarding.AuthMethod{
+	m := &forwardconfig.AuthMethod{
 		ID: uuid.New(), ConfigID: uuid.New(), Kind: "mle",
 		FieldKeys:    []string{"public_key", "key_id", "algorithm"},
 		PublicFields: map[string]string{"public_key": privateJWK, "key_id": "kid-1", "algorithm": "ECDH-ES+A256KW"},

@@ -10,8 +10,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/strictjson"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 )
@@ -25,7 +26,7 @@ const (
 // ForwardConfigs serves /vault-forward/configs and their authentication
 // methods. Secret values are write-only: no response carries them.
 type ForwardConfigs struct {
-	Service *forwarding.Service
+	Service *forwardconfig.Service
 	Auth    *Authenticator
 	Cursors *pagination.Codec // the list's cursors
 }
@@ -40,7 +41,7 @@ type configJSON struct {
 	UpdatedAt         string   `json:"updated_at"`
 }
 
-func configOut(c *forwarding.Config) configJSON {
+func configOut(c *forwardconfig.Config) configJSON {
 	hosts := c.Hosts
 	if hosts == nil {
 		hosts = []string{}
@@ -70,11 +71,11 @@ type authMethodJSON struct {
 // keys; it reads PublicFields only, never the sealed record. A public
 // field holding a private key is withheld too: creation refuses one, but
 // a method stored before that check may still hold one.
-func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
+func authMethodOut(m *forwardconfig.AuthMethod) authMethodJSON {
 	fields := make([]fieldJSON, 0, len(m.FieldKeys))
 	for _, k := range m.FieldKeys {
 		f := fieldJSON{Key: k}
-		if v, ok := m.PublicFields[k]; ok && !forwarding.IsSecret(m.Kind, k) && !forwarding.HoldsPrivateKey(v) {
+		if v, ok := m.PublicFields[k]; ok && !forwardconfig.IsSecret(m.Kind, k) && !forwardconfig.HoldsPrivateKey(v) {
 			f.Value = &v
 		}
 		fields = append(fields, f)
@@ -86,7 +87,7 @@ func authMethodOut(m *forwarding.AuthMethod) authMethodJSON {
 
 // forwardingError maps the service's errors to the envelope.
 func forwardingError(err error, what string) error {
-	var fe forwarding.FieldErrors
+	var fe forwardconfig.FieldErrors
 	if errors.As(err, &fe) {
 		details := make([]apierror.Detail, len(fe))
 		for i, f := range fe {
@@ -100,8 +101,8 @@ func forwardingError(err error, what string) error {
 	if errors.Is(err, vaultproxy.ErrMerchantAccountClosed) {
 		return apierror.NotFound("merchant account not found")
 	}
-	if errors.Is(err, forwarding.ErrTooMany) {
-		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwarding.MaxMethods))
+	if errors.Is(err, forwardconfig.ErrTooMany) {
+		return apierror.Unprocessable(fmt.Sprintf("a forwarding config may have at most %d authentication methods", forwardconfig.MaxMethods))
 	}
 	return err
 }
@@ -133,41 +134,41 @@ func (h *ForwardConfigs) target(fctx *fasthttp.RequestCtx, scope string) (contex
 	return ctx, c, id, cancel, err
 }
 
-// configInput reads a create (all required) or update (all optional) body.
-// Neither field is nullable.
-func configInput(body []byte) (forwarding.ConfigInput, error) {
-	var in forwarding.ConfigInput
-	doc, err := strictObject(body, map[string]gjson.Type{"display_name": gjson.String, "hosts": gjson.JSON})
+// configBody is the body of a config's create (all required) and update
+// (all optional), as strictjson holds it.
+type configBody struct {
+	DisplayName *string  `json:"display_name"`
+	Hosts       []string `json:"hosts"`
+}
+
+var configSchema = strictjson.For[configBody]()
+
+// configInput reads a create or update body. Neither field is nullable.
+func configInput(body []byte) (forwardconfig.ConfigInput, error) {
+	var in forwardconfig.ConfigInput
+	doc, err := strictObject(body, configSchema)
 	if err != nil {
 		return in, err
 	}
 	var details []apierror.Detail
 	for _, k := range []string{"display_name", "hosts"} {
 		if v := gjson.GetBytes(body, k); v.Exists() && v.Type == gjson.Null {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: "must not be null", Type: "type_error.none.not_allowed"})
+			details = append(details, strictjson.BodyDetail("/"+k, "must not be null", strictjson.TypeNull))
 		}
+	}
+	if len(details) > 0 {
+		return in, strictjson.Invalid(details...)
 	}
 	if v, ok := doc["display_name"]; ok {
 		s := v.Str
 		in.DisplayName = &s
 	}
 	if v, ok := doc["hosts"]; ok {
-		if !v.IsArray() {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts", Message: "must be an array of strings", Type: "type_error.list"})
-		} else {
-			hosts := []string{}
-			for i, h := range v.Array() {
-				if h.Type != gjson.String {
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/hosts/" + strconv.Itoa(i), Message: "must be a string", Type: "type_error.str"})
-					continue
-				}
-				hosts = append(hosts, h.Str)
-			}
-			in.Hosts = &hosts
+		hosts := []string{}
+		for _, h := range v.Array() {
+			hosts = append(hosts, h.Str)
 		}
-	}
-	if len(details) > 0 {
-		return in, apierror.BadRequest("request body has invalid fields", details...)
+		in.Hosts = &hosts
 	}
 	return in, nil
 }
@@ -207,7 +208,7 @@ func (h *ForwardConfigs) List(fctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	env := pagination.Build(page, cfgs, func(cfg *forwarding.Config) pagination.Key { return pagination.Key{ID: cfg.ID.String()} })
+	env := pagination.Build(page, cfgs, func(cfg *forwardconfig.Config) pagination.Key { return pagination.Key{ID: cfg.ID.String()} })
 	items := make([]configJSON, len(env.Items))
 	for i, cfg := range env.Items {
 		items[i] = configOut(cfg)
@@ -265,6 +266,19 @@ func (h *ForwardConfigs) Delete(fctx *fasthttp.RequestCtx) error {
 	return nil
 }
 
+// authBody is the body of an authentication method's creation, as
+// strictjson holds it: each field a {key, value} pair of strings.
+type authBody struct {
+	Kind        *string `json:"kind"`
+	DisplayName *string `json:"display_name"`
+	Fields      []struct {
+		Key   string `json:"key"`
+		Value string `json:"value"`
+	} `json:"fields"`
+}
+
+var authSchema = strictjson.For[authBody]()
+
 // AddAuthentication answers POST /vault-forward/configs/{id}/authentications.
 func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	ctx, c, id, cancel, err := h.target(fctx, ScopeForwardConfigsWrite)
@@ -275,59 +289,29 @@ func (h *ForwardConfigs) AddAuthentication(fctx *fasthttp.RequestCtx) error {
 	body := fctx.Request.Body()
 	// The pooled request buffer held credentials: clear it once done.
 	defer clear(body)
-	doc, err := strictObject(body, map[string]gjson.Type{"kind": gjson.String, "display_name": gjson.String, "fields": gjson.JSON})
+	doc, err := strictObject(body, authSchema)
 	if err != nil {
 		return err
 	}
-	in := forwarding.AuthInput{Kind: doc["kind"].Str, DisplayName: doc["display_name"].Str}
+	in := forwardconfig.AuthInput{Kind: doc["kind"].Str, DisplayName: doc["display_name"].Str}
 	var details []apierror.Detail
 	for _, k := range []string{"kind", "display_name", "fields"} {
 		if _, ok := doc[k]; !ok {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + k, Message: k + " is required", Type: "value_error.missing"})
+			details = append(details, strictjson.BodyDetail("/"+k, k+" is required", strictjson.TypeMissing))
 		}
 	}
-	if f, ok := doc["fields"]; ok {
-		if !f.IsArray() {
-			details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: "/fields", Message: "must be an array of {key, value} objects", Type: "type_error.list"})
+	for i, item := range doc["fields"].Array() {
+		key, value := item.Get("key"), item.Get("value")
+		if !key.Exists() || !value.Exists() {
+			details = append(details, strictjson.BodyDetail("/fields/"+strconv.Itoa(i), "must have a string key and a string value", strictjson.TypeMissing))
+			continue
 		}
-		for i, item := range f.Array() {
-			p := "/fields/" + strconv.Itoa(i)
-			if !item.IsObject() {
-				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must be an object with key and value", Type: "type_error.dict"})
-				continue
-			}
-			var fld forwarding.Field
-			seen := map[string]bool{}
-			item.ForEach(func(k, v gjson.Result) bool {
-				pointer := p + "/" + apierror.PointerToken(k.Str)
-				switch {
-				case k.Str != "key" && k.Str != "value":
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "unknown field", Type: "value_error.extra"})
-				case seen[k.Str]:
-					// Which of two values was meant is not for the vault to
-					// guess, as for the body's own fields.
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "duplicate field", Type: "value_error.duplicate"})
-				case v.Type != gjson.String:
-					details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: pointer, Message: "must be a string", Type: "type_error.str"})
-				case k.Str == "key":
-					fld.Key = v.Str
-				default:
-					// gjson unescapes the JSON string; the value is kept
-					// exactly as entered, spaces and new lines included.
-					fld.Value = v.Str
-				}
-				seen[k.Str] = true
-				return true
-			})
-			if !seen["key"] || !seen["value"] {
-				details = append(details, apierror.Detail{Location: apierror.LocationBody, Pointer: p, Message: "must have a string key and a string value", Type: "value_error.missing"})
-				continue
-			}
-			in.Fields = append(in.Fields, fld)
-		}
+		// gjson unescapes the JSON string; the value is kept exactly as
+		// entered, spaces and new lines included.
+		in.Fields = append(in.Fields, forwardconfig.Field{Key: key.Str, Value: value.Str})
 	}
 	if len(details) > 0 {
-		return apierror.BadRequest("request body has invalid fields", details...)
+		return strictjson.Invalid(details...)
 	}
 	m, err := h.Service.AddAuthMethod(ctx, c.MerchantAccountID, id, in)
 	if err != nil {
@@ -393,17 +377,4 @@ func (h *ForwardConfigs) DeleteAuthentication(fctx *fasthttp.RequestCtx) error {
 	}
 	fctx.SetStatusCode(fasthttp.StatusNoContent)
 	return nil
-}
-
-// Routes registers the configs routes on rt.
-func (h *ForwardConfigs) Routes(rt *Router) {
-	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs", h.Create)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs", h.List)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}", h.Get)
-	rt.Handle(fasthttp.MethodPut, "/vault-forward/configs/{id}", h.Update)
-	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}", h.Delete)
-	rt.Handle(fasthttp.MethodPost, "/vault-forward/configs/{id}/authentications", h.AddAuthentication)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications", h.ListAuthentications)
-	rt.Handle(fasthttp.MethodGet, "/vault-forward/configs/{id}/authentications/{auth_id}", h.GetAuthentication)
-	rt.Handle(fasthttp.MethodDelete, "/vault-forward/configs/{id}/authentications/{auth_id}", h.DeleteAuthentication)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/requestid"
+	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/valyala/fasthttp"
 )
@@ -71,7 +72,7 @@ func (rt *Router) Health(checks ...Check) {
 	rt.Handle(fasthttp.MethodGet, "/healthz", func(ctx *fasthttp.RequestCtx) error {
 		return WriteJSON(ctx, fasthttp.StatusOK, health.Alive)
 	})
-	rt.Handle(fasthttp.MethodGet, "/readyz", func(ctx *fasthttp.RequestCtx) error {
+	rt.Handle(fasthttp.MethodGet, zone.ReadyPath, func(ctx *fasthttp.RequestCtx) error {
 		// Not ctx itself: see requestContext (health.Ready adds the timeout).
 		status, body := health.Ready(context.WithoutCancel(ctx), rt.log, checks)
 		return WriteJSON(ctx, status, body)

@@ -1,12 +1,11 @@
 package httpapi_test
 
 import (
-	"log/slog"
 	"testing"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
-	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/valyala/fasthttp"
 )
 
@@ -16,12 +15,7 @@ import (
 // account "default": a caller that lost the header must not act in
 // another merchant's account.
 func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
-	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
-	cards := &httpapi.Cards{} // the header is checked before the vault is reached
-	rt.Handle(fasthttp.MethodGet, zone.CardPath, cards.Metadata)
-	rt.Handle(fasthttp.MethodPut, zone.CardPath, cards.UpdateExpiry)
-	rt.Handle(fasthttp.MethodDelete, zone.CardPath, cards.Delete)
-	rt.Handle(fasthttp.MethodPost, zone.DetokenizePath, (&httpapi.Detokenize{}).Handle)
+	rt := internalRouter() // the header is checked before the vault is reached
 
 	// A token that is not a UUID is 404 and an empty detokenize body 400
 	// on the body, both after the header was accepted.
@@ -40,21 +34,21 @@ func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
 			header []string
 		}{
 			{"no header", nil},
-			{"empty header", []string{zone.MerchantHeader, ""}},
+			{"empty header", []string{accountid.Header, ""}},
 		} {
 			t.Run(r.method+" "+r.path+" "+tc.name, func(t *testing.T) {
 				status, body := serveInternal(rt, r.method, r.path, "", tc.header...)
 				e, err := apierror.Parse(body)
 				if status != fasthttp.StatusBadRequest || err != nil || e.Code != apierror.CodeBadRequest || len(e.Details) != 1 ||
-					e.Details[0] != (apierror.Detail{Location: apierror.LocationHeader, Pointer: zone.MerchantHeader,
+					e.Details[0] != (apierror.Detail{Location: apierror.LocationHeader, Pointer: accountid.Header,
 						Message: e.Details[0].Message, Type: "value_error.missing"}) {
 					t.Fatalf("= %d %s (%v), want 400 with a value_error.missing detail on the header", status, body, err)
 				}
 			})
 		}
 		t.Run(r.method+" "+r.path+" with the header", func(t *testing.T) {
-			status, body := serveInternal(rt, r.method, r.path, "", zone.MerchantHeader, "acme")
-			if e, _ := apierror.Parse(body); status != r.accepted || (e != nil && len(e.Details) > 0 && e.Details[0].Pointer == zone.MerchantHeader) {
+			status, body := serveInternal(rt, r.method, r.path, "", accountid.Header, "acme")
+			if e, _ := apierror.Parse(body); status != r.accepted || (e != nil && len(e.Details) > 0 && e.Details[0].Pointer == accountid.Header) {
 				t.Fatalf("= %d %s, want %d past the header", status, body, r.accepted)
 			}
 		})

@@ -6,18 +6,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	"github.com/valyala/fasthttp"
-)
-
-// The internal routes core-api calls when it deletes or creates a merchant
-// account.
-const (
-	MerchantAccountUsagePath       = "/internal/merchant-accounts/{merchant_account_id}/usage"
-	MerchantAccountClosePath       = "/internal/merchant-accounts/{merchant_account_id}/close"
-	MerchantAccountReopenPath      = "/internal/merchant-accounts/{merchant_account_id}/reopen"
-	MerchantAccountCancelClosePath = "/internal/merchant-accounts/{merchant_account_id}/cancel-close"
 )
 
 // MerchantAccountStore is what the vault database knows of merchant
@@ -39,7 +31,7 @@ type MerchantAccounts struct {
 	Store MerchantAccountStore
 }
 
-// Usage answers GET /internal/merchant-accounts/{merchant_account_id}/usage:
+// Usage answers GET zone.MerchantAccountUsagePath:
 // what the vault holds for the account, without changing anything (for
 // core-api's answer to a deletion its own records already refuse).
 func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
@@ -57,8 +49,7 @@ func (h *MerchantAccounts) Usage(ctx *fasthttp.RequestCtx) error {
 // transaction that holds the account's row.
 const closeTimeout = 5 * time.Second
 
-// Close answers POST /internal/merchant-accounts/{merchant_account_id}/close
-// ({"attempt_id": uuid}): it closes an account the vault holds nothing
+// Close answers POST zone.MerchantAccountClosePath ({"attempt_id": uuid}): it closes an account the vault holds nothing
 // for, atomically with that count (postgres.CloseMerchantAccount), and
 // says whether it did.
 func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
@@ -71,7 +62,7 @@ func (h *MerchantAccounts) Close(ctx *fasthttp.RequestCtx) error {
 	})
 }
 
-// Reopen answers POST /internal/merchant-accounts/{merchant_account_id}/reopen:
+// Reopen answers POST zone.MerchantAccountReopenPath:
 // a new account has a deleted account's id. It is refused while the vault
 // still holds anything under the id (Records says what).
 func (h *MerchantAccounts) Reopen(ctx *fasthttp.RequestCtx) error {
@@ -89,8 +80,7 @@ func (h *MerchantAccounts) closure(ctx *fasthttp.RequestCtx, change func(context
 	})
 }
 
-// CancelClose answers POST
-// /internal/merchant-accounts/{merchant_account_id}/cancel-close
+// CancelClose answers POST zone.MerchantAccountCancelClosePath
 // ({"attempt_id": uuid}, 204): that deletion attempt failed in core-api.
 func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
 	attempt, err := closureAttempt(ctx)
@@ -105,7 +95,7 @@ func (h *MerchantAccounts) CancelClose(ctx *fasthttp.RequestCtx) error {
 // closureAttempt reads the deletion attempt's id from the body.
 func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 	var in zone.MerchantAccountClosureAttempt
-	if err := decodeInternal(ctx, "closure attempt", &in); err != nil {
+	if err := decodeInternal(ctx, &in); err != nil {
 		return uuid.Nil, err
 	}
 	id, err := uuid.Parse(in.AttemptID)
@@ -118,10 +108,10 @@ func closureAttempt(ctx *fasthttp.RequestCtx) (uuid.UUID, error) {
 }
 
 func (h *MerchantAccounts) serve(ctx *fasthttp.RequestCtx, timeout time.Duration, do func(context.Context, string) error) error {
-	id, _ := ctx.UserValue("merchant_account_id").(string)
-	if !validMerchantID(id) {
+	id, _ := ctx.UserValue(zone.MerchantAccountPathParam).(string)
+	if !accountid.Valid(id) {
 		return apierror.BadRequest("invalid merchant_account_id", apierror.Detail{
-			Location: apierror.LocationPath, Pointer: "merchant_account_id", Message: "must match " + merchantID.String(), Type: "value_error.str.regex",
+			Location: apierror.LocationPath, Pointer: zone.MerchantAccountPathParam, Message: accountid.Mismatch, Type: accountid.MismatchType,
 		})
 	}
 	rctx, cancel := requestContext(ctx, timeout)

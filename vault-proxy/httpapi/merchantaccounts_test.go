@@ -41,7 +41,7 @@ func (c countsFor) CancelCloseMerchantAccount(context.Context, string, uuid.UUID
 func TestMerchantAccountUsage(t *testing.T) {
 	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 	store := countsFor{"acme": {"vault-forward-configs": 1, "payment-methods": 0, "network-tokens": 2}}
-	rt.Handle(fasthttp.MethodGet, httpapi.MerchantAccountUsagePath, (&httpapi.MerchantAccounts{Store: store}).Usage)
+	rt.Handle(fasthttp.MethodGet, zone.MerchantAccountUsagePath, (&httpapi.MerchantAccounts{Store: store}).Usage)
 
 	for _, tc := range []struct {
 		name, path string
@@ -79,8 +79,8 @@ func TestMerchantAccountUsage(t *testing.T) {
 func TestMerchantAccountClosureRoutesRefuseBadBodies(t *testing.T) {
 	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 	h := &httpapi.MerchantAccounts{Store: countsFor{"acme": {"vault-forward-configs": 1}}}
-	rt.Handle(fasthttp.MethodPost, httpapi.MerchantAccountClosePath, h.Close)
-	rt.Handle(fasthttp.MethodPost, httpapi.MerchantAccountCancelClosePath, h.CancelClose)
+	rt.Handle(fasthttp.MethodPost, zone.MerchantAccountClosePath, h.Close)
+	rt.Handle(fasthttp.MethodPost, zone.MerchantAccountCancelClosePath, h.CancelClose)
 	attempt := `{"attempt_id":"` + uuid.NewString() + `"}`
 
 	for _, tc := range []struct {

@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/strictjson"
 	vaultproxy "github.com/payorch/vault-proxy"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/vaulting"
-	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 )
 
@@ -41,17 +41,6 @@ const (
 type NetworkTokens struct {
 	Service *networktoken.Service
 	Auth    *Authenticator
-}
-
-// Routes registers the routes on rt.
-func (h *NetworkTokens) Routes(rt *Router) {
-	const base = "/payment-methods/{payment_method_id}/network-tokens"
-	rt.Handle(fasthttp.MethodGet, base, h.List)
-	rt.Handle(fasthttp.MethodPost, base, h.Provision)
-	rt.Handle(fasthttp.MethodGet, base+"/{network_token_id}", h.Get)
-	rt.Handle(fasthttp.MethodDelete, base+"/{network_token_id}", h.Delete)
-	rt.Handle(fasthttp.MethodPost, base+"/{network_token_id}/suspend", h.Suspend)
-	rt.Handle(fasthttp.MethodPost, base+"/{network_token_id}/resume", h.Resume)
 }
 
 type networkTokenJSON struct {
@@ -175,6 +164,9 @@ func (h *NetworkTokens) Get(ctx *fasthttp.RequestCtx) error {
 	return WriteJSON(ctx, fasthttp.StatusOK, networkTokenOut(t))
 }
 
+// emptySchema is the body of the routes that take an empty body or {}.
+var emptySchema = strictjson.For[struct{}]()
+
 // Provision answers POST /payment-methods/{id}/network-tokens: 201 with a
 // newly provisioned token, 200 with the payment method's existing one
 // (active or suspended). The body is empty or {}.
@@ -184,7 +176,7 @@ func (h *NetworkTokens) Provision(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	if body := ctx.Request.Body(); len(body) > 0 {
-		if _, err := strictObject(body, map[string]gjson.Type{}); err != nil {
+		if _, err := strictObject(body, emptySchema); err != nil {
 			return err
 		}
 	}
@@ -218,7 +210,7 @@ func (h *NetworkTokens) change(ctx *fasthttp.RequestCtx,
 		return err
 	}
 	if body := ctx.Request.Body(); len(body) > 0 {
-		if _, err := strictObject(body, map[string]gjson.Type{}); err != nil {
+		if _, err := strictObject(body, emptySchema); err != nil {
 			return err
 		}
 	}

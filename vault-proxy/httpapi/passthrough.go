@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/zone"
@@ -75,7 +76,7 @@ func StripHopByHop(h interface {
 // coreHeaders are the request headers core-api reads (with Content-Type on
 // a passed-on body); no other header crosses into the non-PCI zone, so a
 // card number a client puts in some header of its own stays here.
-var coreHeaders = []string{"Authorization", MerchantHeader, "Idempotency-Key", "Accept"}
+var coreHeaders = []string{"Authorization", accountid.Header, "Idempotency-Key", "Accept"}
 
 // Pass sends ctx's request to core-api (same method, path, query and body,
 // the headers core-api reads) and writes core-api's answer to ctx. Card or

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/vault-proxy/httpapi"
 	"github.com/valyala/fasthttp"
@@ -69,7 +70,7 @@ func passCtx(method, uri, body string, headers ...string) *fasthttp.RequestCtx {
 func TestPassSendsOnlyTheHeadersCoreReads(t *testing.T) {
 	fc, core := startFakeCore(t)
 	ctx := passCtx("PATCH", "/buyers/a%2Fb?limit=5&cursor=x", `{"display_name":"Ada"}`,
-		"Authorization", "Bearer t", httpapi.MerchantHeader, "m1", "Idempotency-Key", "k1", "Accept", "application/json",
+		"Authorization", "Bearer t", accountid.Header, "m1", "Idempotency-Key", "k1", "Accept", "application/json",
 		"Content-Type", "application/json", "X-Card", "4111111111111111", "Cookie", "session=1", "User-Agent", "ua")
 	if err := core.Pass(ctx); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestPassSendsOnlyTheHeadersCoreReads(t *testing.T) {
 	if string(r.Header.Method()) != "PATCH" || string(r.Header.RequestURI()) != "/buyers/a%2Fb?limit=5&cursor=x" || string(r.Body()) != `{"display_name":"Ada"}` {
 		t.Fatalf("passed on as %s %s %s", r.Header.Method(), r.Header.RequestURI(), r.Body())
 	}
-	for h, want := range map[string]string{"Authorization": "Bearer t", httpapi.MerchantHeader: "m1", "Idempotency-Key": "k1",
+	for h, want := range map[string]string{"Authorization": "Bearer t", accountid.Header: "m1", "Idempotency-Key": "k1",
 		"Accept": "application/json", "Content-Type": "application/json", "X-Card": "", "Cookie": "", "User-Agent": "vault-proxy"} {
 		if v := string(r.Header.Peek(h)); v != want {
 			t.Errorf("header %s reached core-api as %q, want %q", h, v, want)

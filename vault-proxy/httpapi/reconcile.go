@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -106,8 +107,8 @@ func (h *Reconciliation) query(args *fasthttp.Args) (vaultproxy.RecordQuery, err
 		q.Limit = n
 	}
 	if v, ok := one(zone.MerchantAccountParam); ok {
-		if !validMerchantID(v) {
-			bad(zone.MerchantAccountParam, "must match "+merchantID.String(), "value_error.str.regex")
+		if !accountid.Valid(v) {
+			bad(zone.MerchantAccountParam, accountid.Mismatch, accountid.MismatchType)
 		}
 		q.MerchantAccountID = v
 	}
@@ -118,7 +119,7 @@ func (h *Reconciliation) query(args *fasthttp.Args) (vaultproxy.RecordQuery, err
 }
 
 // Shred answers DELETE zone.ReconcileRecordPath (the merchant account in
-// zone.MerchantHeader, as for zone.CardPath): the record is crypto-shredded
+// accountid.Header, as for zone.CardPath): the record is crypto-shredded
 // as DELETE zone.CardPath shreds a card, only if it was vaulted at least
 // MinAge ago (422 otherwise, and nothing changes), and audited as
 // vaulting.ActionReconcileShred either way. The age is checked before any
@@ -131,7 +132,7 @@ func (h *Reconciliation) Shred(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	shred := func(ctx context.Context, c vaulting.Caller, t uuid.UUID) error {
-		return h.Cards.Vault.ShredUnclaimed(ctx, c, t, h.MinAge)
+		return h.Cards.Vaulting.ShredUnclaimed(ctx, c, t, h.MinAge)
 	}
 	return noContent(ctx, h.Cards.shred(rctx, c, t, shred, false))
 }

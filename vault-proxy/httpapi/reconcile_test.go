@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -37,8 +38,8 @@ func newReconcileRig(t *testing.T) *reconcileRig {
 	p := vaultingtest.New(t, nil)
 	reg := &networktoken.Registry{}
 	reg.Register(&networktoken.Sandbox{}, networktoken.SandboxSchemes...)
-	nt := &networktoken.Service{Store: p.DB, Audits: p.Audits, Sealer: p.Sealer, Providers: reg, Vault: p.Service}
-	cards := &httpapi.Cards{Vault: p.Service, NetworkTokens: nt, Log: slog.New(slog.DiscardHandler)}
+	nt := &networktoken.Service{Store: p.DB, Audits: p.Audits, Sealer: p.Sealer, Providers: reg, Vaulting: p.Service}
+	cards := &httpapi.Cards{Vaulting: p.Service, NetworkTokens: nt, Log: slog.New(slog.DiscardHandler)}
 	h := &httpapi.Reconciliation{Store: p.DB, Cards: cards, MinAge: time.Hour}
 	rt := httpapi.NewRouter(slog.New(slog.DiscardHandler))
 	rt.Handle(fasthttp.MethodGet, zone.ReconcileRecordsPath, h.List)
@@ -52,7 +53,7 @@ func (r *reconcileRig) vault(merchant string, age time.Duration) uuid.UUID {
 	pans := []string{"4111111111111111", "4012888888881881", "5555555555554444", "5105105105105100", "4242424242424242"}
 	pan := pans[r.cards%len(pans)]
 	r.cards++
-	rec, err := r.p.Service.Vault(context.Background(), vaulting.Caller{MerchantAccountID: merchant, Actor: "test"},
+	rec, err := r.p.Service.VaultCard(context.Background(), vaulting.Caller{MerchantAccountID: merchant, Actor: "test"},
 		vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: "12/39"})
 	if err != nil {
 		r.t.Fatal(err)
@@ -68,7 +69,7 @@ func (r *reconcileRig) list(query url.Values) (int, []byte) {
 }
 
 func (r *reconcileRig) shred(merchant string, token uuid.UUID) (int, []byte) {
-	return serveInternal(r.rt, fasthttp.MethodDelete, zone.ReconcileRecordPathPrefix+token.String(), "", zone.MerchantHeader, merchant)
+	return serveInternal(r.rt, fasthttp.MethodDelete, zone.ReconcileRecordPathPrefix+token.String(), "", accountid.Header, merchant)
 }
 
 func (r *reconcileRig) rows(token uuid.UUID) int {

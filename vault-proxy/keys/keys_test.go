@@ -39,7 +39,7 @@ func TestRotateKeepsCardsReadable(t *testing.T) {
 	pans := []string{"4111111111111111", "5555555555554444", "378282246310005", "4242424242424242", "6011111111111117"}
 	var tokens []uuid.UUID
 	for _, p := range pans {
-		rec, err := svc.Vault(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte(p), ExpirationDate: "12/30"})
+		rec, err := svc.VaultCard(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte(p), ExpirationDate: "12/30"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,11 +45,11 @@ type Service struct {
 	Audits    vaultproxy.AuditLog
 	Sealer    *envelope.Sealer
 	Providers *Registry
-	// Vault reveals the card number for a provisioning asked through the
+	// Vaulting reveals the card number for a provisioning asked through the
 	// API (the forward path hands the revealed card in).
-	Vault *vaulting.Service
-	Log   *slog.Logger     // optional
-	Now   func() time.Time // default time.Now
+	Vaulting *vaulting.Service
+	Log      *slog.Logger     // optional
+	Now      func() time.Time // default time.Now
 }
 
 func (s *Service) now() time.Time {
@@ -209,7 +209,7 @@ func (s *Service) release(ctx context.Context, c vaulting.Caller, p Provider, re
 
 // paymentMethod checks the merchant has the payment method and it is a card.
 func (s *Service) paymentMethod(ctx context.Context, c vaulting.Caller, pm uuid.UUID) error {
-	vc, err := s.Vault.Metadata(ctx, c, pm)
+	vc, err := s.Vaulting.Metadata(ctx, c, pm)
 	if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (s *Service) Provision(ctx context.Context, c vaulting.Caller, pm uuid.UUID
 	}
 	// The reveal's room is for the provisioning's record: the card number
 	// goes to the token service before it is written.
-	cards, o, err := s.Vault.Reveal(ctx, c, "network-token", "provision", []uuid.UUID{pm}, false)
+	cards, o, err := s.Vaulting.Reveal(ctx, c, "network-token", "provision", []uuid.UUID{pm}, false)
 	if err != nil {
 		return nil, false, err
 	}

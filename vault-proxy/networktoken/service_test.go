@@ -72,7 +72,7 @@ func setup(t *testing.T) *fixture {
 	f.tsp = &counting{Provider: &networktoken.Sandbox{Now: f.clock}}
 	reg := &networktoken.Registry{}
 	reg.Register(f.tsp, networktoken.SandboxSchemes...)
-	f.svc = &networktoken.Service{Store: p.DB, Audits: f.audits, Sealer: p.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}
+	f.svc = &networktoken.Service{Store: p.DB, Audits: f.audits, Sealer: p.Sealer, Providers: reg, Vaulting: f.cards, Now: f.clock}
 	return f
 }
 
@@ -82,7 +82,7 @@ func caller(m string) vaulting.Caller {
 
 func (f *fixture) vault(t *testing.T, m, pan string) uuid.UUID {
 	t.Helper()
-	rec, err := f.cards.Vault(context.Background(), caller(m), vaulting.CardRequest{
+	rec, err := f.cards.VaultCard(context.Background(), caller(m), vaulting.CardRequest{
 		Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: time.Now().AddDate(3, 0, 0).Format("01/06"),
 	})
 	if err != nil {
@@ -335,7 +335,7 @@ func TestProvisioningFailuresStoreNothing(t *testing.T) {
 	}
 
 	// A gift card has no network token.
-	gc, err := f.cards.Vault(ctx, caller("m1"), vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
+	gc, err := f.cards.VaultCard(ctx, caller("m1"), vaulting.CardRequest{Kind: vaultproxy.KindGiftCard, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +560,7 @@ func TestUseRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 			f := setup(t)
 			ctx := context.Background()
 			store := &pausingStore{Store: f.db, read: make(chan struct{}), proceed: make(chan struct{})}
-			svc := &networktoken.Service{Store: store, Audits: f.audits, Sealer: f.svc.Sealer, Providers: f.svc.Providers, Vault: f.cards, Now: f.clock}
+			svc := &networktoken.Service{Store: store, Audits: f.audits, Sealer: f.svc.Sealer, Providers: f.svc.Providers, Vaulting: f.cards, Now: f.clock}
 			pm := f.vault(t, "m1", "4111111111111111")
 			r := f.reveal(t, "m1", pm)
 			dpan, _, id, err := svc.Token(ctx, caller("m1"), r)
@@ -657,7 +657,7 @@ func (f *fixture) pausing() (*networktoken.Service, *pausingTSP) {
 	tsp := &pausingTSP{counting: f.tsp, called: make(chan struct{}), proceed: make(chan struct{})}
 	reg := &networktoken.Registry{}
 	reg.Register(tsp, networktoken.SandboxSchemes...)
-	return &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vault: f.cards, Now: f.clock}, tsp
+	return &networktoken.Service{Store: f.db, Audits: f.audits, Sealer: f.svc.Sealer, Providers: reg, Vaulting: f.cards, Now: f.clock}, tsp
 }
 
 // pausedCard sets up a fixture with a pausing service and merchant m1's

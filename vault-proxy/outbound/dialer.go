@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/payorch/shared/netguard"
 )
 
 // dialer is installed on one fasthttp.HostClient (one destination
@@ -190,7 +192,7 @@ func controlCheck(allowLoopback bool) func(network, address string, _ syscall.Ra
 	return func(_, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return refused(ruleAddrInvalid)
+			return refused(guardRule(netguard.AddrInvalid))
 		}
 		if r := checkAddr(ap.Addr(), allowLoopback); r != ruleOK {
 			return refused(r)

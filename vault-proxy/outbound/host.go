@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/payorch/shared/netguard"
 )
 
 // destination is a validated target: the canonical host (lower case, no
@@ -219,50 +221,16 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// reservedSuffixes are name suffixes that only ever resolve inside a
-// network (RFC 6761 / 6762 / 8375, ICANN's .internal, Kubernetes service
-// names and common private-use TLDs). Resolution would be refused by the
-// address check anyway; refusing the name first needs no DNS and does not
-// depend on what a resolver answers.
-var reservedSuffixes = [...]string{
-	".localhost", ".local", ".internal", ".localdomain", ".home.arpa",
-	".lan", ".home", ".corp", ".intranet", ".svc", ".cluster.local",
-}
-
-// metadataNames are cloud metadata service names outside those suffixes.
-var metadataNames = [...]string{"metadata.goog", "metadata.google.internal", "instance-data.ec2.internal"}
-
-// checkName applies the name rules to a canonical destination host. IP
-// literals pass (the address check judges them). allowLoopbackName admits
-// "localhost" (and *.localhost) for a call allowed to reach loopback; the
-// addresses they resolve to are still checked at connect time.
+// checkName applies netguard's name rules to a canonical destination
+// host. IP literals pass (the address check judges them).
+// allowLoopbackName admits "localhost" (and *.localhost) for a call
+// allowed to reach loopback; the addresses they resolve to are still
+// checked at connect time.
 func checkName(d *destination, allowLoopbackName bool) rule {
 	if d.ip.IsValid() {
 		return ruleOK
 	}
-	h := d.host
-	for _, m := range metadataNames {
-		if h == m {
-			return ruleNameMetadata
-		}
-	}
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		if allowLoopbackName {
-			return ruleOK
-		}
-		return ruleNameLocalhost
-	}
-	// A single-label name is completed from the resolver's search list
-	// (metadata, vault, postgres...): never a third party.
-	if strings.IndexByte(h, '.') < 0 {
-		return ruleNameSingleLabel
-	}
-	for _, s := range reservedSuffixes {
-		if strings.HasSuffix(h, s) {
-			return ruleNameReserved
-		}
-	}
-	return ruleOK
+	return guardRule(netguard.CheckName(d.host, allowLoopbackName))
 }
 
 // matchEntry reports whether an allow-list entry ("host", "host:port",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/payorch/shared/netguard"
 	"github.com/valyala/fasthttp"
 )
 
@@ -257,8 +258,8 @@ func TestDNSRebinding(t *testing.T) {
 
 	_, _, err = do(t, c, "POST", url, []byte("x"), CallOptions{})
 	e := wantCode(t, err, CodeHostNotAllowed)
-	if e.Rule != ruleAddrLoopback.String() {
-		t.Errorf("rule %q, want %q", e.Rule, ruleAddrLoopback)
+	if e.Rule != netguard.AddrLoopback.String() {
+		t.Errorf("rule %q, want %q", e.Rule, netguard.AddrLoopback)
 	}
 	if got := ca.addrs(); len(got) != 1 {
 		t.Errorf("rebound call dialled %v", got[1:])

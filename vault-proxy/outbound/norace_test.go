@@ -2,7 +2,5 @@
 
 package outbound
 
-const raceEnabled = false
-
 // raceAllocs: see race_test.go.
 const raceAllocs = 0

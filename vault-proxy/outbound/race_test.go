@@ -2,8 +2,6 @@
 
 package outbound
 
-const raceEnabled = true
-
 // raceAllocs is how many allocations the race detector adds to a CheckURL
 // call, on average over many calls. Under the race detector sync.Pool
 // drops one object in four that is put back, at random, so fasthttp's

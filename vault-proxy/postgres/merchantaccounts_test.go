@@ -14,7 +14,7 @@ import (
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/postgres"
 )
@@ -26,7 +26,7 @@ func TestMerchantAccountUsageCountsOneAccountsRecords(t *testing.T) {
 	r := newVaultRows(t)
 	db, ctx := r.db, context.Background()
 	config := func(merchant string) uuid.UUID {
-		c := &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
+		c := &forwardconfig.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
 		if err := db.InsertConfig(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestCloseMerchantAccount(t *testing.T) {
 	r := newVaultRows(t)
 	db, ctx := r.db, context.Background()
 	insertConfig := func(merchant string) (uuid.UUID, error) {
-		c := &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
+		c := &forwardconfig.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}}
 		return c.ID, db.InsertConfig(ctx, c)
 	}
 	attempt := uuid.New()
@@ -196,7 +196,7 @@ func TestCloseMerchantAccountRacesAHolding(t *testing.T) {
 		insert func(merchant string) error
 	}{
 		{"config", func(merchant string) error {
-			return db.InsertConfig(ctx, &forwarding.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}})
+			return db.InsertConfig(ctx, &forwardconfig.Config{ID: uuid.New(), MerchantAccountID: merchant, DisplayName: "c", Hosts: []string{"a.example"}})
 		}},
 		{"card", func(merchant string) error { return r.insertCard(merchant) }},
 	} {

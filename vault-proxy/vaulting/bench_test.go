@@ -113,7 +113,7 @@ func BenchmarkVaultCard(b *testing.B) {
 	e := setup(b)
 	ctx := context.Background()
 	c := vaulting.Caller{MerchantAccountID: "m1", Actor: "bench"}
-	if _, err := e.svc.Vault(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"}); err != nil {
+	if _, err := e.svc.VaultCard(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"}); err != nil {
 		b.Fatal(err) // first data key: the one Vault round trip
 	}
 	b.ReportAllocs()
@@ -121,7 +121,7 @@ func BenchmarkVaultCard(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			_, err := e.svc.Vault(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
+			_, err := e.svc.VaultCard(ctx, c, vaulting.CardRequest{Kind: vaultproxy.KindCard, Number: []byte("4111111111111111"), ExpirationDate: "12/30"})
 			if err != nil {
 				b.Fatal(err)
 			}

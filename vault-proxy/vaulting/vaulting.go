@@ -87,9 +87,9 @@ type FieldErrors []card.FieldError
 
 func (f FieldErrors) Error() string { return fmt.Sprintf("vaulting: %d invalid field(s)", len(f)) }
 
-// Vault validates, seals and stores a card and returns its record. A card's
+// VaultCard validates, seals and stores a card and returns its record. A card's
 // security code is held in memory only (SecurityCodes), never stored.
-func (s *Service) Vault(ctx context.Context, c Caller, req CardRequest) (*vaultproxy.VaultedCard, error) {
+func (s *Service) VaultCard(ctx context.Context, c Caller, req CardRequest) (*vaultproxy.VaultedCard, error) {
 	defer clear(req.Number)
 	defer clear(req.SecurityCode)
 	now := s.now()

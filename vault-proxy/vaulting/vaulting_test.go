@@ -58,7 +58,7 @@ func reveal(ctx context.Context, svc *vaulting.Service, c vaulting.Caller, actio
 
 func (f *fixture) vault(t testing.TB, m, pan, cvv string) *vaultproxy.VaultedCard {
 	t.Helper()
-	rec, err := f.svc.Vault(context.Background(), caller(m), vaulting.CardRequest{
+	rec, err := f.svc.VaultCard(context.Background(), caller(m), vaulting.CardRequest{
 		Kind: vaultproxy.KindCard, Number: []byte(pan), ExpirationDate: "12/30", SecurityCode: []byte(cvv),
 	})
 	if err != nil {
@@ -131,7 +131,7 @@ func TestInvalidCardsAreRefusedAndNothingIsStored(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.svc.Vault(context.Background(), caller("m1"), tc.req)
+			_, err := f.svc.VaultCard(context.Background(), caller("m1"), tc.req)
 			var fe vaulting.FieldErrors
 			if !errors.As(err, &fe) {
 				t.Fatalf("err = %v, want field errors", err)
@@ -390,7 +390,7 @@ func TestSecurityCodeIsNotHeldWhenVaultingFails(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.svc().Vault(context.Background(), caller("m1"), vaulting.CardRequest{
+			_, err := tc.svc().VaultCard(context.Background(), caller("m1"), vaulting.CardRequest{
 				Kind: vaultproxy.KindCard, Number: []byte("378282246310005"), ExpirationDate: "12/30", SecurityCode: []byte("7319"),
 			})
 			if err == nil {

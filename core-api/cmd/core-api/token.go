@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/auth"
 )
 
@@ -45,8 +45,8 @@ func token(args []string, out io.Writer) error {
 		return errors.New("token: -merchant-account and -all-merchant-accounts exclude each other")
 	case *all:
 		accounts = []string{auth.AllMerchantAccounts}
-	case !coreapi.MerchantAccountIDPattern.MatchString(*merchant):
-		return fmt.Errorf("token: -merchant-account %q does not match %s", *merchant, coreapi.MerchantAccountIDPattern)
+	case !accountid.Valid(*merchant):
+		return fmt.Errorf("token: -merchant-account %q does not match %s", *merchant, accountid.Pattern)
 	}
 	tok, err := auth.IssueDevToken(*keyDir, *issuer, list, *lifetime, time.Now(), accounts)
 	if err != nil {

@@ -1,7 +1,7 @@
-// Package destinations maps the connector names core-api may name in a
+// Package processordest maps the connector names core-api may name in a
 // detokenized call to base URLs configured in vault-proxy. core-api never
 // supplies a host: a compromised core can reach only what is listed here.
-package destinations
+package processordest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package forwarding is the domain and service of vault forward
+// Package forwardconfig is the domain and service of vault forward
 // destinations: per merchant account, forwarding configs list the hosts
 // POST /vault-forward may reach and carry the advanced authentication
 // methods (signature, mtls, mle) a forward may name.
@@ -10,7 +10,7 @@
 // method; responses list every field key but carry values only for
 // non-secret keys. One safety check is made, not a validation: a
 // non-secret field (kept in clear and returned) refuses a private key.
-package forwarding
+package forwardconfig
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package forwarding_test
+package forwardconfig_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/tokenizer/transit/transittest"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 	"github.com/payorch/vault-proxy/postgres/postgrestest"
 )
 
@@ -21,7 +21,7 @@ import (
 // read and waits for proceed: a forward that read a method or the hosts
 // just before they changed.
 type pausingStore struct {
-	forwarding.Store
+	forwardconfig.Store
 	armed         atomic.Bool
 	read, proceed chan struct{}
 }
@@ -33,7 +33,7 @@ func (p *pausingStore) pause() {
 	}
 }
 
-func (p *pausingStore) AuthMethodsByID(ctx context.Context, m string, ids []uuid.UUID) ([]*forwarding.AuthMethod, [][]string, error) {
+func (p *pausingStore) AuthMethodsByID(ctx context.Context, m string, ids []uuid.UUID) ([]*forwardconfig.AuthMethod, [][]string, error) {
 	methods, hosts, err := p.Store.AuthMethodsByID(ctx, m, ids)
 	p.pause()
 	return methods, hosts, err
@@ -53,20 +53,20 @@ func TestHostsReadRacingAChangeIsNotCached(t *testing.T) {
 	hosts := []string{"a.example", "b.example"}
 	cases := []struct {
 		name   string
-		change func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error
+		change func(ctx context.Context, svc *forwardconfig.Service, cfg uuid.UUID) error
 		want   []string
 	}{
-		{"a host removed", func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error {
+		{"a host removed", func(ctx context.Context, svc *forwardconfig.Service, cfg uuid.UUID) error {
 			only := []string{"a.example"}
-			_, err := svc.UpdateConfig(ctx, "m1", cfg, forwarding.ConfigInput{Hosts: &only})
+			_, err := svc.UpdateConfig(ctx, "m1", cfg, forwardconfig.ConfigInput{Hosts: &only})
 			return err
 		}, []string{"a.example"}},
-		{"the config deleted", func(ctx context.Context, svc *forwarding.Service, cfg uuid.UUID) error {
+		{"the config deleted", func(ctx context.Context, svc *forwardconfig.Service, cfg uuid.UUID) error {
 			return svc.DeleteConfig(ctx, "m1", cfg)
 		}, nil},
-		{"a config created", func(ctx context.Context, svc *forwarding.Service, _ uuid.UUID) error {
+		{"a config created", func(ctx context.Context, svc *forwardconfig.Service, _ uuid.UUID) error {
 			name, more := "second", []string{"c.example"}
-			_, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &more})
+			_, err := svc.CreateConfig(ctx, "m1", forwardconfig.ConfigInput{DisplayName: &name, Hosts: &more})
 			return err
 		}, []string{"a.example", "b.example", "c.example"}},
 	}
@@ -75,9 +75,9 @@ func TestHostsReadRacingAChangeIsNotCached(t *testing.T) {
 			ctx := context.Background()
 			db, _ := postgrestest.Open(t)
 			store := &pausingStore{Store: db, read: make(chan struct{}), proceed: make(chan struct{})}
-			svc := &forwarding.Service{Store: store}
+			svc := &forwardconfig.Service{Store: store}
 			name := "processor"
-			cfg, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &hosts})
+			cfg, err := svc.CreateConfig(ctx, "m1", forwardconfig.ConfigInput{DisplayName: &name, Hosts: &hosts})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,12 +113,12 @@ func TestHostsReadRacingAChangeIsNotCached(t *testing.T) {
 func TestOpenRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 	cases := []struct {
 		name string
-		del  func(ctx context.Context, svc *forwarding.Service, configID, id uuid.UUID) error
+		del  func(ctx context.Context, svc *forwardconfig.Service, configID, id uuid.UUID) error
 	}{
-		{"DeleteAuthMethod", func(ctx context.Context, svc *forwarding.Service, configID, id uuid.UUID) error {
+		{"DeleteAuthMethod", func(ctx context.Context, svc *forwardconfig.Service, configID, id uuid.UUID) error {
 			return svc.DeleteAuthMethod(ctx, "m1", configID, id)
 		}},
-		{"DeleteConfig", func(ctx context.Context, svc *forwarding.Service, configID, _ uuid.UUID) error {
+		{"DeleteConfig", func(ctx context.Context, svc *forwardconfig.Service, configID, _ uuid.UUID) error {
 			return svc.DeleteConfig(ctx, "m1", configID)
 		}},
 	}
@@ -128,14 +128,14 @@ func TestOpenRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 			db, _ := postgrestest.Open(t)
 			env := transittest.New(t)
 			store := &pausingStore{Store: db, read: make(chan struct{}), proceed: make(chan struct{})}
-			svc := &forwarding.Service{Store: store, Sealer: envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})}
+			svc := &forwardconfig.Service{Store: store, Sealer: envelope.New(env.Service, db, envelope.Config{TransitKey: transit.CardKey})}
 			name, hosts := "processor", []string{"api.processor.example"}
-			cfg, err := svc.CreateConfig(ctx, "m1", forwarding.ConfigInput{DisplayName: &name, Hosts: &hosts})
+			cfg, err := svc.CreateConfig(ctx, "m1", forwardconfig.ConfigInput{DisplayName: &name, Hosts: &hosts})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := svc.AddAuthMethod(ctx, "m1", cfg.ID, forwarding.AuthInput{Kind: forwarding.KindSignature, DisplayName: "signing key",
-				Fields: []forwarding.Field{{Key: "algorithm", Value: "hmac-sha256"}, {Key: "key", Value: " s3cret\n"}}})
+			m, err := svc.AddAuthMethod(ctx, "m1", cfg.ID, forwardconfig.AuthInput{Kind: forwardconfig.KindSignature, DisplayName: "signing key",
+				Fields: []forwardconfig.Field{{Key: "algorithm", Value: "hmac-sha256"}, {Key: "key", Value: " s3cret\n"}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func TestOpenRacingADeleteDoesNotCacheTheRecordKey(t *testing.T) {
 
 			store.armed.Store(true)
 			type opened struct {
-				methods []*forwarding.Opened
+				methods []*forwardconfig.Opened
 				err     error
 			}
 			done := make(chan opened, 1)

@@ -12,14 +12,14 @@ import (
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/tokenizer/envelope"
 	vaultproxy "github.com/payorch/vault-proxy"
-	"github.com/payorch/vault-proxy/forwarding"
+	"github.com/payorch/vault-proxy/forwardconfig"
 )
 
-// InsertConfig stores a forwarding config and its hosts (forwarding.Store);
+// InsertConfig stores a forwarding config and its hosts (forwardconfig.Store);
 // a closed merchant account's is vaultproxy.ErrMerchantAccountClosed, as
 // its card is (InsertCardAudited). Authentication methods need no such
 // check: they belong to a config.
-func (db *DB) InsertConfig(ctx context.Context, c *forwarding.Config) error {
+func (db *DB) InsertConfig(ctx context.Context, c *forwardconfig.Config) error {
 	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		if err := openForHoldings(ctx, tx, c.MerchantAccountID); err != nil {
 			return err
@@ -42,8 +42,8 @@ func insertHosts(ctx context.Context, tx pgx.Tx, id uuid.UUID, hosts []string) e
 const configColumns = `c.id, c.merchant_account_id, c.display_name, c.created_at, c.updated_at,
 	coalesce((SELECT array_agg(h.host ORDER BY h.position) FROM forward_config_hosts h WHERE h.config_id = c.id), '{}')`
 
-func scanConfig(r pgx.Row) (*forwarding.Config, error) {
-	c := &forwarding.Config{}
+func scanConfig(r pgx.Row) (*forwardconfig.Config, error) {
+	c := &forwardconfig.Config{}
 	err := r.Scan(&c.ID, &c.MerchantAccountID, &c.DisplayName, &c.CreatedAt, &c.UpdatedAt, &c.Hosts)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, vaultproxy.ErrNotFound
@@ -54,7 +54,7 @@ func scanConfig(r pgx.Row) (*forwarding.Config, error) {
 // ForwardConfigs reads one page of a merchant's configs, oldest first
 // (ids are UUIDv7, so id order is creation order): up to
 // page.FetchLimit() rows, in the page's query order.
-func (db *DB) ForwardConfigs(ctx context.Context, merchantAccountID string, page pagination.Page) ([]*forwarding.Config, error) {
+func (db *DB) ForwardConfigs(ctx context.Context, merchantAccountID string, page pagination.Page) ([]*forwardconfig.Config, error) {
 	where, order, args := page.KeysetID("c.id", 2, false)
 	if where != "" {
 		where = " AND " + where
@@ -65,11 +65,11 @@ func (db *DB) ForwardConfigs(ctx context.Context, merchantAccountID string, page
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*forwarding.Config, error) { return scanConfig(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*forwardconfig.Config, error) { return scanConfig(r) })
 }
 
 // ForwardConfig returns one of the merchant's configs.
-func (db *DB) ForwardConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) (*forwarding.Config, error) {
+func (db *DB) ForwardConfig(ctx context.Context, merchantAccountID string, id uuid.UUID) (*forwardconfig.Config, error) {
 	return scanConfig(db.Pool.QueryRow(ctx, `SELECT `+configColumns+` FROM forward_configs c
 		WHERE c.merchant_account_id = $1 AND c.id = $2`, merchantAccountID, id))
 }
@@ -79,8 +79,8 @@ func (db *DB) ForwardConfig(ctx context.Context, merchantAccountID string, id uu
 // the same transaction, so two partial updates crossing each other cannot
 // write back what the other changed. An error of change is returned as it
 // is, and nothing is written.
-func (db *DB) UpdateConfig(ctx context.Context, merchantAccountID string, id uuid.UUID, change func(*forwarding.Config) error) (*forwarding.Config, error) {
-	var c *forwarding.Config
+func (db *DB) UpdateConfig(ctx context.Context, merchantAccountID string, id uuid.UUID, change func(*forwardconfig.Config) error) (*forwardconfig.Config, error) {
+	var c *forwardconfig.Config
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		// The lock first, then the read in a statement of its own: a
 		// statement that waited for the lock re-reads the config's row but
@@ -155,7 +155,7 @@ func (db *DB) ForwardHosts(ctx context.Context, merchantAccountID string) ([]str
 // InsertAuthMethod stores a sealed authentication method on its config,
 // refusing more than maxPerConfig methods per config. The config row is
 // locked so concurrent inserts cannot pass the limit together.
-func (db *DB) InsertAuthMethod(ctx context.Context, m *forwarding.AuthMethod, maxPerConfig int) error {
+func (db *DB) InsertAuthMethod(ctx context.Context, m *forwardconfig.AuthMethod, maxPerConfig int) error {
 	public, err := json.Marshal(m.PublicFields)
 	if err != nil {
 		return err
@@ -171,7 +171,7 @@ func (db *DB) InsertAuthMethod(ctx context.Context, m *forwarding.AuthMethod, ma
 			return err
 		}
 		if n >= maxPerConfig {
-			return forwarding.ErrTooMany
+			return forwardconfig.ErrTooMany
 		}
 		return tx.QueryRow(ctx, `INSERT INTO forward_auth_methods (id, config_id, merchant_account_id, kind, display_name,
 				field_keys, public_fields, data_key_id, wrapped_record_key, ciphertext)
@@ -184,8 +184,8 @@ func (db *DB) InsertAuthMethod(ctx context.Context, m *forwarding.AuthMethod, ma
 const methodColumns = `m.id, m.config_id, m.merchant_account_id, m.kind, m.display_name, m.field_keys, m.public_fields,
 	m.data_key_id, m.wrapped_record_key, m.ciphertext, m.created_at`
 
-func scanMethod(r pgx.Row, extra ...any) (*forwarding.AuthMethod, error) {
-	m := &forwarding.AuthMethod{}
+func scanMethod(r pgx.Row, extra ...any) (*forwardconfig.AuthMethod, error) {
+	m := &forwardconfig.AuthMethod{}
 	var public []byte
 	dst := append([]any{&m.ID, &m.ConfigID, &m.MerchantAccountID, &m.Kind, &m.DisplayName, &m.FieldKeys, &public,
 		&m.Sealed.DataKeyID, &m.Sealed.WrappedKey, &m.Sealed.Ciphertext, &m.CreatedAt}, extra...)
@@ -199,19 +199,19 @@ func scanMethod(r pgx.Row, extra ...any) (*forwarding.AuthMethod, error) {
 }
 
 // AuthMethods lists a config's methods, oldest first.
-func (db *DB) AuthMethods(ctx context.Context, merchantAccountID string, configID uuid.UUID) ([]*forwarding.AuthMethod, error) {
+func (db *DB) AuthMethods(ctx context.Context, merchantAccountID string, configID uuid.UUID) ([]*forwardconfig.AuthMethod, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+methodColumns+` FROM forward_auth_methods m
 		WHERE m.merchant_account_id = $1 AND m.config_id = $2 ORDER BY m.created_at, m.id`, merchantAccountID, configID)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*forwarding.AuthMethod, error) { return scanMethod(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*forwardconfig.AuthMethod, error) { return scanMethod(r) })
 }
 
 // AuthMethodsByID returns the merchant's methods for ids, in the order
 // asked, with the hosts of each method's config. An id that is missing or
 // another merchant's is ErrNotFound.
-func (db *DB) AuthMethodsByID(ctx context.Context, merchantAccountID string, ids []uuid.UUID) ([]*forwarding.AuthMethod, [][]string, error) {
+func (db *DB) AuthMethodsByID(ctx context.Context, merchantAccountID string, ids []uuid.UUID) ([]*forwardconfig.AuthMethod, [][]string, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT `+methodColumns+`,
 			coalesce((SELECT array_agg(h.host ORDER BY h.position) FROM forward_config_hosts h WHERE h.config_id = m.config_id), '{}')
 		FROM forward_auth_methods m WHERE m.merchant_account_id = $1 AND m.id = ANY($2)`, merchantAccountID, ids)
@@ -220,7 +220,7 @@ func (db *DB) AuthMethodsByID(ctx context.Context, merchantAccountID string, ids
 	}
 	defer rows.Close()
 	type found struct {
-		m     *forwarding.AuthMethod
+		m     *forwardconfig.AuthMethod
 		hosts []string
 	}
 	byID := map[uuid.UUID]found{}
@@ -235,7 +235,7 @@ func (db *DB) AuthMethodsByID(ctx context.Context, merchantAccountID string, ids
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	methods := make([]*forwarding.AuthMethod, len(ids))
+	methods := make([]*forwardconfig.AuthMethod, len(ids))
 	hosts := make([][]string, len(ids))
 	for i, id := range ids {
 		f, ok := byID[id]

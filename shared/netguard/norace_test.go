@@ -1,0 +1,5 @@
+//go:build !race
+
+package netguard
+
+const raceEnabled = false
