@@ -8,8 +8,8 @@ import (
 )
 
 // TestTokensActInTheMerchantAccountsTheyName: a token minted without
-// naming merchant accounts (no merchant_account_ids claim, as DESIGN.md
-// section 3's token and every token before the claim) acts in the default
+// naming merchant accounts (no merchant_account_ids claim, as every token
+// before the claim) acts in the default
 // account only: in another it is 403, on core-api and vault-proxy alike.
 // Every account is a grant made explicitly, with ["*"].
 func TestTokensActInTheMerchantAccountsTheyName(t *testing.T) {

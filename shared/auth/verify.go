@@ -276,9 +276,10 @@ func (v *Verifier) verify(token string, keys *KeySet) (*Principal, error) {
 	}
 	switch {
 	case c.MerchantAccountIDs == nil:
-		// DESIGN.md section 3's token names no account, and its requests
+		// A token without the claim names no account, and its requests
 		// act in "default" unless their header says otherwise: without the
-		// claim that header cannot take it anywhere else.
+		// claim that header cannot take it anywhere else
+		// (docs/api-conventions.md, "Tokens and merchant accounts").
 		p.MerchantAccountIDs = []string{DefaultMerchantAccount}
 	case len(*c.MerchantAccountIDs) == 0 || slices.Contains(*c.MerchantAccountIDs, ""):
 		return nil, v.reject(errInvalid, "merchant_account_ids empty or holding an empty id", "kid", key.ID, "jti", c.ID)
@@ -340,7 +341,7 @@ const AllMerchantAccounts = "*"
 
 // DefaultMerchantAccount is the one merchant account a token without a
 // merchant_account_ids claim may act in: the account a request that names
-// none acts in (DESIGN.md section 3).
+// none acts in (docs/api-conventions.md).
 const DefaultMerchantAccount = accountid.Default
 
 // principalCopy is a Principal with room for its slices, so that the copy

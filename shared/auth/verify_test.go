@@ -179,8 +179,9 @@ func TestVerify(t *testing.T) {
 
 // TestVerifyMerchantAccounts: a token acts in the merchant accounts its
 // merchant_account_ids claim lists, in every one only when the claim is
-// ["*"], and in the default account only when it has no claim (DESIGN.md
-// section 3's token, whose account header defaults to "default"): a token
+// ["*"], and in the default account only when it has no claim (the token
+// docs/api-conventions.md describes, whose account header defaults to
+// "default"): a token
 // minted without naming accounts never reaches another merchant's.
 func TestVerifyMerchantAccounts(t *testing.T) {
 	v := newVerifier(t, auth.Config{})
