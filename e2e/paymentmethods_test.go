@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"reflect"
 	"strings"
@@ -682,8 +683,14 @@ func putAndGoAway(t *testing.T, s *stack.Stack, tok, path string, body any, wait
 		t.Error(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	// The client goes away wait after its request is written, not after
+	// it started: on a loaded machine a request timed from its start can
+	// be abandoned before core-api receives it, and never be served.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { time.AfterFunc(wait, cancel) },
+	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.CoreURL+path, bytes.NewReader(raw))
 	if err != nil {
 		t.Error(err)
