@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/payorch/certs"
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
@@ -28,6 +29,8 @@ type Main struct {
 
 	DB         *postgres.DB
 	VaultProxy *vaultclient.Client // mTLS client to vault-proxy's internal listener
+	// Connectors are the environment's connectors, registered by Run.
+	Connectors *connector.Registry
 
 	// Listener, when set before Run, is used instead of listening on
 	// Config.Addr (tests open it on port 0 first).

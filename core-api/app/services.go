@@ -18,7 +18,8 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy)
+	m.Connectors = connectors
 	return httpapi.Deps{
 		Log:     m.Log,
 		Auth:    &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
@@ -37,11 +38,13 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 
 // connectorsOf registers the connectors of env and names the one new bank
 // mandates go to. The sandbox simulators run in the sandbox and
-// development environments only; production has no processor connections
-// yet, so recurring bank mandates are refused there ("" names none).
-func connectorsOf(env config.Environment) (registry *connector.Registry, mandates string) {
+// development environments only (mock-card's connector reaches the
+// processor through vp, vault-proxy's detokenized call); production has
+// no processor connections yet, so recurring bank mandates are refused
+// there ("" names none).
+func connectorsOf(env config.Environment, vp connector.Detokenizer) (registry *connector.Registry, mandates string) {
 	if env == config.Sandbox || env == config.Development {
-		return connector.NewRegistry(connector.MockBank{}), connector.MockBankName
+		return connector.NewRegistry(connector.MockBank{}, connector.MockCard{VaultProxy: vp}), connector.MockBankName
 	}
 	return connector.NewRegistry(), ""
 }

@@ -5,9 +5,11 @@
 // register here exactly as a real processor's adapter would, so handlers
 // never know which one they talk to.
 //
-// Only mandates exist so far: [MandateConnector] sets up and revokes bank
-// debit mandates (ACH, SEPA, Bacs). [MockBank] ("mock-bank") is its sandbox
-// simulator.
+// [MandateConnector] sets up and revokes bank debit mandates (ACH, SEPA,
+// Bacs); [MockBank] ("mock-bank") is its sandbox simulator.
+// [CardConnector] authorizes, captures, voids and refunds card payments
+// through vault-proxy's detokenized call; [MockCard] ("mock-card") is its
+// connector to the sandbox card processor.
 package connector
 
 import (
@@ -80,6 +82,15 @@ func (r *Registry) Names() []string {
 // Mandates returns the named connector if it handles mandates.
 func (r *Registry) Mandates(name string) (MandateConnector, error) {
 	c, ok := r.byName[name].(MandateConnector)
+	if !ok {
+		return nil, ErrUnknown
+	}
+	return c, nil
+}
+
+// Cards returns the named connector if it handles card payments.
+func (r *Registry) Cards(name string) (CardConnector, error) {
+	c, ok := r.byName[name].(CardConnector)
 	if !ok {
 		return nil, ErrUnknown
 	}
