@@ -1,0 +1,308 @@
+package connector_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/connector"
+	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/zone"
+)
+
+// recorder stands in for vault-proxy: it keeps the call and answers a
+// recorded mock-card answer (or an error of vaultclient's).
+type recorder struct {
+	merchant, actor string
+	got             zone.DetokenizeRequest
+	answer          *zone.DetokenizeResponse
+	err             error
+}
+
+func (r *recorder) Detokenize(_ context.Context, merchant, actor string, req zone.DetokenizeRequest) (*zone.DetokenizeResponse, error) {
+	r.merchant, r.actor, r.got = merchant, actor, req
+	return r.answer, r.err
+}
+
+// recorded is a mock-card answer recorded from the e2e stack
+// (testdata/mockcard), as vault-proxy passes it on.
+func recorded(t *testing.T, status int, name string) *zone.DetokenizeResponse {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "mockcard", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &zone.DetokenizeResponse{Status: status, Headers: map[string]string{"content-type": "application/json"}, Body: raw}
+}
+
+func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
+	ok := &zone.DetokenizeResponse{Status: 201, Body: []byte(`{"type":"authorization","id":"auth_x","status":"authorized"}`)}
+	const pm = "3f0c2a57-8a4e-4c55-9d5c-4f8e1f7d9a10"
+	cases := []struct {
+		name    string
+		call    func(connector.MockCard) error
+		method  string
+		path    string
+		purpose string
+		key     string
+		body    string // "" for none
+	}{
+		{
+			name: "customer-initiated authorization with the held security code",
+			call: func(m connector.MockCard) error {
+				_, err := m.Authorize(context.Background(), connector.CardAuthorization{MerchantAccountID: "m-1", PaymentMethodID: pm, Reference: "txn-1",
+					Amount: 1299, Currency: "EUR", Intent: coreapi.IntentAuthorize, SecurityCodeHeld: true, BillingPostalCode: "10115",
+					Options: json.RawMessage(`{"merchant_id":"acme"}`)})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations", purpose: "authorization", key: "txn-1",
+			body: `{"amount":1299,"currency":"EUR","capture":false,"card":{"number":"{{ CARD_NUMBER_1 }}","expiry_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}",` +
+				`"expiry_year":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}","security_code":"{{ CARD_SECURITY_CODE_1 }}"},"billing":{"postal_code":"10115"},` +
+				`"merchant_initiated":false,"payment_source":"ecommerce","options":{"merchant_id":"acme"}}`,
+		},
+		{
+			name: "merchant-initiated sale without a security code",
+			call: func(m connector.MockCard) error {
+				_, err := m.Authorize(context.Background(), connector.CardAuthorization{MerchantAccountID: "m-1", PaymentMethodID: pm, Reference: "txn-2",
+					Amount: 500, Currency: "USD", Intent: coreapi.IntentCapture, MerchantInitiated: true,
+					PaymentSource: coreapi.PaymentSourceRecurring, PreviousSchemeTransactionID: "483920175544213"})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations", purpose: "authorization", key: "txn-2",
+			body: `{"amount":500,"currency":"USD","capture":true,"card":{"number":"{{ CARD_NUMBER_1 }}","expiry_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}",` +
+				`"expiry_year":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}"},"merchant_initiated":true,"payment_source":"recurring",` +
+				`"previous_scheme_transaction_id":"483920175544213"}`,
+		},
+		{
+			name: "partial capture",
+			call: func(m connector.MockCard) error {
+				_, err := m.Capture(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Amount: 500, Reference: "cap-1"})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations/auth_x/captures", purpose: "capture", key: "cap-1", body: `{"amount":500}`,
+		},
+		{
+			name: "capture of all that is left",
+			call: func(m connector.MockCard) error {
+				_, err := m.Capture(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Reference: "cap-2"})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations/auth_x/captures", purpose: "capture", key: "cap-2", body: `{}`,
+		},
+		{
+			name: "void",
+			call: func(m connector.MockCard) error {
+				_, err := m.Void(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Reference: "void-1"})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations/auth_x/voids", purpose: "void", key: "void-1", body: `{}`,
+		},
+		{
+			name: "refund",
+			call: func(m connector.MockCard) error {
+				_, err := m.Refund(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Amount: 200, Reference: "ref-1"})
+				return err
+			},
+			method: "POST", path: "/v1/authorizations/auth_x/refunds", purpose: "refund", key: "ref-1", body: `{"amount":200}`,
+		},
+		{
+			name: "lookup by reference, without a card placeholder",
+			call: func(m connector.MockCard) error {
+				_, err := m.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "m-1", PaymentMethodID: pm, Reference: "txn 1:authorize"})
+				return err
+			},
+			method: "GET", path: "/v1/authorizations?idempotency_key=txn+1%3Aauthorize", purpose: "lookup",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{answer: ok, err: errors.New("stop")} // the request is what is checked
+			_ = tc.call(connector.MockCard{VaultProxy: rec, TimeoutMillis: 1500})
+			g := rec.got
+			if rec.merchant != "m-1" || rec.actor != "connector:mock-card" || g.Destination != "mock-card" || g.Method != tc.method ||
+				g.Path != tc.path || g.Purpose != tc.purpose || g.TimeoutMillis != 1500 || len(g.PaymentMethod) != 1 || g.PaymentMethod[0] != pm {
+				t.Fatalf("call: merchant %q actor %q %+v", rec.merchant, rec.actor, g)
+			}
+			if g.Headers["content-type"] != "application/json" || g.Headers["idempotency-key"] != tc.key {
+				t.Fatalf("headers: %v, want idempotency-key %q", g.Headers, tc.key)
+			}
+			if g.Body != tc.body {
+				t.Fatalf("body:\n got %s\nwant %s", g.Body, tc.body)
+			}
+		})
+	}
+}
+
+func TestMockCardParsesAnswers(t *testing.T) {
+	authz := connector.CardAuthorization{MerchantAccountID: "default", PaymentMethodID: "pm", Reference: "txn-a", Amount: 1299, Currency: "EUR"}
+	op := func(ref string) connector.CardOperation {
+		return connector.CardOperation{MerchantAccountID: "default", PaymentMethodID: "pm", AuthorizationID: "auth_u5exqgniqaxzrdgtbhtdubuzew", Reference: ref}
+	}
+	processorError := &zone.DetokenizeResponse{Status: 500, Body: []byte(`{"type":"error","code":"processor_error","status":500,"message":"the processor failed","details":[]}`)}
+	cases := []struct {
+		name    string
+		answer  *zone.DetokenizeResponse
+		err     error
+		call    func(connector.MockCard) (coreapi.ConnectorResult, error)
+		want    coreapi.ConnectorResult
+		wantErr any // an error for errors.Is, or a **ProcessorError for errors.As
+	}{
+		{
+			name: "approved", answer: recorded(t, 201, "authorization-approved.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_u5exqgniqaxzrdgtbhtdubuzew", RawResponseCode: "00",
+				RawResponseDescription: "Approved", AVSResponseCode: "Y", CVVResponseCode: "M", SchemeTransactionID: "803023186132014"},
+		},
+		{
+			name: "declined by amount 4051", answer: recorded(t, 201, "authorization-declined.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: "auth_dq5nhtcwmkyrq2z6d4v5ym7j4l", ErrorCode: "insufficient_funds",
+				RawResponseCode: "51", RawResponseDescription: "Not sufficient funds"},
+		},
+		{
+			name: "merchant-initiated approval has no CVV result", answer: recorded(t, 201, "authorization-merchant-initiated.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_ty7iloh2gdclxedvppysb4fx77", RawResponseCode: "00",
+				RawResponseDescription: "Approved", SchemeTransactionID: "443657601389859"},
+		},
+		{
+			name: "processor error: failed, nothing recorded", answer: processorError,
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: "processor_error"},
+		},
+		{
+			name: "vault-proxy's 504 forward_timeout: outcome unknown", err: &vaultclient.StatusError{Method: "POST", Path: zone.DetokenizePath, Status: 504},
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, wantErr: connector.ErrOutcomeUnknown,
+		},
+		{
+			name: "the context ends before an answer: outcome unknown", err: context.DeadlineExceeded,
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Capture(context.Background(), op("cap-1"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, wantErr: connector.ErrOutcomeUnknown,
+		},
+		{
+			name: "vault-proxy refuses (nothing sent): an error, not unknown",
+			err:  fmt.Errorf("%w: %w", coreapi.ErrVaultProxyRefused, &apierror.Error{Status: 400, Code: "bad_request"}),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Authorize(context.Background(), authz)
+			},
+			wantErr: coreapi.ErrVaultProxyRefused,
+		},
+		{
+			name: "partial capture", answer: recorded(t, 200, "capture.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Capture(context.Background(), op("txn-a:capture-1"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "cap_ozdmrqql7d7eccba673emt57ik"},
+		},
+		{
+			name: "capture beyond the authorization: declined", answer: recorded(t, 422, "capture-exceeds.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Capture(context.Background(), op("txn-a:capture-3"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: "amount_exceeds_authorized",
+				RawResponseDescription: "the capture amount exceeds what is left (0)"},
+		},
+		{
+			name: "refund", answer: recorded(t, 200, "refund.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Refund(context.Background(), op("txn-a:refund-1"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "ref_oi7g73clyjkoz3ld7at62sw3lw"},
+		},
+		{
+			name: "a capture answer without the sent reference is a processor fault", answer: recorded(t, 200, "capture.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Capture(context.Background(), op("other"))
+			},
+			wantErr: new(*connector.ProcessorError),
+		},
+		{
+			name: "void", answer: recorded(t, 200, "void.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Void(context.Background(), op("txn-v:void-1"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_x67pkbrx4fo6fp6qlfnaqdqhyf"},
+		},
+		{
+			name: "void of a captured authorization: declined", answer: recorded(t, 422, "void-not-voidable.json"),
+			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+				return m.Void(context.Background(), op("txn-a:void-1"))
+			},
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: "authorization_not_voidable",
+				RawResponseDescription: "the authorization is captured: only an authorized one with nothing captured can be voided"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.call(connector.MockCard{VaultProxy: &recorder{answer: tc.answer, err: tc.err}})
+			switch want := tc.wantErr.(type) {
+			case nil:
+				if err != nil {
+					t.Fatalf("error %v", err)
+				}
+			case **connector.ProcessorError:
+				if !errors.As(err, want) {
+					t.Fatalf("error %v, want a ProcessorError", err)
+				}
+			case error:
+				if !errors.Is(err, want) {
+					t.Fatalf("error %v, want %v", err, want)
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("result\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMockCardParsesTheLookup(t *testing.T) {
+	m := connector.MockCard{VaultProxy: &recorder{answer: recorded(t, 200, "lookup.json")}}
+	st, err := m.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "default", PaymentMethodID: "pm", Reference: "txn-a"})
+	if err != nil || st.Outcome != coreapi.OutcomeSucceeded || st.Status != "captured" || st.AuthorizedAmount != 1299 || st.CapturedAmount != 1299 ||
+		st.RefundedAmount != 200 || st.Voided || len(st.Captures) != 2 || len(st.Refunds) != 1 || st.Reference != "auth_u5exqgniqaxzrdgtbhtdubuzew" {
+		t.Fatalf("lookup: %+v %v", st, err)
+	}
+	if c, ok := connector.Step(st.Captures, "txn-a:capture-2"); !ok || c.Amount != 799 || c.ID == "" {
+		t.Fatalf("capture-2: %+v", st.Captures)
+	}
+
+	m = connector.MockCard{VaultProxy: &recorder{answer: recorded(t, 404, "lookup-not-found.json")}}
+	if _, err := m.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "default", PaymentMethodID: "pm", Reference: "txn-h"}); !errors.Is(err, connector.ErrNotFound) {
+		t.Fatalf("never recorded: %v, want ErrNotFound", err)
+	}
+}
+
+func TestRegistryCards(t *testing.T) {
+	r := connector.NewRegistry(connector.MockBank{}, connector.MockCard{})
+	if c, err := r.Cards("mock-card"); err != nil || c.Name() != "mock-card" {
+		t.Fatalf("mock-card: %v %v", c, err)
+	}
+	for _, name := range []string{"mock-bank", "nope"} {
+		if _, err := r.Cards(name); !errors.Is(err, connector.ErrUnknown) {
+			t.Fatalf("%s as a card connector: %v", name, err)
+		}
+	}
+	if _, err := r.Mandates("mock-card"); !errors.Is(err, connector.ErrUnknown) {
+		t.Fatalf("mock-card as a mandate connector: %v", err)
+	}
+}
