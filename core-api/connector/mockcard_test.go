@@ -44,6 +44,13 @@ func recorded(t *testing.T, status int, name string) *zone.DetokenizeResponse {
 func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 	ok := &zone.DetokenizeResponse{Status: 201, Body: []byte(`{"type":"authorization","id":"auth_x","status":"authorized"}`)}
 	const pm = "3f0c2a57-8a4e-4c55-9d5c-4f8e1f7d9a10"
+	// step is a capture, void or refund (a method expression) of auth_x.
+	step := func(f func(connector.MockCard, context.Context, connector.CardOperation) (coreapi.ConnectorResult, error), amount int64, ref string) func(connector.MockCard) error {
+		return func(m connector.MockCard) error {
+			_, err := f(m, context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Amount: amount, Reference: ref})
+			return err
+		}
+	}
 	cases := []struct {
 		name    string
 		call    func(connector.MockCard) error
@@ -80,35 +87,23 @@ func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 				`"previous_scheme_transaction_id":"483920175544213"}`,
 		},
 		{
-			name: "partial capture",
-			call: func(m connector.MockCard) error {
-				_, err := m.Capture(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Amount: 500, Reference: "cap-1"})
-				return err
-			},
+			name:   "partial capture",
+			call:   step(connector.MockCard.Capture, 500, "cap-1"),
 			method: "POST", path: "/v1/authorizations/auth_x/captures", purpose: "capture", key: "cap-1", body: `{"amount":500}`,
 		},
 		{
-			name: "capture of all that is left",
-			call: func(m connector.MockCard) error {
-				_, err := m.Capture(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Reference: "cap-2"})
-				return err
-			},
+			name:   "capture of all that is left",
+			call:   step(connector.MockCard.Capture, 0, "cap-2"),
 			method: "POST", path: "/v1/authorizations/auth_x/captures", purpose: "capture", key: "cap-2", body: `{}`,
 		},
 		{
-			name: "void",
-			call: func(m connector.MockCard) error {
-				_, err := m.Void(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Reference: "void-1"})
-				return err
-			},
+			name:   "void",
+			call:   step(connector.MockCard.Void, 0, "void-1"),
 			method: "POST", path: "/v1/authorizations/auth_x/voids", purpose: "void", key: "void-1", body: `{}`,
 		},
 		{
-			name: "refund",
-			call: func(m connector.MockCard) error {
-				_, err := m.Refund(context.Background(), connector.CardOperation{MerchantAccountID: "m-1", PaymentMethodID: pm, AuthorizationID: "auth_x", Amount: 200, Reference: "ref-1"})
-				return err
-			},
+			name:   "refund",
+			call:   step(connector.MockCard.Refund, 200, "ref-1"),
 			method: "POST", path: "/v1/authorizations/auth_x/refunds", purpose: "refund", key: "ref-1", body: `{"amount":200}`,
 		},
 		{
@@ -141,112 +136,94 @@ func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 
 func TestMockCardParsesAnswers(t *testing.T) {
 	authz := connector.CardAuthorization{MerchantAccountID: "default", PaymentMethodID: "pm", Reference: "txn-a", Amount: 1299, Currency: "EUR"}
-	op := func(ref string) connector.CardOperation {
-		return connector.CardOperation{MerchantAccountID: "default", PaymentMethodID: "pm", AuthorizationID: "auth_u5exqgniqaxzrdgtbhtdubuzew", Reference: ref}
+	type call = func(connector.MockCard) (coreapi.ConnectorResult, error)
+	authorize := func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+		return m.Authorize(context.Background(), authz)
+	}
+	// step is a capture, void or refund (a method expression) sent with ref.
+	step := func(f func(connector.MockCard, context.Context, connector.CardOperation) (coreapi.ConnectorResult, error), ref string) call {
+		return func(m connector.MockCard) (coreapi.ConnectorResult, error) {
+			return f(m, context.Background(), connector.CardOperation{MerchantAccountID: "default", PaymentMethodID: "pm",
+				AuthorizationID: "auth_u5exqgniqaxzrdgtbhtdubuzew", Reference: ref})
+		}
 	}
 	processorError := &zone.DetokenizeResponse{Status: 500, Body: []byte(`{"type":"error","code":"processor_error","status":500,"message":"the processor failed","details":[]}`)}
 	cases := []struct {
 		name    string
 		answer  *zone.DetokenizeResponse
 		err     error
-		call    func(connector.MockCard) (coreapi.ConnectorResult, error)
+		call    call
 		want    coreapi.ConnectorResult
 		wantErr any // an error for errors.Is, or a **ProcessorError for errors.As
 	}{
 		{
 			name: "approved", answer: recorded(t, 201, "authorization-approved.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_u5exqgniqaxzrdgtbhtdubuzew", RawResponseCode: "00",
 				RawResponseDescription: "Approved", AVSResponseCode: "Y", CVVResponseCode: "M", SchemeTransactionID: "803023186132014"},
 		},
 		{
 			name: "declined by amount 4051", answer: recorded(t, 201, "authorization-declined.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: "auth_dq5nhtcwmkyrq2z6d4v5ym7j4l", ErrorCode: "insufficient_funds",
 				RawResponseCode: "51", RawResponseDescription: "Not sufficient funds"},
 		},
 		{
 			name: "merchant-initiated approval has no CVV result", answer: recorded(t, 201, "authorization-merchant-initiated.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_ty7iloh2gdclxedvppysb4fx77", RawResponseCode: "00",
 				RawResponseDescription: "Approved", SchemeTransactionID: "443657601389859"},
 		},
 		{
 			name: "processor error: failed, nothing recorded", answer: processorError,
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: "processor_error"},
 		},
 		{
 			name: "vault-proxy's 504 forward_timeout: outcome unknown", err: &vaultclient.StatusError{Method: "POST", Path: zone.DetokenizePath, Status: 504},
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, wantErr: connector.ErrOutcomeUnknown,
 		},
 		{
 			name: "the context ends before an answer: outcome unknown", err: context.DeadlineExceeded,
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Capture(context.Background(), op("cap-1"))
-			},
+			call: step(connector.MockCard.Capture, "cap-1"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, wantErr: connector.ErrOutcomeUnknown,
 		},
 		{
-			name: "vault-proxy refuses (nothing sent): an error, not unknown",
-			err:  fmt.Errorf("%w: %w", coreapi.ErrVaultProxyRefused, &apierror.Error{Status: 400, Code: "bad_request"}),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Authorize(context.Background(), authz)
-			},
+			name:    "vault-proxy refuses (nothing sent): an error, not unknown",
+			err:     fmt.Errorf("%w: %w", coreapi.ErrVaultProxyRefused, &apierror.Error{Status: 400, Code: "bad_request"}),
+			call:    authorize,
 			wantErr: coreapi.ErrVaultProxyRefused,
 		},
 		{
 			name: "partial capture", answer: recorded(t, 200, "capture.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Capture(context.Background(), op("txn-a:capture-1"))
-			},
+			call: step(connector.MockCard.Capture, "txn-a:capture-1"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "cap_ozdmrqql7d7eccba673emt57ik"},
 		},
 		{
 			name: "capture beyond the authorization: declined", answer: recorded(t, 422, "capture-exceeds.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Capture(context.Background(), op("txn-a:capture-3"))
-			},
+			call: step(connector.MockCard.Capture, "txn-a:capture-3"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: "amount_exceeds_authorized",
 				RawResponseDescription: "the capture amount exceeds what is left (0)"},
 		},
 		{
 			name: "refund", answer: recorded(t, 200, "refund.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Refund(context.Background(), op("txn-a:refund-1"))
-			},
+			call: step(connector.MockCard.Refund, "txn-a:refund-1"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "ref_oi7g73clyjkoz3ld7at62sw3lw"},
 		},
 		{
 			name: "a capture answer without the sent reference is a processor fault", answer: recorded(t, 200, "capture.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Capture(context.Background(), op("other"))
-			},
+			call:    step(connector.MockCard.Capture, "other"),
 			wantErr: new(*connector.ProcessorError),
 		},
 		{
 			name: "void", answer: recorded(t, 200, "void.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Void(context.Background(), op("txn-v:void-1"))
-			},
+			call: step(connector.MockCard.Void, "txn-v:void-1"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_x67pkbrx4fo6fp6qlfnaqdqhyf"},
 		},
 		{
 			name: "void of a captured authorization: declined", answer: recorded(t, 422, "void-not-voidable.json"),
-			call: func(m connector.MockCard) (coreapi.ConnectorResult, error) {
-				return m.Void(context.Background(), op("txn-a:void-1"))
-			},
+			call: step(connector.MockCard.Void, "txn-a:void-1"),
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: "authorization_not_voidable",
 				RawResponseDescription: "the authorization is captured: only an authorized one with nothing captured can be voided"},
 		},
