@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/payorch/certs"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/vaultclient"
@@ -39,11 +41,17 @@ type Main struct {
 	ln  net.Listener
 	srv *http.Server
 
-	// stopReconcile ends the periodic vault reconciliation; reconciling is
-	// closed once it has.
-	stopReconcile context.CancelFunc
-	reconciling   chan struct{}
+	// stopJobs ends the periodic jobs (the vault reconciliation, the
+	// purge of idempotency keys); jobs waits for them.
+	jobCtx   context.Context
+	stopJobs context.CancelFunc
+	jobs     sync.WaitGroup
 }
+
+// idempotencyPurgeInterval is how often expired idempotency keys are
+// removed: they are refused or replaced by the claim that finds them
+// expired anyway, so the purge only bounds the table's size.
+const idempotencyPurgeInterval = 10 * time.Minute
 
 // New validates cfg; nothing is opened until Run.
 func New(cfg Config, log *slog.Logger) (*Main, error) {
@@ -106,6 +114,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}()
 	m.Log.Info("core-api started", "environment", m.Config.Environment, "addr", m.ln.Addr().String())
 	m.startReconciling()
+	purger := &idempotency.Purger{Store: m.DB, Log: m.Log.With("component", "idempotency-purge")}
+	m.startJob(func(ctx context.Context) { purger.Every(ctx, idempotencyPurgeInterval) })
 	return nil
 }
 
@@ -150,11 +160,20 @@ func (m *Main) startReconciling() {
 		m.Log.Warn("the vault reconciliation is off (CORE_API_VAULT_RECONCILE_INTERVAL=0): run core-api reconcile-vault from a scheduler")
 		return
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	m.stopReconcile, m.reconciling = stop, make(chan struct{})
+	m.startJob(func(ctx context.Context) { m.reconciler().Every(ctx, min(interval, time.Minute), interval) })
+}
+
+// startJob runs job in the background until Close.
+func (m *Main) startJob(job func(ctx context.Context)) {
+	if m.stopJobs == nil {
+		var ctx context.Context
+		ctx, m.stopJobs = context.WithCancel(context.Background())
+		m.jobCtx = ctx
+	}
+	m.jobs.Add(1)
 	go func() {
-		defer close(m.reconciling)
-		m.reconciler().Every(ctx, min(interval, time.Minute), interval)
+		defer m.jobs.Done()
+		job(m.jobCtx)
 	}()
 }
 
@@ -182,14 +201,14 @@ func (m *Main) Addr() string { return m.ln.Addr().String() }
 // request (its deadline, CORE_API_REQUEST_TIMEOUT, is at most 55 s).
 const drainTimeout = 75 * time.Second
 
-// Close stops the vault reconciliation, drains in-flight requests and
-// closes the database.
+// Close stops the periodic jobs, drains in-flight requests and closes
+// the database.
 func (m *Main) Close() error {
-	if m.stopReconcile != nil {
+	if m.stopJobs != nil {
 		// First: a run under way stops where it is (the next one finishes
 		// what it leaves) and lets go of the database.
-		m.stopReconcile()
-		<-m.reconciling
+		m.stopJobs()
+		m.jobs.Wait()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/postgres"
@@ -33,6 +34,7 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
+		Idempotency: &idempotency.Service{Store: m.DB},
 	}
 }
 

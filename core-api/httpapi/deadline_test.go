@@ -128,6 +128,13 @@ func TestRequestDeadline(t *testing.T) {
 // holding scopes.
 func testAuth(t *testing.T, scopes ...string) (*httpapi.Auth, string) {
 	t.Helper()
+	return testAuthFor(t, nil, scopes...)
+}
+
+// testAuthFor is testAuth with a token for the merchant accounts named
+// (nil: the default one).
+func testAuthFor(t *testing.T, accounts []string, scopes ...string) (*httpapi.Auth, string) {
+	t.Helper()
 	const issuer = "test"
 	priv, err := auth.GenerateKey()
 	if err != nil {
@@ -141,7 +148,7 @@ func testAuth(t *testing.T, scopes ...string) (*httpapi.Auth, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token, err := auth.Mint(priv, issuer, scopes, time.Hour, time.Time{}, nil)
+	token, err := auth.Mint(priv, issuer, scopes, time.Hour, time.Time{}, accounts)
 	if err != nil {
 		t.Fatal(err)
 	}

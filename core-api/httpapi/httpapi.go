@@ -124,13 +124,18 @@ func call(w http.ResponseWriter, r *http.Request, h Handler) (err error) {
 }
 
 func (rt *Router) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	e := apierror.As(err).WithRequestID(requestid.FromContext(r.Context()))
+	e := envelope(r, err)
 	if e.Status >= 500 {
 		rt.log.ErrorContext(r.Context(), "request failed", "code", e.Code, "err", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(e.JSON())
+}
+
+// envelope is err as the error envelope r is answered with.
+func envelope(r *http.Request, err error) *apierror.Error {
+	return apierror.As(err).WithRequestID(requestid.FromContext(r.Context()))
 }
 
 // WriteJSON writes v with status.

@@ -25,24 +25,36 @@ func DecodeStrict(r *http.Request, dst any) error {
 	if err := apierror.CheckJSONContentType(r.Header.Get("Content-Type")); err != nil {
 		return err
 	}
-	if r.ContentLength > MaxBodyBytes {
-		return errTooLarge
-	}
 	if r.Body == nil {
 		return strictjson.ErrEmpty
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeStrictBytes(body, dst)
+}
+
+// readBody reads r's body, at most MaxBodyBytes (413 too_large beyond).
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, errTooLarge
+	}
+	if r.Body == nil {
+		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errTooLarge
+			return nil, errTooLarge
 		}
-		return apierror.BadRequest("could not read the request body")
+		return nil, apierror.BadRequest("could not read the request body")
 	}
 	if len(body) > MaxBodyBytes {
-		return errTooLarge
+		return nil, errTooLarge
 	}
-	return DecodeStrictBytes(body, dst)
+	return body, nil
 }
 
 // DecodeStrictBytes is DecodeStrict for a body already read: the rules of

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/payorch/core-api/buyers"
+	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/shared/pagination"
@@ -21,6 +22,7 @@ type Deps struct {
 	MerchantAccounts *merchants.Service
 	Buyers           *buyers.Service
 	PaymentMethods   *paymentmethods.Service
+	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
 }
 
 // Routes registers every core-api route on rt: this is the one list of

@@ -116,3 +116,13 @@ func TestRuntimeRoleCannotRewriteTransactionEvents(t *testing.T) {
 		{`DELETE FROM transactions`, false},
 	})
 }
+
+// Idempotency keys are completed and removed in place (given back after a
+// failure, purged once expired).
+func TestRuntimeRoleManagesIdempotencyKeys(t *testing.T) {
+	assertPrivileges(t, postgrestest.New(t), []privilege{
+		{`UPDATE idempotency_keys SET locked_until = locked_until`, true},
+		{`DELETE FROM idempotency_keys`, true},
+		{`TRUNCATE idempotency_keys`, false},
+	})
+}

@@ -1,0 +1,199 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/payorch/core-api/idempotency"
+	"github.com/payorch/shared/apierror"
+)
+
+// CallerHandler serves a route once its caller is authorized.
+type CallerHandler func(w http.ResponseWriter, r *http.Request, c Caller) error
+
+// ReplayedHeader marks a response replayed from an idempotency key.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// completeTimeout bounds the storing of a response once the work is done:
+// the request's own deadline may have run out by then.
+const completeTimeout = 5 * time.Second
+
+// Idempotent authorizes a request for scope and runs h under its
+// Idempotency-Key (docs/api-conventions.md, "Idempotency"), if it has one,
+// scoped to the caller's merchant account and endpoint (a name the route
+// gives; aliases of one operation give the same name). The body is read
+// first (h still reads it from r) and the key is claimed on a SHA-256 of
+// the method, path and query, and body bytes:
+//
+//   - a completed key with the same fingerprint: its stored status and
+//     body are answered, byte for byte, with Idempotent-Replayed: true,
+//     and h is not run;
+//   - another fingerprint: 422 idempotency_key_reused;
+//   - a request with the key still running: 409 concurrent_request;
+//   - else h runs and its response, buffered, is stored with the key when
+//     its status is below 500 (a 4xx is an answer: the same request would
+//     get it again). A 5xx, a timeout or a panic gives the key back, so
+//     the client's retry runs afresh.
+//
+// h must be safe to run again after a partial run: a retry takes over a
+// claim whose process died once its lease runs out (package idempotency).
+func (d Deps) Idempotent(scope, endpoint string, h CallerHandler) Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		c, err := d.Auth.Authorize(r, scope)
+		if err != nil {
+			return err
+		}
+		key, ok, err := idempotencyKey(r.Header)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return h(w, r, c)
+		}
+		body, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		if r.Body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		s := idempotency.Scope{MerchantAccountID: c.MerchantAccountID, Endpoint: endpoint, Key: key}
+		claim, err := d.Idempotency.Begin(r.Context(), s, idempotency.FingerprintOf(r.Method, r.URL.RequestURI(), body))
+		switch {
+		case errors.Is(err, idempotency.ErrReused):
+			return errKeyReused
+		case errors.Is(err, idempotency.ErrInFlight):
+			return errKeyInFlight
+		case err != nil:
+			return err
+		case claim.Replay != nil:
+			w.Header().Set(ReplayedHeader, "true")
+			return writeStored(w, *claim.Replay)
+		}
+		if claim.TakenOver {
+			d.Log.WarnContext(r.Context(), "idempotency key taken over after its lease ran out: the handler runs again",
+				"endpoint", endpoint, "merchant_account_id", c.MerchantAccountID)
+		}
+		return d.runClaimed(w, r, c, s, claim.Owner, h)
+	}
+}
+
+// runClaimed runs h with the claim on s held, and completes or releases it.
+func (d Deps) runClaimed(w http.ResponseWriter, r *http.Request, c Caller, s idempotency.Scope, owner string, h CallerHandler) error {
+	done := false
+	defer func() {
+		if !done { // a 5xx, a timeout, a panic
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), completeTimeout)
+			defer cancel()
+			if err := d.Idempotency.Release(ctx, s, owner); err != nil {
+				// The claim's lease frees the key in its time.
+				d.Log.ErrorContext(ctx, "idempotency key: could not give it back", "endpoint", s.Endpoint, "err", err)
+			}
+		}
+	}()
+	rec := &recorder{header: http.Header{}}
+	if err := h(rec, r, c); err != nil {
+		e := envelope(r, timedOut(r.Context(), err))
+		if e.Status >= 500 {
+			return err
+		}
+		rec.header = http.Header{}
+		rec.body.Reset()
+		rec.status = 0
+		rec.Header().Set("Content-Type", "application/json")
+		rec.WriteHeader(e.Status)
+		_, _ = rec.Write(e.JSON())
+	}
+	resp := idempotency.Response{Status: rec.code(), ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes()}
+	if resp.Status < 500 {
+		done = true
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), completeTimeout)
+		defer cancel()
+		if err := d.Idempotency.Complete(ctx, s, owner, resp); err != nil {
+			// The work is done: its answer goes to the client regardless.
+			// A retry then finds the claim (its lease) or the response of
+			// the request that took it over.
+			d.Log.ErrorContext(ctx, "idempotency key: the response was not stored", "endpoint", s.Endpoint, "err", err)
+		}
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.Status)
+	_, err := w.Write(resp.Body)
+	return err
+}
+
+// writeStored writes a stored response.
+func writeStored(w http.ResponseWriter, resp idempotency.Response) error {
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	w.WriteHeader(resp.Status)
+	_, err := w.Write(resp.Body)
+	return err
+}
+
+var (
+	errKeyReused   = apierror.IdempotencyKeyReused("this Idempotency-Key was used with a different request; use a new key for a new request")
+	errKeyInFlight = apierror.ConcurrentRequest("a request with this Idempotency-Key is still being processed; retry later")
+)
+
+// idempotencyKey returns the request's Idempotency-Key, ok false when it
+// has none. A key is 1 to 255 printable ASCII characters (space to
+// tilde): what any client library generates (UUIDs, random strings), and
+// nothing that a log line or a header could render ambiguously.
+func idempotencyKey(h http.Header) (key string, ok bool, err error) {
+	vs := h.Values(idempotency.Header)
+	if len(vs) == 0 {
+		return "", false, nil
+	}
+	bad := len(vs) > 1 || len(vs[0]) == 0 || len(vs[0]) > idempotency.MaxKeyLength
+	for i := 0; !bad && i < len(vs[0]); i++ {
+		bad = vs[0][i] < ' ' || vs[0][i] > '~'
+	}
+	if bad {
+		return "", false, errBadKey
+	}
+	return vs[0], true, nil
+}
+
+var errBadKey = apierror.BadRequest("invalid Idempotency-Key header", apierror.Detail{
+	Location: apierror.LocationHeader, Pointer: idempotency.Header,
+	Message: "must be given once, 1 to 255 printable ASCII characters (space to ~)", Type: "value_error.idempotency_key",
+})
+
+// recorder buffers a response, to be stored before it is sent.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (rc *recorder) Header() http.Header { return rc.header }
+
+func (rc *recorder) WriteHeader(code int) {
+	if rc.status == 0 {
+		rc.status = code
+	}
+}
+
+func (rc *recorder) Write(b []byte) (int, error) {
+	if rc.status == 0 {
+		rc.status = http.StatusOK
+	}
+	return rc.body.Write(b)
+}
+
+func (rc *recorder) code() int {
+	if rc.status == 0 {
+		return http.StatusOK
+	}
+	return rc.status
+}
