@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/idempotency"
+	"github.com/payorch/shared/apierror"
 )
 
 // The embedded document is a valid OpenAPI 3.1 document (kin-openapi's
@@ -55,5 +58,37 @@ func TestOpenAPIServed(t *testing.T) {
 	body, _ := io.ReadAll(rec.Result().Body)
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" || string(body) != string(httpapi.OpenAPIDocument) {
 		t.Fatalf("GET /openapi.json = %d %q, %d bytes", rec.Code, rec.Header().Get("Content-Type"), len(body))
+	}
+}
+
+// The routes that take an Idempotency-Key share one description of the
+// header and of its errors, the way the code checks and answers them.
+func TestOpenAPIDescribesIdempotencyKeys(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPIDocument)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := doc.Components.Parameters["IdempotencyKey"]
+	if p == nil || p.Value.Name != idempotency.Header || p.Value.In != "header" || p.Value.Required {
+		t.Fatalf("components/parameters/IdempotencyKey = %+v, want the optional %s header", p, idempotency.Header)
+	}
+	if s := p.Value.Schema.Value; s.MinLength != 1 || s.MaxLength == nil || *s.MaxLength != idempotency.MaxKeyLength {
+		t.Errorf("IdempotencyKey length %d..%v, want 1..%d", s.MinLength, s.MaxLength, idempotency.MaxKeyLength)
+	}
+	if doc.Components.Headers[httpapi.ReplayedHeader] == nil {
+		t.Errorf("components/headers/%s is missing", httpapi.ReplayedHeader)
+	}
+	for name, code := range map[string]string{
+		"IdempotencyKeyReused": apierror.CodeIdempotencyKeyReused,
+		"ConcurrentRequest":    apierror.CodeConcurrentRequest,
+	} {
+		r := doc.Components.Responses[name]
+		if r == nil {
+			t.Errorf("components/responses/%s is missing", name)
+			continue
+		}
+		if b, _ := json.Marshal(r.Value); !strings.Contains(string(b), `"`+code+`"`) {
+			t.Errorf("components/responses/%s does not name %s", name, code)
+		}
 	}
 }
