@@ -96,20 +96,20 @@ func (d Deps) runClaimed(w http.ResponseWriter, r *http.Request, c Caller, s ide
 			}
 		}
 	}()
-	rec := &recorder{header: http.Header{}}
+	buf := &buffer{header: http.Header{}}
+	rec := &statusWriter{ResponseWriter: buf}
 	if err := h(rec, r, c); err != nil {
 		e := envelope(r, timedOut(r.Context(), err))
 		if e.Status >= 500 {
 			return err
 		}
-		rec.header = http.Header{}
-		rec.body.Reset()
-		rec.status = 0
-		rec.Header().Set("Content-Type", "application/json")
+		// The error envelope replaces whatever h had written.
+		buf = &buffer{header: http.Header{"Content-Type": {"application/json"}}}
+		rec = &statusWriter{ResponseWriter: buf}
 		rec.WriteHeader(e.Status)
 		_, _ = rec.Write(e.JSON())
 	}
-	resp := idempotency.Response{Status: rec.code(), ContentType: rec.header.Get("Content-Type"), Body: rec.body.Bytes()}
+	resp := idempotency.Response{Status: rec.code(), ContentType: buf.header.Get("Content-Type"), Body: buf.body.Bytes()}
 	if resp.Status < 500 {
 		done = true
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), completeTimeout)
@@ -121,7 +121,7 @@ func (d Deps) runClaimed(w http.ResponseWriter, r *http.Request, c Caller, s ide
 			d.Log.ErrorContext(ctx, "idempotency key: the response was not stored", "endpoint", s.Endpoint, "err", err)
 		}
 	}
-	for k, v := range rec.header {
+	for k, v := range buf.header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.Status)
@@ -169,31 +169,13 @@ var errBadKey = apierror.BadRequest("invalid Idempotency-Key header", apierror.D
 	Message: "must be given once, 1 to 255 printable ASCII characters (space to ~)", Type: "value_error.idempotency_key",
 })
 
-// recorder buffers a response, to be stored before it is sent.
-type recorder struct {
+// buffer holds a response, to be stored before it is sent; a statusWriter
+// over it tracks the status.
+type buffer struct {
 	header http.Header
-	status int
 	body   bytes.Buffer
 }
 
-func (rc *recorder) Header() http.Header { return rc.header }
-
-func (rc *recorder) WriteHeader(code int) {
-	if rc.status == 0 {
-		rc.status = code
-	}
-}
-
-func (rc *recorder) Write(b []byte) (int, error) {
-	if rc.status == 0 {
-		rc.status = http.StatusOK
-	}
-	return rc.body.Write(b)
-}
-
-func (rc *recorder) code() int {
-	if rc.status == 0 {
-		return http.StatusOK
-	}
-	return rc.status
-}
+func (b *buffer) Header() http.Header         { return b.header }
+func (b *buffer) WriteHeader(int)             {}
+func (b *buffer) Write(p []byte) (int, error) { return b.body.Write(p) }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/payorch/shared/periodic"
 )
 
 // Header is the request header that carries the key.
@@ -203,22 +204,14 @@ func (p *Purger) Run(ctx context.Context) (int, error) {
 
 // Every runs Run every interval until ctx ends.
 func (p *Purger) Every(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, interval, interval, func(ctx context.Context) {
 		n, err := p.Run(ctx)
 		switch {
 		case ctx.Err() != nil:
-			return
 		case err != nil:
 			p.Log.ErrorContext(ctx, "idempotency keys: purge failed", "purged", n, "err", err)
 		case n > 0:
 			p.Log.InfoContext(ctx, "idempotency keys: purged the expired", "purged", n)
 		}
-	}
+	})
 }

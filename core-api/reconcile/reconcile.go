@@ -19,6 +19,7 @@ import (
 	"time"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/periodic"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
 )
@@ -216,18 +217,10 @@ func (j *Job) shred(ctx context.Context, r zone.VaultedRecord, res *Result) erro
 // until ctx ends, logging what each run found and did; a run under way
 // when ctx ends stops where it is.
 func (j *Job) Every(ctx context.Context, first, interval time.Duration) {
-	t := time.NewTimer(first)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	periodic.Every(ctx, first, interval, func(ctx context.Context) {
 		res, err := j.Run(ctx, Options{})
 		j.logRun(ctx, res, err)
-		t.Reset(interval)
-	}
+	})
 }
 
 func (j *Job) logRun(ctx context.Context, res *Result, err error) {
