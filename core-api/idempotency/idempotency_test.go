@@ -140,3 +140,21 @@ func TestPurgerEveryStops(t *testing.T) {
 		t.Fatal("Every did not stop")
 	}
 }
+
+// A key past its 24 hours whose claim still runs (its lease has not run
+// out) stays that claim's: a retry is refused rather than run beside it.
+func TestExpiredKeyUnderARunningClaimIsInFlight(t *testing.T) {
+	ctx := context.Background()
+	db := postgrestest.New(t)
+	svc := &idempotency.Service{Store: db}
+	fp := idempotency.FingerprintOf("POST", "/a", nil)
+	if _, err := svc.Begin(ctx, scope("k"), fp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `UPDATE idempotency_keys SET expires_at = now()`); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := svc.Begin(ctx, scope("k"), fp); err != idempotency.ErrInFlight {
+		t.Fatalf("Begin = %+v, %v, want ErrInFlight", c, err)
+	}
+}

@@ -64,8 +64,9 @@ func claimOnce(ctx context.Context, tx pgx.Tx, s idempotency.Scope, f idempotenc
 	}
 	copy(st.Fingerprint[:], fp)
 	switch {
-	case expired:
-		// Past its 24 hours but not purged yet: a new key.
+	case expired && !leased:
+		// Past its 24 hours but not purged yet: a new key. One whose
+		// claim still runs stays that claim's.
 		_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4, owner = $5,
 			locked_until = now() + $6::interval, expires_at = now() + $7::interval, created_at = now(),
 			response_status = NULL, response_content_type = NULL, response_body = NULL
