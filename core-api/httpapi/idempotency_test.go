@@ -25,7 +25,8 @@ import (
 
 // charge is a money-moving route for the tests: it counts its runs and
 // answers with a body no second run could repeat. Its body says how it
-// ends: {"outcome":"ok"} 201, "declined" a 422 error, "fail" a 500.
+// ends: {"outcome":"ok"} 201, "declined" a 422 error, "fail" a 500,
+// "panic" a panic.
 type charge struct {
 	runs    atomic.Int32
 	started chan struct{} // a run has started, when set
@@ -51,6 +52,8 @@ func (c *charge) handle(w http.ResponseWriter, r *http.Request, caller httpapi.C
 		return apierror.Unprocessable("declined")
 	case "fail":
 		return fmt.Errorf("the processor is down")
+	case "panic":
+		panic("the handler broke")
 	}
 	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"run": n, "id": uuid.NewString(), "account": caller.MerchantAccountID})
 }
@@ -303,13 +306,14 @@ func TestIdempotentScope(t *testing.T) {
 	}
 }
 
-// A server error gives the key back: the client's retry runs afresh. A
-// request without a key runs each time.
+// A server error or a panic gives the key back: the client's retry runs
+// afresh. A request without a key runs each time.
 func TestIdempotentRunsAgain(t *testing.T) {
 	c := &charge{}
 	srv := chargeServer(t, postgrestest.Migrated(t).CoreDSN, c, 0)
 	for _, tc := range []struct{ name, key, body string }{
 		{"after a 5xx", uuid.NewString(), `{"outcome":"fail"}`},
+		{"after a panic", uuid.NewString(), `{"outcome":"panic"}`},
 		{"without a key", "", okBody},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
