@@ -153,6 +153,11 @@ var (
 	ErrMandateDeclined     = errors.New("the bank declined the mandate")
 )
 
+// ErrCardPaymentsUnavailable is a card payment where no card connector is
+// configured: production has no processor connections until payment
+// services exist.
+var ErrCardPaymentsUnavailable = errors.New("no card connector is configured")
+
 // TransitionError is an operation the transaction state machine refuses
 // in the transaction's status or with its amounts (transitions.go).
 // Nothing was changed. InFlight says whether operations in flight on the

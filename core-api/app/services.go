@@ -10,6 +10,7 @@ import (
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
@@ -34,8 +35,21 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
-		Idempotency: &idempotency.Service{Store: m.DB},
+		Transactions: &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors)},
+		Idempotency:  &idempotency.Service{Store: m.DB},
 	}
+}
+
+// cardsOf is the card connector payments go to: mock-card, where the
+// environment registers it; none in production, where card payments are
+// refused until payment services (a merchant's connector configurations)
+// exist.
+func cardsOf(registry *connector.Registry) transactions.CardConnector {
+	cards, err := registry.Cards(connector.MockCardName)
+	if err != nil {
+		return nil
+	}
+	return cards
 }
 
 // connectorsOf registers the connectors of env and names the one new bank

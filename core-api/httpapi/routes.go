@@ -7,6 +7,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
+	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
@@ -22,6 +23,7 @@ type Deps struct {
 	MerchantAccounts *merchants.Service
 	Buyers           *buyers.Service
 	PaymentMethods   *paymentmethods.Service
+	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
 }
 
@@ -55,4 +57,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("DELETE /payment-methods/{id}", pms.delete)
 	rt.Handle("GET /buyers/payment-methods", pms.buyerPaymentMethods)
 	rt.Handle("GET /buyers/gift-cards", pms.giftCards)
+
+	txs := transactionHandlers{d}
+	rt.Handle("POST /transactions", d.Idempotent(ScopeTransactionsWrite, "transactions.create", txs.create))
 }

@@ -85,6 +85,9 @@ type Tx interface {
 // Service manages transactions.
 type Service struct {
 	Store Store
+	// Cards authorizes card payments; nil where no card processor is
+	// connected (PayByCard refuses).
+	Cards CardConnector
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

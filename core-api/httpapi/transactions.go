@@ -1,0 +1,193 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/strictjson"
+)
+
+// Scopes of the transaction routes.
+const (
+	ScopeTransactionsRead  = "transactions.read"
+	ScopeTransactionsWrite = "transactions.write"
+)
+
+// The transaction routes (routes.go registers them):
+//
+//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id},buyer_id?,
+//	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
+//	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
+//
+// Decisions:
+//   - A payment is by a stored card only ({"method":"id"}); the card
+//     connector is mock-card, the only one outside production: production
+//     answers 422 until payment services (a merchant's connector
+//     configurations) exist.
+//   - The connector's answer is the transaction's status, never the HTTP
+//     status: a decline is 201 authorization_declined with the
+//     processor's codes, an unknown outcome 201 processing. Only a call
+//     the connector could not send is an error (502; the transaction is
+//     authorization_failed).
+type transactionHandlers struct{ d Deps }
+
+// transactionCreateJSON is the body of POST /transactions. amount,
+// currency and payment_method are pointers so that their absence is
+// told apart from a zero.
+type transactionCreateJSON struct {
+	Amount              *int64                `json:"amount"`
+	Currency            *string               `json:"currency"`
+	Country             *string               `json:"country"`
+	Intent              string                `json:"intent"`
+	PaymentMethod       *paymentMethodRefJSON `json:"payment_method"`
+	BuyerID             *string               `json:"buyer_id"`
+	ExternalIdentifier  *string               `json:"external_identifier"`
+	Metadata            map[string]string     `json:"metadata"`
+	PaymentSource       string                `json:"payment_source"`
+	MerchantInitiated   bool                  `json:"merchant_initiated"`
+	IsSubsequentPayment bool                  `json:"is_subsequent_payment"`
+	InstallmentCount    *int32                `json:"installment_count"`
+	CartItems           []coreapi.CartItem    `json:"cart_items"`
+}
+
+// paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
+type paymentMethodRefJSON struct {
+	Method string `json:"method"`
+	ID     string `json:"id"`
+}
+
+// newTransaction is the request as the domain takes it; missing required
+// fields are reported here, every other rule by NewTransaction.Validate.
+func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error) {
+	var missing []apierror.Detail
+	need := func(ok bool, p string) {
+		if !ok {
+			missing = append(missing, strictjson.BodyDetail(p, "is required", strictjson.TypeMissing))
+		}
+	}
+	need(in.Amount != nil, "/amount")
+	need(in.Currency != nil, "/currency")
+	need(in.PaymentMethod != nil, "/payment_method")
+	if pm := in.PaymentMethod; pm != nil && pm.Method != "id" {
+		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
+			`must be "id": a payment is made with a stored payment method`, "value_error.const"))
+	}
+	if len(missing) > 0 {
+		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
+	}
+	return coreapi.NewTransaction{
+		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
+		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID,
+		TransactionDetails: coreapi.TransactionDetails{
+			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
+			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
+		},
+	}, nil
+}
+
+func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Caller) error {
+	var in transactionCreateJSON
+	if err := DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	n, err := in.newTransaction()
+	if err != nil {
+		return err
+	}
+	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusCreated, transactionOut(t))
+}
+
+// transactionError maps the transactions service's errors.
+func transactionError(err error) error {
+	switch {
+	case errors.Is(err, coreapi.ErrCardPaymentsUnavailable):
+		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
+			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
+	case errors.Is(err, coreapi.ErrBuyerNotFound):
+		return apierror.BadRequest("invalid request body",
+			strictjson.BodyDetail("/buyer_id", "no buyer with this id in this merchant account", "value_error.buyer.not_found"))
+	}
+	return domainError(err, "transaction")
+}
+
+// transactionJSON is a transaction on the wire (docs/transactions.md,
+// "Records").
+type transactionJSON struct {
+	Type                        string                       `json:"type"`
+	ID                          string                       `json:"id"`
+	MerchantAccountID           string                       `json:"merchant_account_id"`
+	Status                      coreapi.TransactionStatus    `json:"status"`
+	Intent                      string                       `json:"intent"`
+	Amount                      int64                        `json:"amount"`
+	AuthorizedAmount            int64                        `json:"authorized_amount"`
+	CapturedAmount              int64                        `json:"captured_amount"`
+	RefundedAmount              int64                        `json:"refunded_amount"`
+	CapturePendingAmount        int64                        `json:"capture_pending_amount"`
+	RefundPendingAmount         int64                        `json:"refund_pending_amount"`
+	Currency                    string                       `json:"currency"`
+	Country                     *string                      `json:"country"`
+	PaymentMethod               transactionPaymentMethodJSON `json:"payment_method"`
+	BuyerID                     *string                      `json:"buyer_id"`
+	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
+	PaymentServiceID            *string                      `json:"payment_service_id"`
+	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
+	ErrorCode                   *string                      `json:"error_code"`
+	RawResponseCode             *string                      `json:"raw_response_code"`
+	RawResponseDescription      *string                      `json:"raw_response_description"`
+	AVSResponseCode             *string                      `json:"avs_response_code"`
+	CVVResponseCode             *string                      `json:"cvv_response_code"`
+	SchemeTransactionID         *string                      `json:"scheme_transaction_id"`
+	PaymentSource               string                       `json:"payment_source"`
+	MerchantInitiated           bool                         `json:"merchant_initiated"`
+	IsSubsequentPayment         bool                         `json:"is_subsequent_payment"`
+	InstallmentCount            *int32                       `json:"installment_count"`
+	CartItems                   []coreapi.CartItem           `json:"cart_items"`
+	ExternalIdentifier          *string                      `json:"external_identifier"`
+	Metadata                    map[string]string            `json:"metadata"`
+	CreatedAt                   string                       `json:"created_at"`
+	UpdatedAt                   string                       `json:"updated_at"`
+	AuthorizedAt                *string                      `json:"authorized_at"`
+	CapturedAt                  *string                      `json:"captured_at"`
+	VoidedAt                    *string                      `json:"voided_at"`
+}
+
+type transactionPaymentMethodJSON struct {
+	ID          *string `json:"id"`
+	Method      string  `json:"method"`
+	Scheme      *string `json:"scheme"`
+	Label       *string `json:"label"`
+	ApprovalURL *string `json:"approval_url"`
+}
+
+func transactionOut(t *coreapi.Transaction) transactionJSON {
+	pm := t.PaymentMethod
+	items := t.CartItems
+	if items == nil {
+		items = []coreapi.CartItem{}
+	}
+	meta := t.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	return transactionJSON{
+		Type: "transaction", ID: t.ID, MerchantAccountID: t.MerchantAccountID, Status: t.Status, Intent: t.Intent,
+		Amount: t.Amount, AuthorizedAmount: t.AuthorizedAmount, CapturedAmount: t.CapturedAmount, RefundedAmount: t.RefundedAmount,
+		CapturePendingAmount: t.CapturePendingAmount, RefundPendingAmount: t.RefundPendingAmount,
+		Currency: t.Currency, Country: t.Country,
+		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
+		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
+		PaymentServiceID: t.PaymentServiceID, PaymentServiceTransactionID: t.PaymentServiceTransactionID,
+		ErrorCode: t.ErrorCode, RawResponseCode: t.RawResponseCode, RawResponseDescription: t.RawResponseDescription,
+		AVSResponseCode: t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
+		PaymentSource: t.PaymentSource, MerchantInitiated: t.MerchantInitiated, IsSubsequentPayment: t.IsSubsequentPayment,
+		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
+		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
+		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
+	}
+}
