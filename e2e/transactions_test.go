@@ -109,6 +109,58 @@ func TestCardPayment(t *testing.T) {
 		}
 	})
 
+	t.Run("read back: one, its events, lists by filter", func(t *testing.T) {
+		core := newCore(s, tok, "")
+		approved, declined := answers[0], answers[2]
+		got := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+approved["id"].(string), nil)
+		if got["status"] != "authorization_succeeded" || got["payment_service_transaction_id"] != approved["payment_service_transaction_id"] {
+			t.Fatalf("GET: %v", got)
+		}
+		events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+approved["id"].(string)+"/events", nil)["items"].([]any)
+		if len(events) != 2 || events[0].(map[string]any)["name"] != "authorization-succeeded" || events[1].(map[string]any)["name"] != "transaction-created" {
+			t.Fatalf("events: %v", events)
+		}
+		list := func(query string) []any {
+			t.Helper()
+			return core.ok(t, http.StatusOK, http.MethodGet, "/transactions"+query, nil)["items"].([]any)
+		}
+		if all := list(""); len(all) != 4 {
+			t.Fatalf("list: %d items", len(all))
+		}
+		if d := list("?status=authorization_declined"); len(d) != 1 || d[0].(map[string]any)["id"] != declined["id"] {
+			t.Fatalf("declined: %v", d)
+		}
+		if two := list("?status=authorization_declined&status=capture_succeeded"); len(two) != 2 {
+			t.Fatalf("two statuses: %v", two)
+		}
+		if byPM := list("?payment_method_id=" + pm + "&limit=1"); len(byPM) != 1 {
+			t.Fatalf("by payment method: %v", byPM)
+		}
+		if none := list("?buyer_id=00000000-0000-4000-8000-000000000000"); len(none) != 0 {
+			t.Fatalf("by buyer: %v", none)
+		}
+		for _, tc := range []struct {
+			name, path string
+			status     int
+		}{
+			{"unknown transaction", "/transactions/00000000-0000-4000-8000-000000000000", 404},
+			{"events of an unknown transaction", "/transactions/00000000-0000-4000-8000-000000000000/events", 404},
+			{"id not a UUID", "/transactions/nope", 400},
+			{"unknown status", "/transactions?status=paid", 400},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if code, raw := core.do(t, http.MethodGet, tc.path, nil); code != tc.status {
+					t.Fatalf("%d %s", code, raw)
+				}
+			})
+		}
+		createMerchantAccount(t, s, "other")
+		other := newCore(s, s.TokenFor(t, []string{"other"}, "transactions.read"), "other")
+		if code, raw := other.do(t, http.MethodGet, "/transactions/"+approved["id"].(string), nil); code != http.StatusNotFound {
+			t.Fatalf("another account's transaction: %d %s", code, raw)
+		}
+	})
+
 	all, err := json.Marshal(answers)
 	if err != nil {
 		t.Fatal(err)

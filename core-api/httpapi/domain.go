@@ -6,6 +6,7 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pagination"
 )
 
 // CodeResourceInUse (409): a record others still refer to cannot be
@@ -74,4 +75,14 @@ const timestampLayout = "2006-01-02T15:04:05.000000Z07:00"
 func timestamp(t time.Time) string {
 	var a [len(timestampLayout)]byte
 	return string(appendTimestamp(a[:0], t))
+}
+
+// pageOf is env with each item in its wire form.
+func pageOf[T, J any](env pagination.Envelope[T], view func(*T) J) pagination.Envelope[J] {
+	out := pagination.Envelope[J]{Items: make([]J, len(env.Items)), Limit: env.Limit,
+		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor}
+	for i := range env.Items {
+		out.Items[i] = view(&env.Items[i])
+	}
+	return out
 }

@@ -226,12 +226,7 @@ func (h *paymentMethods) list(w http.ResponseWriter, r *http.Request) error {
 	env := pagination.Build(page, rows, func(pm coreapi.PaymentMethod) pagination.Key {
 		return pagination.Key{Time: pm.CreatedAt, ID: pm.ID}
 	})
-	out := pagination.Envelope[paymentMethodJSON]{Items: make([]paymentMethodJSON, len(env.Items)), Limit: env.Limit,
-		NextCursor: env.NextCursor, PreviousCursor: env.PreviousCursor}
-	for i := range env.Items {
-		out.Items[i] = paymentMethodView(&env.Items[i])
-	}
-	return WriteJSON(w, http.StatusOK, out)
+	return WriteJSON(w, http.StatusOK, pageOf(env, paymentMethodView))
 }
 
 func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {

@@ -60,4 +60,7 @@ func Routes(rt *Router, d Deps) {
 
 	txs := transactionHandlers{d}
 	rt.Handle("POST /transactions", d.Idempotent(ScopeTransactionsWrite, "transactions.create", txs.create))
+	rt.Handle("GET /transactions", txs.list)
+	rt.Handle("GET /transactions/{transaction_id}", txs.get)
+	rt.Handle("GET /transactions/{transaction_id}/events", txs.events)
 }

@@ -3,9 +3,12 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"slices"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/strictjson"
 )
 
@@ -20,6 +23,9 @@ const (
 //	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id},buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
+//	GET  /transactions  read  ?status=(repeatable)&buyer_id=&external_identifier=&payment_method_id=&limit=&cursor= -> page (newest first)
+//	GET  /transactions/{transaction_id}         read  -> transaction
+//	GET  /transactions/{transaction_id}/events  read  ?limit=&cursor= -> page of events (newest first)
 //
 // Decisions:
 //   - A payment is by a stored card only ({"method":"id"}); the card
@@ -190,4 +196,127 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
 	}
+}
+
+func (h transactionHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return err
+	}
+	t, err := h.d.Transactions.Get(r.Context(), c.MerchantAccountID, id)
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusOK, transactionOut(t))
+}
+
+// list serves GET /transactions?status=&buyer_id=&external_identifier=
+// &payment_method_id=&limit=&cursor=, newest first; status may be given
+// several times (any of them). A cursor is bound to the merchant account
+// and the filters it was made with.
+func (h transactionHandlers) list(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f, err := transactionFilter(q)
+	if err != nil {
+		return err
+	}
+	binding := []string{c.MerchantAccountID, f.BuyerID, f.ExternalIdentifier, f.PaymentMethodID}
+	for _, st := range f.Statuses {
+		binding = append(binding, string(st))
+	}
+	page, err := h.d.Cursors.ParseRequest(q, "transactions", pagination.Binding(binding...))
+	if err != nil {
+		return err
+	}
+	rows, err := h.d.Transactions.List(r.Context(), c.MerchantAccountID, f, page)
+	if err != nil {
+		return err
+	}
+	env := pagination.Build(page, rows, func(t coreapi.Transaction) pagination.Key { return pagination.Key{Time: t.CreatedAt, ID: t.ID} })
+	return WriteJSON(w, http.StatusOK, pageOf(env, transactionOut))
+}
+
+// transactionFilter reads the list's filters, every problem at once.
+func transactionFilter(q url.Values) (coreapi.TransactionFilter, error) {
+	var f coreapi.TransactionFilter
+	var details []apierror.Detail
+	for _, v := range q["status"] {
+		st := coreapi.TransactionStatus(v)
+		if !slices.Contains(coreapi.TransactionStatuses, st) {
+			details = append(details, queryDetail("status", "must be a transaction status", "value_error.const"))
+			continue
+		}
+		f.Statuses = append(f.Statuses, st)
+	}
+	for name, dst := range map[string]*string{"buyer_id": &f.BuyerID, "payment_method_id": &f.PaymentMethodID} {
+		if v := q.Get(name); v != "" {
+			if !coreapi.IsUUID(v) {
+				details = append(details, queryDetail(name, "must be a lower-case UUID", "value_error.uuid"))
+			}
+			*dst = v
+		}
+	}
+	if len(details) > 0 {
+		return f, apierror.BadRequest("invalid query", details...)
+	}
+	var err error
+	f.ExternalIdentifier, err = textParam(q, "external_identifier")
+	return f, err
+}
+
+// events serves GET /transactions/{transaction_id}/events?limit=&cursor=,
+// newest first.
+func (h transactionHandlers) events(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return err
+	}
+	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), "transaction-events", pagination.Binding(c.MerchantAccountID, id))
+	if err != nil {
+		return err
+	}
+	rows, err := h.d.Transactions.Events(r.Context(), c.MerchantAccountID, id, page)
+	if err != nil {
+		return transactionError(err)
+	}
+	env := pagination.Build(page, rows, func(e coreapi.TransactionEvent) pagination.Key { return pagination.Key{Time: e.CreatedAt, ID: e.ID} })
+	return WriteJSON(w, http.StatusOK, pageOf(env, eventOut))
+}
+
+// transactionEventJSON is a transaction event on the wire.
+type transactionEventJSON struct {
+	Type                   string                     `json:"type"`
+	ID                     string                     `json:"id"`
+	TransactionID          string                     `json:"transaction_id"`
+	Name                   string                     `json:"name"`
+	StatusBefore           *coreapi.TransactionStatus `json:"status_before"`
+	StatusAfter            coreapi.TransactionStatus  `json:"status_after"`
+	Amount                 int64                      `json:"amount"`
+	CaptureID              *string                    `json:"capture_id"`
+	RefundID               *string                    `json:"refund_id"`
+	RawResponseCode        *string                    `json:"raw_response_code"`
+	RawResponseDescription *string                    `json:"raw_response_description"`
+	CreatedAt              string                     `json:"created_at"`
+}
+
+func eventOut(e *coreapi.TransactionEvent) transactionEventJSON {
+	out := transactionEventJSON{Type: "transaction-event", ID: e.ID, TransactionID: e.TransactionID, Name: e.Name,
+		StatusAfter: e.StatusAfter, Amount: e.Amount, CaptureID: e.CaptureID, RefundID: e.RefundID,
+		RawResponseCode: e.RawResponseCode, RawResponseDescription: e.RawResponseDescription, CreatedAt: timestamp(e.CreatedAt)}
+	if e.StatusBefore != "" {
+		out.StatusBefore = &e.StatusBefore
+	}
+	return out
 }
