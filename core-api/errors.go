@@ -158,6 +158,10 @@ var (
 // services exist.
 var ErrCardPaymentsUnavailable = errors.New("no card connector is configured")
 
+// ErrNotACardPayment is a card operation (capture, void, refund through
+// the card connector) asked of a transaction not paid by a stored card.
+var ErrNotACardPayment = errors.New("the transaction is not a card payment")
+
 // TransitionError is an operation the transaction state machine refuses
 // in the transaction's status or with its amounts (transitions.go).
 // Nothing was changed. InFlight says whether operations in flight on the

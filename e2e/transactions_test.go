@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/logging"
 )
@@ -158,6 +160,82 @@ func TestCardPayment(t *testing.T) {
 		other := newCore(s, s.TokenFor(t, []string{"other"}, "transactions.read"), "other")
 		if code, raw := other.do(t, http.MethodGet, "/transactions/"+approved["id"].(string), nil); code != http.StatusNotFound {
 			t.Fatalf("another account's transaction: %d %s", code, raw)
+		}
+	})
+
+	t.Run("capture, then refunds", func(t *testing.T) {
+		core := newCore(s, tok, "")
+		_, tx := pay(t, s, tok, payment(pm, 2000))
+		id := tx["id"].(string)
+		captured := core.ok(t, http.StatusOK, http.MethodPost, "/transactions/"+id+"/capture", map[string]any{"amount": 1500})
+		answers = append(answers, captured)
+		if captured["status"] != "capture_succeeded" || captured["captured_amount"] != 1500.0 || captured["capture_pending_amount"] != 0.0 {
+			t.Fatalf("capture: %v", captured)
+		}
+		code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions/"+id+"/refunds", tok,
+			map[string]any{"amount": 600, "reason": "returned"}, "Idempotency-Key", "refund-1")
+		var refund map[string]any
+		if err := json.Unmarshal(raw, &refund); err != nil || code != http.StatusCreated || refund["type"] != "refund" ||
+			refund["status"] != "succeeded" || refund["amount"] != 600.0 || refund["transaction_id"] != id {
+			t.Fatalf("refund: %d %s", code, raw)
+		}
+		answers = append(answers, refund)
+		again, raw2 := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions/"+id+"/refunds", tok,
+			map[string]any{"amount": 600, "reason": "returned"}, "Idempotency-Key", "refund-1")
+		if again != http.StatusCreated || string(raw2) != string(raw) {
+			t.Fatalf("refund replayed: %d %s", again, raw2)
+		}
+		cards, err := s.CoreAPI.Connectors.Cards(connector.MockCardName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := cards.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "default", PaymentMethodID: pm, Reference: id})
+		if err != nil || st.CapturedAmount != 1500 || st.RefundedAmount != 600 || len(st.Refunds) != 1 || st.Refunds[0].Reference != refund["id"] {
+			t.Fatalf("the processor's record: %+v %v", st, err)
+		}
+		after := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id, nil)
+		if after["refunded_amount"] != 600.0 || after["captured_amount"] != 1500.0 {
+			t.Fatalf("after the refund: %v", after)
+		}
+		code, raw = core.do(t, http.MethodPost, "/transactions/"+id+"/refunds", map[string]any{"amount": 901})
+		if e := apiError(t, raw); code != http.StatusUnprocessableEntity || e.Code != "refund_exceeds_captured" {
+			t.Fatalf("refund beyond the captured amount: %d %s", code, raw)
+		}
+		code, raw = core.do(t, http.MethodPost, "/transactions/"+id+"/void", nil)
+		if e := apiError(t, raw); code != http.StatusUnprocessableEntity || e.Code != "transaction_not_voidable" {
+			t.Fatalf("void of a captured transaction: %d %s", code, raw)
+		}
+	})
+
+	t.Run("void, then a capture is refused and nothing changes", func(t *testing.T) {
+		core := newCore(s, tok, "")
+		_, tx := pay(t, s, tok, payment(pm, 800))
+		id := tx["id"].(string)
+		voided := core.ok(t, http.StatusOK, http.MethodPost, "/transactions/"+id+"/void", nil)
+		answers = append(answers, voided)
+		if voided["status"] != "authorization_voided" || voided["voided_at"] == nil {
+			t.Fatalf("void: %v", voided)
+		}
+		code, raw := core.do(t, http.MethodPost, "/transactions/"+id+"/capture", map[string]any{})
+		if e := apiError(t, raw); code != http.StatusUnprocessableEntity || e.Code != "transaction_not_capturable" {
+			t.Fatalf("capture of a voided transaction: %d %s", code, raw)
+		}
+		if after := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id, nil); after["updated_at"] != voided["updated_at"] || after["captured_amount"] != 0.0 {
+			t.Fatalf("after the refused capture: %v", after)
+		}
+		events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id+"/events", nil)["items"].([]any)
+		if len(events) != 4 || events[0].(map[string]any)["name"] != "void-succeeded" {
+			t.Fatalf("events: %v", events)
+		}
+	})
+
+	t.Run("operations on a transaction that is not there", func(t *testing.T) {
+		core := newCore(s, tok, "")
+		for _, op := range []string{"capture", "void", "refunds"} {
+			code, raw := core.do(t, http.MethodPost, "/transactions/00000000-0000-4000-8000-000000000000/"+op, map[string]any{})
+			if code != http.StatusNotFound {
+				t.Fatalf("%s: %d %s", op, code, raw)
+			}
 		}
 	})
 

@@ -26,6 +26,9 @@ const (
 //	GET  /transactions  read  ?status=(repeatable)&buyer_id=&external_identifier=&payment_method_id=&limit=&cursor= -> page (newest first)
 //	GET  /transactions/{transaction_id}         read  -> transaction
 //	GET  /transactions/{transaction_id}/events  read  ?limit=&cursor= -> page of events (newest first)
+//	POST /transactions/{transaction_id}/capture  write, Idempotency-Key  {amount?} or no body -> 200 transaction
+//	POST /transactions/{transaction_id}/void     write, Idempotency-Key  {} or no body -> 200 transaction
+//	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
 //   - A payment is by a stored card only ({"method":"id"}); the card
@@ -37,6 +40,13 @@ const (
 //     processor's codes, an unknown outcome 201 processing. Only a call
 //     the connector could not send is an error (502; the transaction is
 //     authorization_failed).
+//   - A refused capture, void or refund changes nothing: 422 with the
+//     state machine's code (transaction_not_capturable,
+//     refund_exceeds_captured, ...), or 409 concurrent_request while an
+//     operation in flight may still change the answer
+//     (docs/transactions.md). As with the authorization, a capture's or
+//     refund's decline is in the answer (the transaction's amounts, the
+//     refund's status), not the HTTP status.
 type transactionHandlers struct{ d Deps }
 
 // transactionCreateJSON is the body of POST /transactions. amount,
@@ -118,6 +128,17 @@ func transactionError(err error) error {
 	case errors.Is(err, coreapi.ErrBuyerNotFound):
 		return apierror.BadRequest("invalid request body",
 			strictjson.BodyDetail("/buyer_id", "no buyer with this id in this merchant account", "value_error.buyer.not_found"))
+	}
+	var te *coreapi.TransitionError
+	if errors.As(err, &te) {
+		msg := string(te.Operation) + " refused in status " + string(te.Status)
+		if te.InFlight {
+			return apierror.ConcurrentRequest(msg + " while an operation on the transaction is in flight; retry once it settles")
+		}
+		return apierror.New(http.StatusUnprocessableEntity, te.Code, msg)
+	}
+	if errors.Is(err, coreapi.ErrNotACardPayment) {
+		return apierror.Unprocessable("the transaction is not a card payment")
 	}
 	return domainError(err, "transaction")
 }
@@ -319,4 +340,93 @@ func eventOut(e *coreapi.TransactionEvent) transactionEventJSON {
 		out.StatusBefore = &e.StatusBefore
 	}
 	return out
+}
+
+// decodeOptional decodes r's body strictly into dst, or leaves dst as it
+// is when there is none: the bodies of capture, void and refund are all
+// optional.
+func decodeOptional(r *http.Request, dst any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return DecodeStrict(r, dst)
+}
+
+func (h transactionHandlers) capture(w http.ResponseWriter, r *http.Request, c Caller) error {
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Amount *int64 `json:"amount"`
+	}
+	if err := decodeOptional(r, &in); err != nil {
+		return err
+	}
+	t, err := h.d.Transactions.CaptureCard(r.Context(), c.MerchantAccountID, id, in.Amount)
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusOK, transactionOut(t))
+}
+
+func (h transactionHandlers) void(w http.ResponseWriter, r *http.Request, c Caller) error {
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return err
+	}
+	if err := decodeOptional(r, &struct{}{}); err != nil {
+		return err
+	}
+	t, err := h.d.Transactions.VoidCard(r.Context(), c.MerchantAccountID, id)
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusOK, transactionOut(t))
+}
+
+func (h transactionHandlers) refund(w http.ResponseWriter, r *http.Request, c Caller) error {
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Amount             *int64  `json:"amount"`
+		Reason             *string `json:"reason"`
+		ExternalIdentifier *string `json:"external_identifier"`
+	}
+	if err := decodeOptional(r, &in); err != nil {
+		return err
+	}
+	rf, err := h.d.Transactions.RefundCard(r.Context(), c.MerchantAccountID, id,
+		coreapi.NewRefund{Amount: in.Amount, Reason: in.Reason, ExternalIdentifier: in.ExternalIdentifier})
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusCreated, refundOut(rf))
+}
+
+// refundJSON is a refund on the wire.
+type refundJSON struct {
+	Type                   string                  `json:"type"`
+	ID                     string                  `json:"id"`
+	TransactionID          string                  `json:"transaction_id"`
+	Status                 coreapi.OperationStatus `json:"status"`
+	Amount                 int64                   `json:"amount"`
+	Currency               string                  `json:"currency"`
+	Reason                 *string                 `json:"reason"`
+	ExternalIdentifier     *string                 `json:"external_identifier"`
+	PaymentServiceRefundID *string                 `json:"payment_service_refund_id"`
+	ErrorCode              *string                 `json:"error_code"`
+	RawResponseCode        *string                 `json:"raw_response_code"`
+	RawResponseDescription *string                 `json:"raw_response_description"`
+	CreatedAt              string                  `json:"created_at"`
+	UpdatedAt              string                  `json:"updated_at"`
+}
+
+func refundOut(r *coreapi.Refund) refundJSON {
+	return refundJSON{Type: "refund", ID: r.ID, TransactionID: r.TransactionID, Status: r.Status, Amount: r.Amount, Currency: r.Currency,
+		Reason: r.Reason, ExternalIdentifier: r.ExternalIdentifier, PaymentServiceRefundID: r.PaymentServiceReference,
+		ErrorCode: r.ErrorCode, RawResponseCode: r.RawResponseCode, RawResponseDescription: r.RawResponseDescription,
+		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
 }

@@ -12,6 +12,9 @@ import (
 // connector (connector.CardConnector implements it).
 type CardConnector interface {
 	Authorize(ctx context.Context, r connector.CardAuthorization) (coreapi.ConnectorResult, error)
+	Capture(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
+	Void(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
+	Refund(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
 }
 
 // ErrorCodeConnector is the error_code of an authorization the connector
@@ -47,14 +50,106 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
 	})
-	var sendErr error
-	if err != nil && !errors.Is(err, connector.ErrOutcomeUnknown) {
-		sendErr = &coreapi.ConnectorError{Failed: "the card connector could not send the authorization; the transaction is authorization_failed", Err: err}
-		res = coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeConnector}
-	}
+	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res)
 	if err != nil {
 		return nil, err
 	}
 	return t, sendErr
+}
+
+// sent is the answer to settle a connector's call with, and the error to
+// give the caller: the connector's answer, also when the outcome is
+// unknown (pending: the reservation stays); for a call that could not be
+// sent at all, a failure with ErrorCodeConnector and a
+// *coreapi.ConnectorError.
+func sent(res coreapi.ConnectorResult, err error) (coreapi.ConnectorResult, error) {
+	if err == nil || errors.Is(err, connector.ErrOutcomeUnknown) {
+		return res, nil
+	}
+	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeConnector},
+		&coreapi.ConnectorError{Failed: "the card connector could not send the request; it is recorded as failed", Err: err}
+}
+
+// card checks that transaction id is a card payment and a card
+// connector is there to call: a refusal before anything is reserved.
+func (s *Service) card(ctx context.Context, merchant, id string) error {
+	if s.Cards == nil {
+		return coreapi.ErrCardPaymentsUnavailable
+	}
+	t, err := s.Store.Transaction(ctx, merchant, id)
+	if err != nil {
+		return err
+	}
+	if t.PaymentMethod.Method != coreapi.MethodCard || t.PaymentMethod.ID == nil {
+		return coreapi.ErrNotACardPayment
+	}
+	return nil
+}
+
+// operation is the connector's request about reservation ref of t.
+func operation(t *coreapi.Transaction, amount int64, ref string) connector.CardOperation {
+	op := connector.CardOperation{MerchantAccountID: t.MerchantAccountID, PaymentMethodID: *t.PaymentMethod.ID, Amount: amount, Reference: ref}
+	if t.PaymentServiceTransactionID != nil {
+		op.AuthorizationID = *t.PaymentServiceTransactionID
+	}
+	return op
+}
+
+// CaptureCard captures amount (nil: all that is left) of card payment
+// id: ReserveCapture, the connector's Capture with the capture's id as
+// the reference, SettleCapture (package comment). The transaction is
+// returned as the answer left it (the capture still reserved when the
+// outcome is unknown). Refusals are *coreapi.TransitionError; a call the
+// connector could not send is a *coreapi.ConnectorError, the capture
+// recorded as failed. A transaction paid otherwise than by a stored card
+// is coreapi.ErrNotACardPayment.
+func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *int64) (*coreapi.Transaction, error) {
+	if err := s.card(ctx, merchant, id); err != nil {
+		return nil, err
+	}
+	t, c, err := s.ReserveCapture(ctx, merchant, id, amount)
+	if err != nil {
+		return nil, err
+	}
+	res, sendErr := sent(s.Cards.Capture(ctx, operation(t, c.Amount, c.ID)))
+	if t, _, err = s.SettleCapture(ctx, merchant, id, c.ID, res); err != nil {
+		return nil, err
+	}
+	return t, sendErr
+}
+
+// VoidCard voids card payment id: RequestVoid, the connector's Void with
+// the void's reference, SettleVoid; as CaptureCard.
+func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
+	if err := s.card(ctx, merchant, id); err != nil {
+		return nil, err
+	}
+	t, ref, err := s.RequestVoid(ctx, merchant, id)
+	if err != nil {
+		return nil, err
+	}
+	res, sendErr := sent(s.Cards.Void(ctx, operation(t, 0, ref)))
+	if t, err = s.SettleVoid(ctx, merchant, id, ref, res); err != nil {
+		return nil, err
+	}
+	return t, sendErr
+}
+
+// RefundCard refunds card payment id: ReserveRefund, the connector's
+// Refund with the refund's id as the reference, SettleRefund; as
+// CaptureCard. It returns the refund as the answer left it.
+func (s *Service) RefundCard(ctx context.Context, merchant, id string, n coreapi.NewRefund) (*coreapi.Refund, error) {
+	if err := s.card(ctx, merchant, id); err != nil {
+		return nil, err
+	}
+	t, r, err := s.ReserveRefund(ctx, merchant, id, n)
+	if err != nil {
+		return nil, err
+	}
+	res, sendErr := sent(s.Cards.Refund(ctx, operation(t, r.Amount, r.ID)))
+	if _, r, err = s.SettleRefund(ctx, merchant, id, r.ID, res); err != nil {
+		return nil, err
+	}
+	return r, sendErr
 }
