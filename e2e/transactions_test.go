@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/payorch/core-api/connector"
@@ -89,6 +90,46 @@ func TestCardPayment(t *testing.T) {
 		}
 	})
 
+	t.Run("100 concurrent requests with one Idempotency-Key: one transaction, one charge", func(t *testing.T) {
+		body := payment(pm, 321)
+		body["external_identifier"] = "order-concurrent"
+		var wg sync.WaitGroup
+		codes := make([]int, 100)
+		ids := make([]any, 100)
+		for i := range codes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Not pay: a goroutine must not end the test (t.Fatal).
+				code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", "order-concurrent")
+				var tx map[string]any
+				_ = json.Unmarshal(raw, &tx)
+				codes[i], ids[i] = code, tx["id"]
+			}()
+		}
+		wg.Wait()
+		var id any
+		for i, code := range codes {
+			switch {
+			case code == http.StatusConflict: // concurrent_request: the first still runs
+			case code == http.StatusCreated && (id == nil || ids[i] == id):
+				id = ids[i]
+			default:
+				t.Fatalf("request %d: %d %v (first id %v)", i, code, ids[i], id)
+			}
+		}
+		if id == nil {
+			t.Fatal("no request got the transaction")
+		}
+		got := newCore(s, tok, "").ok(t, http.StatusOK, http.MethodGet, "/transactions?external_identifier=order-concurrent", nil)["items"].([]any)
+		if len(got) != 1 {
+			t.Fatalf("%d transactions", len(got))
+		}
+		if st := mockCardStats(t, s, id.(string)); st.Charges != 1 {
+			t.Fatalf("mock-card stats: %+v", st)
+		}
+	})
+
 	t.Run("refused requests", func(t *testing.T) {
 		cases := []struct {
 			name   string
@@ -126,7 +167,7 @@ func TestCardPayment(t *testing.T) {
 			t.Helper()
 			return core.ok(t, http.StatusOK, http.MethodGet, "/transactions"+query, nil)["items"].([]any)
 		}
-		if all := list(""); len(all) != 4 {
+		if all := list(""); len(all) != 5 {
 			t.Fatalf("list: %d items", len(all))
 		}
 		if d := list("?status=authorization_declined"); len(d) != 1 || d[0].(map[string]any)["id"] != declined["id"] {
