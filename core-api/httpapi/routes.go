@@ -63,7 +63,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /transactions", txs.list)
 	rt.Handle("GET /transactions/{transaction_id}", txs.get)
 	rt.Handle("GET /transactions/{transaction_id}/events", txs.events)
-	rt.Handle("POST /transactions/{transaction_id}/capture", d.Idempotent(ScopeTransactionsWrite, "transactions.capture", txs.capture))
-	rt.Handle("POST /transactions/{transaction_id}/void", d.Idempotent(ScopeTransactionsWrite, "transactions.void", txs.void))
-	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Idempotent(ScopeTransactionsWrite, "transactions.refund", txs.refund))
+	rt.Handle("POST /transactions/{transaction_id}/capture", d.Idempotent(ScopeTransactionsWrite, "transactions.capture", txs.capture()))
+	rt.Handle("POST /transactions/{transaction_id}/void", d.Idempotent(ScopeTransactionsWrite, "transactions.void", txs.void()))
+	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Idempotent(ScopeTransactionsWrite, "transactions.refund", txs.refund()))
 }

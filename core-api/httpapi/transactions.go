@@ -164,24 +164,30 @@ type transactionJSON struct {
 	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
 	PaymentServiceID            *string                      `json:"payment_service_id"`
 	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
-	ErrorCode                   *string                      `json:"error_code"`
-	RawResponseCode             *string                      `json:"raw_response_code"`
-	RawResponseDescription      *string                      `json:"raw_response_description"`
-	AVSResponseCode             *string                      `json:"avs_response_code"`
-	CVVResponseCode             *string                      `json:"cvv_response_code"`
-	SchemeTransactionID         *string                      `json:"scheme_transaction_id"`
-	PaymentSource               string                       `json:"payment_source"`
-	MerchantInitiated           bool                         `json:"merchant_initiated"`
-	IsSubsequentPayment         bool                         `json:"is_subsequent_payment"`
-	InstallmentCount            *int32                       `json:"installment_count"`
-	CartItems                   []coreapi.CartItem           `json:"cart_items"`
-	ExternalIdentifier          *string                      `json:"external_identifier"`
-	Metadata                    map[string]string            `json:"metadata"`
-	CreatedAt                   string                       `json:"created_at"`
-	UpdatedAt                   string                       `json:"updated_at"`
-	AuthorizedAt                *string                      `json:"authorized_at"`
-	CapturedAt                  *string                      `json:"captured_at"`
-	VoidedAt                    *string                      `json:"voided_at"`
+	answerJSON
+	AVSResponseCode     *string            `json:"avs_response_code"`
+	CVVResponseCode     *string            `json:"cvv_response_code"`
+	SchemeTransactionID *string            `json:"scheme_transaction_id"`
+	PaymentSource       string             `json:"payment_source"`
+	MerchantInitiated   bool               `json:"merchant_initiated"`
+	IsSubsequentPayment bool               `json:"is_subsequent_payment"`
+	InstallmentCount    *int32             `json:"installment_count"`
+	CartItems           []coreapi.CartItem `json:"cart_items"`
+	ExternalIdentifier  *string            `json:"external_identifier"`
+	Metadata            map[string]string  `json:"metadata"`
+	CreatedAt           string             `json:"created_at"`
+	UpdatedAt           string             `json:"updated_at"`
+	AuthorizedAt        *string            `json:"authorized_at"`
+	CapturedAt          *string            `json:"captured_at"`
+	VoidedAt            *string            `json:"voided_at"`
+}
+
+// answerJSON is the processor's answer to an operation, as a transaction
+// (its authorization's) and a refund carry it.
+type answerJSON struct {
+	ErrorCode              *string `json:"error_code"`
+	RawResponseCode        *string `json:"raw_response_code"`
+	RawResponseDescription *string `json:"raw_response_description"`
 }
 
 type transactionPaymentMethodJSON struct {
@@ -210,7 +216,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
 		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
 		PaymentServiceID: t.PaymentServiceID, PaymentServiceTransactionID: t.PaymentServiceTransactionID,
-		ErrorCode: t.ErrorCode, RawResponseCode: t.RawResponseCode, RawResponseDescription: t.RawResponseDescription,
+		answerJSON:      answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
 		AVSResponseCode: t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
 		PaymentSource: t.PaymentSource, MerchantInitiated: t.MerchantInitiated, IsSubsequentPayment: t.IsSubsequentPayment,
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
@@ -352,62 +358,62 @@ func decodeOptional(r *http.Request, dst any) error {
 	return DecodeStrict(r, dst)
 }
 
-func (h transactionHandlers) capture(w http.ResponseWriter, r *http.Request, c Caller) error {
-	id, err := pathUUID(r, "transaction_id")
-	if err != nil {
-		return err
+// operation serves a POST on transaction {transaction_id}: its optional
+// body decoded into an In, one service call, its answer with status.
+func operation[In, Out any](status int, call func(r *http.Request, merchant, id string, in In) (Out, error), view func(Out) any) CallerHandler {
+	return func(w http.ResponseWriter, r *http.Request, c Caller) error {
+		id, err := pathUUID(r, "transaction_id")
+		if err != nil {
+			return err
+		}
+		var in In
+		if err := decodeOptional(r, &in); err != nil {
+			return err
+		}
+		out, err := call(r, c.MerchantAccountID, id, in)
+		if err != nil {
+			return transactionError(err)
+		}
+		return WriteJSON(w, status, view(out))
 	}
-	var in struct {
+}
+
+// The bodies of capture, void and refund.
+type (
+	captureJSON struct {
 		Amount *int64 `json:"amount"`
 	}
-	if err := decodeOptional(r, &in); err != nil {
-		return err
-	}
-	t, err := h.d.Transactions.CaptureCard(r.Context(), c.MerchantAccountID, id, in.Amount)
-	if err != nil {
-		return transactionError(err)
-	}
-	return WriteJSON(w, http.StatusOK, transactionOut(t))
-}
-
-func (h transactionHandlers) void(w http.ResponseWriter, r *http.Request, c Caller) error {
-	id, err := pathUUID(r, "transaction_id")
-	if err != nil {
-		return err
-	}
-	if err := decodeOptional(r, &struct{}{}); err != nil {
-		return err
-	}
-	t, err := h.d.Transactions.VoidCard(r.Context(), c.MerchantAccountID, id)
-	if err != nil {
-		return transactionError(err)
-	}
-	return WriteJSON(w, http.StatusOK, transactionOut(t))
-}
-
-func (h transactionHandlers) refund(w http.ResponseWriter, r *http.Request, c Caller) error {
-	id, err := pathUUID(r, "transaction_id")
-	if err != nil {
-		return err
-	}
-	var in struct {
+	voidJSON   struct{}
+	refundJSON struct {
 		Amount             *int64  `json:"amount"`
 		Reason             *string `json:"reason"`
 		ExternalIdentifier *string `json:"external_identifier"`
 	}
-	if err := decodeOptional(r, &in); err != nil {
-		return err
-	}
-	rf, err := h.d.Transactions.RefundCard(r.Context(), c.MerchantAccountID, id,
-		coreapi.NewRefund{Amount: in.Amount, Reason: in.Reason, ExternalIdentifier: in.ExternalIdentifier})
-	if err != nil {
-		return transactionError(err)
-	}
-	return WriteJSON(w, http.StatusCreated, refundOut(rf))
+)
+
+func (h transactionHandlers) capture() CallerHandler {
+	return operation(http.StatusOK, func(r *http.Request, merchant, id string, in captureJSON) (*coreapi.Transaction, error) {
+		return h.d.Transactions.CaptureCard(r.Context(), merchant, id, in.Amount)
+	}, transactionView)
 }
 
-// refundJSON is a refund on the wire.
-type refundJSON struct {
+func (h transactionHandlers) void() CallerHandler {
+	return operation(http.StatusOK, func(r *http.Request, merchant, id string, _ voidJSON) (*coreapi.Transaction, error) {
+		return h.d.Transactions.VoidCard(r.Context(), merchant, id)
+	}, transactionView)
+}
+
+func (h transactionHandlers) refund() CallerHandler {
+	return operation(http.StatusCreated, func(r *http.Request, merchant, id string, in refundJSON) (*coreapi.Refund, error) {
+		return h.d.Transactions.RefundCard(r.Context(), merchant, id,
+			coreapi.NewRefund{Amount: in.Amount, Reason: in.Reason, ExternalIdentifier: in.ExternalIdentifier})
+	}, func(rf *coreapi.Refund) any { return refundOut(rf) })
+}
+
+func transactionView(t *coreapi.Transaction) any { return transactionOut(t) }
+
+// refundOutJSON is a refund on the wire.
+type refundOutJSON struct {
 	Type                   string                  `json:"type"`
 	ID                     string                  `json:"id"`
 	TransactionID          string                  `json:"transaction_id"`
@@ -417,16 +423,14 @@ type refundJSON struct {
 	Reason                 *string                 `json:"reason"`
 	ExternalIdentifier     *string                 `json:"external_identifier"`
 	PaymentServiceRefundID *string                 `json:"payment_service_refund_id"`
-	ErrorCode              *string                 `json:"error_code"`
-	RawResponseCode        *string                 `json:"raw_response_code"`
-	RawResponseDescription *string                 `json:"raw_response_description"`
-	CreatedAt              string                  `json:"created_at"`
-	UpdatedAt              string                  `json:"updated_at"`
+	answerJSON
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
 }
 
-func refundOut(r *coreapi.Refund) refundJSON {
-	return refundJSON{Type: "refund", ID: r.ID, TransactionID: r.TransactionID, Status: r.Status, Amount: r.Amount, Currency: r.Currency,
+func refundOut(r *coreapi.Refund) refundOutJSON {
+	return refundOutJSON{Type: "refund", ID: r.ID, TransactionID: r.TransactionID, Status: r.Status, Amount: r.Amount, Currency: r.Currency,
 		Reason: r.Reason, ExternalIdentifier: r.ExternalIdentifier, PaymentServiceRefundID: r.PaymentServiceReference,
-		ErrorCode: r.ErrorCode, RawResponseCode: r.RawResponseCode, RawResponseDescription: r.RawResponseDescription,
-		CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+		answerJSON: answerJSON{r.ErrorCode, r.RawResponseCode, r.RawResponseDescription},
+		CreatedAt:  timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
 }
