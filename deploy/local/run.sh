@@ -122,6 +122,10 @@ cat <<MSG
   try it
     curl -s --cacert $c/ca.pem https://127.0.0.1:8443/payment-methods -H "Authorization: Bearer \$TOKEN" \\
       -H 'Content-Type: application/json' -d '{"method":"card","number":"4111111111111111","expiration_date":"12/30"}'
+  then pay with it (the id from that answer; docs/transactions.md)
+    curl -s --cacert $c/ca.pem https://127.0.0.1:8443/transactions -H "Authorization: Bearer \$TOKEN" \\
+      -H 'Content-Type: application/json' -H "Idempotency-Key: \$(uuidgen 2>/dev/null || date +%s%N)" \\
+      -d '{"amount":1299,"currency":"USD","country":"US","payment_method":{"method":"id","id":"<id>"}}'
 MSG
 echo; echo "Ctrl-C stops the services and the dev Vault (PostgreSQL keeps running; see README.md)."
 wait -n "${pids[@]}"
