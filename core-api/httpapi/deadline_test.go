@@ -126,7 +126,7 @@ func TestRequestDeadline(t *testing.T) {
 
 // testAuth returns an Auth trusting a fresh key and a token of that key
 // holding scopes.
-func testAuth(t *testing.T, scopes ...string) (*httpapi.Auth, string) {
+func testAuth(t testing.TB, scopes ...string) (*httpapi.Auth, string) {
 	t.Helper()
 	return testAuthFor(t, nil, scopes...)
 }
