@@ -65,10 +65,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/payorch/shared/apierror"
@@ -221,6 +223,19 @@ func Build[T any](p Page, rows []T, key func(T) Key) Envelope[T] {
 // Codec makes and checks cursors with one instance key.
 type Codec struct {
 	key []byte
+	// macs holds *macState for reuse: every list page makes a cursor or
+	// two and a page reached through one checks it, and a fresh HMAC
+	// hashes the padded key again (two SHA-256 blocks) and allocates its
+	// state every time.
+	macs sync.Pool
+}
+
+// macState is an HMAC-SHA256 keyed with the codec's key, which keeps the
+// state after the padded key from its first Reset on (crypto/hmac), and
+// scratch space for a cursor's bytes.
+type macState struct {
+	h   hash.Hash
+	buf []byte
 }
 
 // NewCodec returns service's codec keyed with key (at least MinKeyLen
@@ -233,7 +248,11 @@ func NewCodec(service string, key []byte) (*Codec, error) {
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("payorch " + service + " cursor v1"))
-	return &Codec{key: m.Sum(nil)}, nil
+	c := &Codec{key: m.Sum(nil)}
+	c.macs.New = func() any {
+		return &macState{h: hmac.New(sha256.New, c.key), buf: make([]byte, 0, 2*(10+maxIDLen+macLen))}
+	}
+	return c, nil
 }
 
 // RandomCodec returns a codec with a fresh random key: its cursors die with
@@ -248,12 +267,16 @@ func RandomCodec(service string) *Codec {
 // Binding joins the parts that scope a list's cursors (merchant account,
 // filter values) unambiguously: each part is length-prefixed.
 func Binding(parts ...string) string {
-	b := make([]byte, 0, 64)
+	return string(appendBinding(make([]byte, 0, 64), parts...))
+}
+
+// appendBinding appends Binding(parts...) to b.
+func appendBinding(b []byte, parts ...string) []byte {
 	for _, p := range parts {
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)
 	}
-	return string(b)
+	return b
 }
 
 // ParseRequest reads `limit` and `cursor` from q. list names the list
@@ -292,15 +315,26 @@ var errCursor = apierror.BadRequest("invalid cursor", apierror.Detail{
 	Message: "not a cursor of this list: use next_cursor or previous_cursor unchanged, with the same filters", Type: "value_error.cursor",
 })
 
-func (c *Codec) mac(payload []byte, list, binding string) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write(payload)
-	m.Write([]byte(Binding(list, binding)))
-	return m.Sum(nil)[:macLen]
+// appendMAC appends to b, which holds a cursor's payload, its MAC for
+// list and binding: HMAC-SHA256 over the payload and Binding(list,
+// binding), truncated to macLen bytes.
+func (m *macState) appendMAC(b []byte, list, binding string) []byte {
+	n := len(b)
+	b = appendBinding(b, list, binding)
+	m.h.Reset()
+	m.h.Write(b)
+	b = m.h.Sum(b)
+	return append(b[:n], b[len(b)-sha256.Size:][:macLen]...)
 }
 
+// cursorEncoding is a cursor's base64, strict: unused trailing bits must
+// be zero, so that a cursor has one spelling. Made once, as Strict
+// returns a copy of the encoding.
+var cursorEncoding = base64.RawURLEncoding.Strict()
+
 func (c *Codec) encode(d Direction, k Key, list, binding string) string {
-	b := make([]byte, 0, 10+len(k.ID)+macLen)
+	m := c.macs.Get().(*macState)
+	defer c.macs.Put(m)
 	var flags byte
 	if d == Previous {
 		flags |= flagPrevious
@@ -310,11 +344,14 @@ func (c *Codec) encode(d Direction, k Key, list, binding string) string {
 		flags |= flagTime
 		micros = k.Time.UnixMicro()
 	}
-	b = append(b, version, flags)
+	b := append(m.buf[:0], version, flags)
 	b = binary.BigEndian.AppendUint64(b, uint64(micros))
 	b = append(b, k.ID...)
-	b = append(b, c.mac(b, list, binding)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	b = m.appendMAC(b, list, binding)
+	n := len(b)
+	b = cursorEncoding.AppendEncode(b, b) // the text after the bytes, in the same scratch space
+	m.buf = b[:0]
+	return string(b[n:])
 }
 
 func (c *Codec) decode(s, list, binding string) (Direction, Key, bool) {
@@ -323,12 +360,15 @@ func (c *Codec) decode(s, list, binding string) (Direction, Key, bool) {
 	if len(s) > maxCursorLen || strings.ContainsAny(s, "\r\n") {
 		return 0, Key{}, false
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	b, err := cursorEncoding.DecodeString(s)
 	if err != nil || len(b) < 10+macLen || len(b) > 10+maxIDLen+macLen {
 		return 0, Key{}, false
 	}
 	payload, sum := b[:len(b)-macLen], b[len(b)-macLen:]
-	if !hmac.Equal(sum, c.mac(payload, list, binding)) {
+	m := c.macs.Get().(*macState)
+	defer c.macs.Put(m)
+	m.buf = m.appendMAC(append(m.buf[:0], payload...), list, binding)
+	if !hmac.Equal(sum, m.buf[len(payload):]) {
 		return 0, Key{}, false
 	}
 	if payload[0] != version || payload[1]&^(flagPrevious|flagTime) != 0 {

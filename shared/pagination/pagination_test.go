@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +46,73 @@ func TestRoundTrip(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A cursor's bytes are its format (package comment), pinned: cursors a
+// client holds keep working whatever computes them.
+func TestCursorBytes(t *testing.T) {
+	c := codec(t, 1)
+	tm := time.Date(2024, 5, 6, 7, 8, 9, 123456000, time.UTC)
+	for _, tc := range []struct {
+		d          Direction
+		k          Key
+		list, bind string
+		want       string
+	}{
+		{Next, Key{Time: tm, ID: "7f0c1a8e-8d2b-4a43-9c55-2b6a0f4e1d11"}, "buyers", Binding("default", "", ""), "AQIABhfDu1NKgDdmMGMxYThlLThkMmItNGE0My05YzU1LTJiNmEwZjRlMWQxMVJh1uEPL_5FpX_cp16HM-4"},
+		{Previous, Key{Time: tm, ID: "7f0c1a8e-8d2b-4a43-9c55-2b6a0f4e1d11"}, "buyers", Binding("default", "q", ""), "AQMABhfDu1NKgDdmMGMxYThlLThkMmItNGE0My05YzU1LTJiNmEwZjRlMWQxMXAwRSzOpJx4SdCIvW_rhIs"},
+		{Next, Key{ID: "12345"}, "vault-forward-configs", Binding("m1"), "AQAAAAAAAAAAADEyMzQ1g3wAGvTU6qJgliHsK4dYUA"},
+		{Previous, Key{Time: time.UnixMicro(-1).UTC()}, "l", "", "AQP__________1e6wefQWOQDV1xO0Hc6SUs"},
+	} {
+		got := c.encode(tc.d, tc.k, tc.list, tc.bind)
+		if got != tc.want {
+			t.Errorf("encode(%v, %+v, %q, %q) = %q, want %q", tc.d, tc.k, tc.list, tc.bind, got, tc.want)
+		}
+		if d, k, ok := c.decode(tc.want, tc.list, tc.bind); !ok || d != tc.d || k.ID != tc.k.ID || !k.Time.Equal(tc.k.Time) {
+			t.Errorf("decode(%q) = %v %+v %v", tc.want, d, k, ok)
+		}
+	}
+}
+
+// Every list page makes a cursor or two, and a page reached through one
+// checks it: the MAC is computed with the key's HMAC state made once, in
+// scratch space kept for reuse, so a cursor costs one allocation, its
+// string.
+func TestCursorAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops what it is given at random")
+	}
+	c := codec(t, 1)
+	k := Key{Time: time.Unix(1, 0), ID: "7f0c1a8e-8d2b-4a43-9c55-2b6a0f4e1d11"}
+	bind := Binding("default", "", "")
+	s := c.encode(Next, k, "buyers", bind)
+	if n := testing.AllocsPerRun(100, func() { _ = c.encode(Next, k, "buyers", bind) }); n > 1 {
+		t.Errorf("encode: %v allocations, want 1", n)
+	}
+	// decode: the decoded bytes and the boundary id.
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = c.decode(s, "buyers", bind) }); n > 2 {
+		t.Errorf("decode: %v allocations, want at most 2", n)
+	}
+}
+
+// One codec serves every request at once (go test -race).
+func TestCodecConcurrentUse(t *testing.T) {
+	c := codec(t, 1)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				k := Key{Time: time.UnixMicro(int64(g*1000 + i)).UTC(), ID: strconv.Itoa(i)}
+				bind := Binding("m", strconv.Itoa(g))
+				d, got, ok := c.decode(c.encode(Previous, k, "buyers", bind), "buyers", bind)
+				if !ok || d != Previous || got != k {
+					t.Errorf("round trip of %+v: %v %+v %v", k, d, got, ok)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestParseRequest(t *testing.T) {
@@ -259,6 +328,26 @@ func FuzzDecode(f *testing.F) {
 		// Anything accepted re-encodes to itself.
 		if got := c.encode(d, k, "l", ""); got != s {
 			t.Fatalf("accepted %q re-encodes as %q", s, got)
+		}
+	})
+}
+
+// A first page's cursor, and the check of one on the next page.
+func BenchmarkCursor(b *testing.B) {
+	c := codec(b, 1)
+	k := Key{Time: time.Unix(1, 0), ID: "7f0c1a8e-8d2b-4a43-9c55-2b6a0f4e1d11"}
+	bind := Binding("default", "", "")
+	s := c.encode(Next, k, "buyers", bind)
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = c.encode(Next, k, "buyers", bind)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _, _ = c.decode(s, "buyers", bind)
 		}
 	})
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pagination
+
+const raceEnabled = false
