@@ -176,13 +176,16 @@ type Envelope[T any] struct {
 
 // Build makes the envelope from rows as the store fetched them: at most
 // FetchLimit rows, in the order Keyset's ORDER BY gives. key returns a
-// row's keyset position.
+// row's keyset position. The caller hands rows over: the items are rows
+// itself, trimmed and, going backward, reversed in place, not a copy (a
+// page is kilobytes, copied through the GC's write barriers, on every
+// list request).
 func Build[T any](p Page, rows []T, key func(T) Key) Envelope[T] {
 	hasMore := len(rows) > p.Limit
 	if hasMore {
-		rows = rows[:p.Limit]
+		rows = rows[:p.Limit:p.Limit]
 	}
-	items := slices.Clone(rows)
+	items := rows
 	if items == nil {
 		items = []T{}
 	}
