@@ -28,14 +28,17 @@ func appendJSONStringPtr(b []byte, s *string) []byte {
 
 // appendTimestamp appends t in timestampLayout, as t.UTC().Format would,
 // without parsing the layout: the civil date comes from the Unix day
-// number (H. Hinnant's days_from_civil inverse).
+// number (H. Hinnant's days_from_civil inverse), and the digits two at a
+// time from a table into one fixed-size array. A page of 20 buyers has
+// 40 timestamps: a loop dividing by ten for every digit took a third of
+// the list handler's instructions.
 func appendTimestamp(b []byte, t time.Time) []byte {
 	secs := t.Unix()
 	days := secs / 86400
 	if secs%86400 < 0 {
 		days--
 	}
-	sod := int(secs - days*86400)
+	sod := uint32(secs - days*86400)
 	z := days + 719468
 	era := z / 146097
 	if z < 0 {
@@ -55,30 +58,36 @@ func appendTimestamp(b []byte, t time.Time) []byte {
 	if year < 0 || year > 9999 {
 		return t.UTC().AppendFormat(b, timestampLayout)
 	}
-	b = appendDigits(b, int(year), 4)
-	b = append(b, '-')
-	b = appendDigits(b, int(month), 2)
-	b = append(b, '-')
-	b = appendDigits(b, int(day), 2)
-	b = append(b, 'T')
-	b = appendDigits(b, sod/3600, 2)
-	b = append(b, ':')
-	b = appendDigits(b, sod/60%60, 2)
-	b = append(b, ':')
-	b = appendDigits(b, sod%60, 2)
-	b = append(b, '.')
-	b = appendDigits(b, t.Nanosecond()/1000, 6) // truncated, as Format does
-	return append(b, 'Z')
+	us := uint32(t.Nanosecond() / 1000) // truncated, as Format does
+	var a [len("2006-01-02T15:04:05.000000Z")]byte
+	put2(a[0:], uint32(year)/100)
+	put2(a[2:], uint32(year)%100)
+	a[4] = '-'
+	put2(a[5:], uint32(month))
+	a[7] = '-'
+	put2(a[8:], uint32(day))
+	a[10] = 'T'
+	put2(a[11:], sod/3600)
+	a[13] = ':'
+	put2(a[14:], sod/60%60)
+	a[16] = ':'
+	put2(a[17:], sod%60)
+	a[19] = '.'
+	put2(a[20:], us/10000)
+	put2(a[22:], us/100%100)
+	put2(a[24:], us%100)
+	a[26] = 'Z'
+	return append(b, a[:]...)
 }
 
-// appendDigits appends v (>= 0, < 10^width) zero-padded to width digits.
-func appendDigits(b []byte, v, width int) []byte {
-	var a [8]byte
-	for i := width - 1; i >= 0; i-- {
-		a[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return append(b, a[:width]...)
+// digitPairs is "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// put2 writes v (< 100) as two digits at a[0:2].
+func put2(a []byte, v uint32) {
+	_ = a[1]
+	a[0], a[1] = digitPairs[2*v], digitPairs[2*v+1]
 }
 
 // appendTimestampJSON appends t as a JSON string.
