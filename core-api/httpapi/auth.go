@@ -11,6 +11,11 @@ import (
 	"github.com/payorch/shared/auth"
 )
 
+// merchantHeaderKey is the merchant account header's canonical form, the
+// key net/http stores it under: Header.Get canonicalizes any other
+// spelling into a new string, on every request.
+var merchantHeaderKey = http.CanonicalHeaderKey(accountid.Header)
+
 // AccountExists reports whether a merchant account exists.
 type AccountExists func(ctx context.Context, id string) (bool, error)
 
@@ -52,7 +57,7 @@ func (a *Auth) Authorize(r *http.Request, scope string) (Caller, error) {
 	if err := p.Require(scope); err != nil {
 		return Caller{}, err
 	}
-	m, ok := accountid.FromHeader(r.Header.Get(accountid.Header))
+	m, ok := accountid.FromHeader(headerValue(r.Header, merchantHeaderKey))
 	if !ok {
 		return Caller{}, errMerchantHeader
 	}
@@ -93,4 +98,12 @@ func (a *Auth) Forget(id string) {
 	a.mu.Lock()
 	delete(a.known, id)
 	a.mu.Unlock()
+}
+
+// headerValue is h.Get(key) for a key already canonical.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

@@ -133,7 +133,7 @@ func testAuth(t testing.TB, scopes ...string) (*httpapi.Auth, string) {
 
 // testAuthFor is testAuth with a token for the merchant accounts named
 // (nil: the default one).
-func testAuthFor(t *testing.T, accounts []string, scopes ...string) (*httpapi.Auth, string) {
+func testAuthFor(t testing.TB, accounts []string, scopes ...string) (*httpapi.Auth, string) {
 	t.Helper()
 	const issuer = "test"
 	priv, err := auth.GenerateKey()
