@@ -79,18 +79,17 @@ func TestCursorBytes(t *testing.T) {
 // scratch space kept for reuse, so a cursor costs one allocation, its
 // string.
 func TestCursorAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector's sync.Pool drops what it is given at random")
-	}
 	c := codec(t, 1)
 	k := Key{Time: time.Unix(1, 0), ID: "7f0c1a8e-8d2b-4a43-9c55-2b6a0f4e1d11"}
 	bind := Binding("default", "", "")
 	s := c.encode(Next, k, "buyers", bind)
-	if n := testing.AllocsPerRun(100, func() { _ = c.encode(Next, k, "buyers", bind) }); n > 1 {
+	// Averaged over many runs: under the race detector sync.Pool drops
+	// some of what it is given back, which raceAllocs allows for.
+	if n := testing.AllocsPerRun(1000, func() { _ = c.encode(Next, k, "buyers", bind) }); n > 1+raceAllocs {
 		t.Errorf("encode: %v allocations, want 1", n)
 	}
 	// decode: the decoded bytes and the boundary id.
-	if n := testing.AllocsPerRun(100, func() { _, _, _ = c.decode(s, "buyers", bind) }); n > 2 {
+	if n := testing.AllocsPerRun(1000, func() { _, _, _ = c.decode(s, "buyers", bind) }); n > 2+raceAllocs {
 		t.Errorf("decode: %v allocations, want at most 2", n)
 	}
 }
@@ -299,11 +298,8 @@ func TestBuildTakesRowsOver(t *testing.T) {
 	if len(env.Items) != 2 || &env.Items[0] != &rows[0] || env.NextCursor == nil {
 		t.Fatalf("items %v at %p, rows at %p", env.Items, env.Items, rows)
 	}
-	if raceEnabled {
-		return // the race detector's sync.Pool drops the codec's scratch space at random
-	}
 	// The next cursor: its string and the pointer to it.
-	if n := testing.AllocsPerRun(100, func() { env = Build(page, rows, keyOf) }); n > 2 {
+	if n := testing.AllocsPerRun(1000, func() { env = Build(page, rows, keyOf) }); n > 2+raceAllocs {
 		t.Errorf("Build: %v allocations, want 2", n)
 	}
 }
