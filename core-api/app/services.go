@@ -35,9 +35,19 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
-		Transactions: &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors)},
-		Idempotency:  &idempotency.Service{Store: m.DB},
+		Transactions: m.transactions(connectors),
+		Idempotency:  &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 	}
+}
+
+// transactions is the transactions service on the environment's card
+// connector; Run sweeps with the same one.
+func (m *Main) transactions(connectors *connector.Registry) *transactions.Service {
+	if m.txs == nil {
+		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
+			SyncMinAge: m.Config.transactionSyncMinAge()}
+	}
+	return m.txs
 }
 
 // cardsOf is the card connector payments go to: mock-card, where the
