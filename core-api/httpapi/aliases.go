@@ -64,9 +64,10 @@ func inBody[A aliasBody[In], In, Out any](call func(r *http.Request, merchant, i
 }
 
 // aliasTarget decodes an alias's body and returns the transaction it
-// names: missing or not a lower-case UUID is 400 at /transaction_id.
+// names: missing (no body at all included) or not a lower-case UUID is
+// 400 at /transaction_id.
 func aliasTarget[A aliasBody[In], In any](r *http.Request, a *A) (string, error) {
-	if err := DecodeStrict(r, a); err != nil {
+	if err := decodeOptional(r, a); err != nil {
 		return "", err
 	}
 	switch id := (*a).transactionID(); {
