@@ -38,10 +38,12 @@ const completeTimeout = 5 * time.Second
 //   - else h runs and its response, buffered, is stored with the key when
 //     its status is below 500 (a 4xx is an answer: the same request would
 //     get it again). A 5xx, a timeout or a panic gives the key back, so
-//     the client's retry runs afresh.
+//     the client's retry runs afresh (unless h attached a resource to it:
+//     Resumable).
 //
-// h must be safe to run again after a partial run: a retry takes over a
-// claim whose process died once its lease runs out (package idempotency).
+// h runs with the claim in its context (idempotency.Attach). It must be
+// safe to run again after a partial run: a retry takes over a claim whose
+// process died once its lease runs out (package idempotency).
 func (d Deps) Idempotent(scope, endpoint string, h CallerHandler) Handler {
 	return d.Resumable(scope, endpoint, h, nil)
 }
