@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -53,19 +54,24 @@ type transactionHandlers struct{ d Deps }
 // currency and payment_method are pointers so that their absence is
 // told apart from a zero.
 type transactionCreateJSON struct {
-	Amount              *int64                `json:"amount"`
-	Currency            *string               `json:"currency"`
-	Country             *string               `json:"country"`
-	Intent              string                `json:"intent"`
-	PaymentMethod       *paymentMethodRefJSON `json:"payment_method"`
-	BuyerID             *string               `json:"buyer_id"`
-	ExternalIdentifier  *string               `json:"external_identifier"`
-	Metadata            map[string]string     `json:"metadata"`
-	PaymentSource       string                `json:"payment_source"`
-	MerchantInitiated   bool                  `json:"merchant_initiated"`
-	IsSubsequentPayment bool                  `json:"is_subsequent_payment"`
-	InstallmentCount    *int32                `json:"installment_count"`
-	CartItems           []coreapi.CartItem    `json:"cart_items"`
+	Amount              *int64                     `json:"amount"`
+	Currency            *string                    `json:"currency"`
+	Country             *string                    `json:"country"`
+	Intent              string                     `json:"intent"`
+	PaymentMethod       *paymentMethodRefJSON      `json:"payment_method"`
+	BuyerID             *string                    `json:"buyer_id"`
+	BuyerExternalID     *string                    `json:"buyer_external_identifier"`
+	PaymentServiceID    *string                    `json:"payment_service_id"`
+	Store               bool                       `json:"store"`
+	PreviousSchemeTxID  *string                    `json:"previous_scheme_transaction_id"`
+	ConnectionOptions   map[string]json.RawMessage `json:"connection_options"`
+	ExternalIdentifier  *string                    `json:"external_identifier"`
+	Metadata            map[string]string          `json:"metadata"`
+	PaymentSource       string                     `json:"payment_source"`
+	MerchantInitiated   bool                       `json:"merchant_initiated"`
+	IsSubsequentPayment bool                       `json:"is_subsequent_payment"`
+	InstallmentCount    *int32                     `json:"installment_count"`
+	CartItems           []coreapi.CartItem         `json:"cart_items"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -88,14 +94,16 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.PaymentMethod != nil, "/payment_method")
 	if pm := in.PaymentMethod; pm != nil && pm.Method != "id" {
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id": a payment is made with a stored payment method`, "value_error.const"))
+			`must be "id" here: a stored payment method; a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
 	return coreapi.NewTransaction{
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
-		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID,
+		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
+		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
+		ConnectionOptions: in.ConnectionOptions,
 		TransactionDetails: coreapi.TransactionDetails{
 			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
@@ -113,6 +121,14 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 		return err
 	}
 	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
+	if errors.Is(err, coreapi.ErrBuyerNotFound) {
+		p := "/buyer_id"
+		if in.BuyerID == nil {
+			p = "/buyer_external_identifier"
+		}
+		return apierror.BadRequest("invalid request body",
+			strictjson.BodyDetail(p, "no buyer with this id and external identifier in this merchant account", "value_error.buyer.not_found"))
+	}
 	if err != nil {
 		return transactionError(err)
 	}
@@ -125,9 +141,6 @@ func transactionError(err error) error {
 	case errors.Is(err, coreapi.ErrCardPaymentsUnavailable):
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
-	case errors.Is(err, coreapi.ErrBuyerNotFound):
-		return apierror.BadRequest("invalid request body",
-			strictjson.BodyDetail("/buyer_id", "no buyer with this id in this merchant account", "value_error.buyer.not_found"))
 	}
 	var te *coreapi.TransitionError
 	if errors.As(err, &te) {

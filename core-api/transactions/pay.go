@@ -11,6 +11,7 @@ import (
 // CardConnector is what the service asks of a card processor's
 // connector (connector.CardConnector implements it).
 type CardConnector interface {
+	Name() string // its key in a transaction's connection_options
 	Authorize(ctx context.Context, r connector.CardAuthorization) (coreapi.ConnectorResult, error)
 	Capture(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
 	Void(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
@@ -49,6 +50,8 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
+		PreviousSchemeTransactionID: deref(n.PreviousSchemeTransactionID),
+		Options:                     n.ConnectionOptions[s.Cards.Name()],
 	})
 	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res)

@@ -65,7 +65,10 @@ type Store interface {
 
 	// What a transaction is created with.
 	PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error)
-	FindBuyer(ctx context.Context, merchant, id string) (*coreapi.Buyer, error)
+	// ResolveBuyer finds a buyer by id, external identifier or both
+	// (which must then name the same buyer): its id and external
+	// identifier ("" for none), or coreapi.ErrNotFound.
+	ResolveBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error)
 }
 
 // Tx is the core database within one transaction.
@@ -117,7 +120,7 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 	if err := s.paymentMethod(ctx, merchant, n, t); err != nil {
 		return nil, err
 	}
-	if err := s.buyer(ctx, merchant, n.BuyerID, t); err != nil {
+	if err := s.buyer(ctx, merchant, n, t); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateTransaction(ctx, t); err != nil {
@@ -150,21 +153,28 @@ func (s *Service) paymentMethod(ctx context.Context, merchant string, n coreapi.
 	return nil
 }
 
-// buyer sets t's buyer when one is named: it must be the merchant
-// account's.
-func (s *Service) buyer(ctx context.Context, merchant string, id *string, t *coreapi.Transaction) error {
-	if id == nil {
+// buyer sets t's buyer when n names one, by id, external identifier or
+// both: it must be the merchant account's.
+func (s *Service) buyer(ctx context.Context, merchant string, n coreapi.NewTransaction, t *coreapi.Transaction) error {
+	if n.BuyerID == nil && n.BuyerExternalIdentifier == nil {
 		return nil
 	}
-	b, err := s.Store.FindBuyer(ctx, merchant, *id)
+	id, ext, err := s.Store.ResolveBuyer(ctx, merchant, deref(n.BuyerID), deref(n.BuyerExternalIdentifier))
 	if errors.Is(err, coreapi.ErrNotFound) {
 		return coreapi.ErrBuyerNotFound
 	}
 	if err != nil {
 		return err
 	}
-	t.BuyerID, t.BuyerExternalIdentifier = &b.ID, b.ExternalIdentifier
+	t.BuyerID, t.BuyerExternalIdentifier = &id, nonEmpty(ext)
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Get returns transaction id of the merchant account.
