@@ -142,6 +142,11 @@ func transactionError(err error) error {
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
 	}
+	var pse *coreapi.PaymentServiceError
+	if errors.As(err, &pse) {
+		return apierror.New(http.StatusUnprocessableEntity, pse.Code, pse.Message,
+			strictjson.BodyDetail("/payment_service_id", pse.Message, "value_error."+pse.Code))
+	}
 	var te *coreapi.TransitionError
 	if errors.As(err, &te) {
 		msg := string(te.Operation) + " refused in status " + string(te.Status)
@@ -176,6 +181,7 @@ type transactionJSON struct {
 	BuyerID                     *string                      `json:"buyer_id"`
 	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
 	PaymentServiceID            *string                      `json:"payment_service_id"`
+	PaymentService              *paymentServiceSummaryJSON   `json:"payment_service"`
 	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
 	answerJSON
 	AVSResponseCode     *string            `json:"avs_response_code"`
@@ -203,6 +209,21 @@ type answerJSON struct {
 	RawResponseDescription *string `json:"raw_response_description"`
 }
 
+// paymentServiceSummaryJSON is the payment service that processes a
+// transaction; null for the sandbox's built-in configuration.
+type paymentServiceSummaryJSON struct {
+	ID          string  `json:"id"`
+	Connector   string  `json:"connector"`
+	DisplayName *string `json:"display_name"`
+}
+
+func paymentServiceSummaryOut(s *coreapi.PaymentServiceSummary) *paymentServiceSummaryJSON {
+	if s == nil {
+		return nil
+	}
+	return &paymentServiceSummaryJSON{ID: s.ID, Connector: s.Connector, DisplayName: s.DisplayName}
+}
+
 type transactionPaymentMethodJSON struct {
 	ID          *string `json:"id"`
 	Method      string  `json:"method"`
@@ -228,9 +249,10 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		Currency: t.Currency, Country: t.Country,
 		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
 		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
-		PaymentServiceID: t.PaymentServiceID, PaymentServiceTransactionID: t.PaymentServiceTransactionID,
-		answerJSON:      answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
-		AVSResponseCode: t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
+		PaymentServiceID: t.PaymentServiceID, PaymentService: paymentServiceSummaryOut(t.PaymentService),
+		PaymentServiceTransactionID: t.PaymentServiceTransactionID,
+		answerJSON:                  answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
+		AVSResponseCode:             t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
 		PaymentSource: t.PaymentSource, MerchantInitiated: t.MerchantInitiated, IsSubsequentPayment: t.IsSubsequentPayment,
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),

@@ -116,13 +116,9 @@ func httpClient(caFile string) (*http.Client, error) {
 	}, nil
 }
 
-// Binding is the derivation context of a record: its merchant account
-// and id, so that its ciphertext decrypts for it alone.
-func Binding(merchantAccountID, id string) string {
-	return merchantAccountID + "\x00" + id
-}
-
-// Encrypt encrypts plaintext under the key derived for binding.
+// Encrypt encrypts plaintext under the key derived for binding, the
+// derivation context that names the record the ciphertext belongs to
+// (its merchant account and id): it decrypts with the same binding only.
 func (c *Client) Encrypt(ctx context.Context, binding string, plaintext []byte) (string, error) {
 	s, err := c.vc.Logical().WriteWithContext(ctx, c.mount+"/encrypt/"+c.key, map[string]any{
 		"plaintext": base64.StdEncoding.EncodeToString(plaintext),

@@ -18,20 +18,20 @@ func TestCiphertextsAreBoundToTheirRecord(t *testing.T) {
 	env := vaulttransittest.New(t)
 	ctx := context.Background()
 	const secret = `{"api_key":"mc_test_0123456789abcdef"}`
-	ct, err := env.Client.Encrypt(ctx, vaulttransit.Binding("default", "id-1"), []byte(secret))
+	ct, err := env.Client.Encrypt(ctx, "default\x00id-1", []byte(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(ct, "0123456789abcdef") || !strings.HasPrefix(ct, "vault:v1:") {
 		t.Fatalf("ciphertext %q", ct)
 	}
-	got, err := env.Client.Decrypt(ctx, vaulttransit.Binding("default", "id-1"), ct)
+	got, err := env.Client.Decrypt(ctx, "default\x00id-1", ct)
 	if err != nil || string(got) != secret {
 		t.Fatalf("decrypt: %q %v", got, err)
 	}
 	for name, b := range map[string]string{
-		"another record":           vaulttransit.Binding("default", "id-2"),
-		"another merchant account": vaulttransit.Binding("other", "id-1"),
+		"another record":           "default\x00id-2",
+		"another merchant account": "other\x00id-1",
 		"no separation":            "defaultid-1",
 	} {
 		if _, err := env.Client.Decrypt(ctx, b, ct); !errors.Is(err, vaulttransit.ErrVault) {
@@ -42,7 +42,6 @@ func TestCiphertextsAreBoundToTheirRecord(t *testing.T) {
 		t.Fatalf("ready: %v", err)
 	}
 }
-
 
 // The runtime token holds the shipped policy alone: it cannot read the
 // key, nor use another key on the mount.
