@@ -370,3 +370,14 @@ func TestForPayment(t *testing.T) {
 		t.Fatalf("list %d (%v), want the two not deleted", len(list), err)
 	}
 }
+
+// Production registers no sandbox connector: mock-card cannot be
+// configured there.
+func TestProductionConfiguresNoSandboxConnector(t *testing.T) {
+	e := setup(t)
+	e.s.Connectors = connector.NewRegistry()
+	_, err := e.s.Create(ctx, "default", fields())
+	if got := pointers(t, err); !slices.Equal(got, []string{"/connector"}) {
+		t.Fatalf("pointers %v", got)
+	}
+}
