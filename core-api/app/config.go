@@ -170,6 +170,9 @@ func (c Config) Validate() error {
 	if c.Vault.Addr == "" || c.Vault.Token == "" {
 		errs = append(errs, errors.New("CORE_API_VAULT_ADDR and CORE_API_VAULT_TOKEN are required: payment service credentials are encrypted with Vault transit"))
 	}
+	if c.Environment == config.Production && c.Vault.Addr != "" && !strings.HasPrefix(c.Vault.Addr, "https://") {
+		errs = append(errs, errors.New("CORE_API_VAULT_ADDR must be https in production: credentials cross that link in the clear"))
+	}
 	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
 		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))
 	}

@@ -119,6 +119,7 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"a request timeout without a unit", map[string]string{"CORE_API_REQUEST_TIMEOUT": "50"}, "CORE_API_REQUEST_TIMEOUT"},
 		{"no Vault: credentials could not be encrypted", map[string]string{"CORE_API_VAULT_ADDR": "<unset>"}, "CORE_API_VAULT_ADDR"},
 		{"no Vault token", map[string]string{"CORE_API_VAULT_TOKEN": "<unset>"}, "CORE_API_VAULT_TOKEN"},
+		{"plain HTTP to Vault in production", map[string]string{"CORE_API_VAULT_ADDR": "http://vault:8200"}, "CORE_API_VAULT_ADDR must be https"},
 		{"the owner's database URL: the service could change the schema", map[string]string{"CORE_API_MIGRATE_DATABASE_URL_FILE": "/run/owner-url"}, "CORE_API_MIGRATE_DATABASE_URL: is the owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,10 +32,12 @@ const (
 //	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
-//   - A payment is by a stored card only ({"method":"id"}); the card
-//     connector is mock-card, the only one outside production: production
-//     answers 422 until payment services (a merchant's connector
-//     configurations) exist.
+//   - A payment is by a stored card only ({"method":"id"}), through the
+//     connector of its payment service: the one payment_service_id names,
+//     else the merchant account's default for cards, else (outside
+//     production) the built-in sandbox mock-card; one it cannot use is 422
+//     with the payment service's code at /payment_service_id
+//     (docs/payment-services.md).
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call

@@ -25,8 +25,8 @@ import (
 
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
-	"github.com/payorch/core-api/vaulttransit"
 	corepostgres "github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
