@@ -381,3 +381,21 @@ func TestProductionConfiguresNoSandboxConnector(t *testing.T) {
 		t.Fatalf("pointers %v", got)
 	}
 }
+
+// A merchant account's payment services go with it: deleting the account
+// (as the runtime role does) takes them, deleted ones included.
+func TestAccountDeletionTakesItsPaymentServices(t *testing.T) {
+	e := setup(t)
+	kept := create(t, e, "other", fields())
+	gone := create(t, e, "other", fields())
+	if err := e.s.Delete(ctx, "other", gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Pool.Exec(ctx, `DELETE FROM merchant_accounts WHERE id = 'other'`); err != nil {
+		t.Fatalf("delete the account: %v", err)
+	}
+	var n int
+	if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM payment_services WHERE id = ANY($1)`, []string{kept.ID, gone.ID}).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d payment services left (%v)", n, err)
+	}
+}
