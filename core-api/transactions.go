@@ -49,8 +49,10 @@ type Transaction struct {
 	// once the buyer is deleted; BuyerID stays).
 	BuyerExternalIdentifier *string
 	// PaymentServiceID names the connector configuration that processes
-	// the transaction.
+	// the transaction; nil: the sandbox's built-in one. PaymentService is
+	// its summary, read with the record.
 	PaymentServiceID *string
+	PaymentService   *PaymentServiceSummary
 	// PaymentServiceTransactionID is the connector's id of the
 	// authorization: how its later answers and notifications find the
 	// transaction.

@@ -20,6 +20,7 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
 )
@@ -31,6 +32,8 @@ type Main struct {
 
 	DB         *postgres.DB
 	VaultProxy *vaultclient.Client // mTLS client to vault-proxy's internal listener
+	// Vault encrypts payment service credentials (Vault transit).
+	Vault *vaulttransit.Client
 	// Connectors are the environment's connectors, registered by Run.
 	Connectors *connector.Registry
 
@@ -128,6 +131,9 @@ func (m *Main) open(ctx context.Context) error {
 		return err
 	}
 	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
+		return err
+	}
+	if m.Vault, err = vaulttransit.New(m.Config.Vault); err != nil {
 		return err
 	}
 	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)

@@ -32,10 +32,12 @@ const (
 //	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
-//   - A payment is by a stored card only ({"method":"id"}); the card
-//     connector is mock-card, the only one outside production: production
-//     answers 422 until payment services (a merchant's connector
-//     configurations) exist.
+//   - A payment is by a stored card only ({"method":"id"}), through the
+//     connector of its payment service: the one payment_service_id names,
+//     else the merchant account's default for cards, else (outside
+//     production) the built-in sandbox mock-card; one it cannot use is 422
+//     with the payment service's code at /payment_service_id
+//     (docs/payment-services.md).
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -142,6 +144,11 @@ func transactionError(err error) error {
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
 	}
+	var pse *coreapi.PaymentServiceError
+	if errors.As(err, &pse) {
+		return apierror.New(http.StatusUnprocessableEntity, pse.Code, pse.Message,
+			strictjson.BodyDetail("/payment_service_id", pse.Message, "value_error."+pse.Code))
+	}
 	var te *coreapi.TransitionError
 	if errors.As(err, &te) {
 		msg := string(te.Operation) + " refused in status " + string(te.Status)
@@ -176,6 +183,7 @@ type transactionJSON struct {
 	BuyerID                     *string                      `json:"buyer_id"`
 	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
 	PaymentServiceID            *string                      `json:"payment_service_id"`
+	PaymentService              *paymentServiceSummaryJSON   `json:"payment_service"`
 	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
 	answerJSON
 	AVSResponseCode     *string            `json:"avs_response_code"`
@@ -203,6 +211,21 @@ type answerJSON struct {
 	RawResponseDescription *string `json:"raw_response_description"`
 }
 
+// paymentServiceSummaryJSON is the payment service that processes a
+// transaction; null for the sandbox's built-in configuration.
+type paymentServiceSummaryJSON struct {
+	ID          string  `json:"id"`
+	Connector   string  `json:"connector"`
+	DisplayName *string `json:"display_name"`
+}
+
+func paymentServiceSummaryOut(s *coreapi.PaymentServiceSummary) *paymentServiceSummaryJSON {
+	if s == nil {
+		return nil
+	}
+	return &paymentServiceSummaryJSON{ID: s.ID, Connector: s.Connector, DisplayName: s.DisplayName}
+}
+
 type transactionPaymentMethodJSON struct {
 	ID          *string `json:"id"`
 	Method      string  `json:"method"`
@@ -228,9 +251,10 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		Currency: t.Currency, Country: t.Country,
 		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
 		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
-		PaymentServiceID: t.PaymentServiceID, PaymentServiceTransactionID: t.PaymentServiceTransactionID,
-		answerJSON:      answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
-		AVSResponseCode: t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
+		PaymentServiceID: t.PaymentServiceID, PaymentService: paymentServiceSummaryOut(t.PaymentService),
+		PaymentServiceTransactionID: t.PaymentServiceTransactionID,
+		answerJSON:                  answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
+		AVSResponseCode:             t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
 		PaymentSource: t.PaymentSource, MerchantInitiated: t.MerchantInitiated, IsSubsequentPayment: t.IsSubsequentPayment,
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),

@@ -88,9 +88,14 @@ type Tx interface {
 // Service manages transactions.
 type Service struct {
 	Store Store
-	// Cards authorizes card payments; nil where no card processor is
-	// connected (PayByCard refuses).
+	// Cards is the built-in sandbox card connector: what a card payment
+	// goes to when it names no payment service and its merchant account
+	// has no default; nil in production (routing.go).
 	Cards CardConnector
+	// PaymentServices and Connectors route a payment to the connector of
+	// its payment service.
+	PaymentServices PaymentServices
+	Connectors      Connectors
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores
