@@ -153,9 +153,9 @@ var (
 	ErrMandateDeclined     = errors.New("the bank declined the mandate")
 )
 
-// ErrCardPaymentsUnavailable is a card payment where no card connector is
-// configured: production has no processor connections until payment
-// services exist.
+// ErrCardPaymentsUnavailable is a card operation on a payment that no
+// payment service processed (the built-in sandbox configuration) where
+// the environment has no built-in card connector (production).
 var ErrCardPaymentsUnavailable = errors.New("no card connector is configured")
 
 // ErrNotACardPayment is a card operation (capture, void, refund through

@@ -1,6 +1,8 @@
 package coreapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -47,8 +49,10 @@ type Transaction struct {
 	// once the buyer is deleted; BuyerID stays).
 	BuyerExternalIdentifier *string
 	// PaymentServiceID names the connector configuration that processes
-	// the transaction.
+	// the transaction; nil: the sandbox's built-in one. PaymentService is
+	// its summary, read with the record.
 	PaymentServiceID *string
+	PaymentService   *PaymentServiceSummary
 	// PaymentServiceTransactionID is the connector's id of the
 	// authorization: how its later answers and notifications find the
 	// transaction.
@@ -395,10 +399,29 @@ type NewTransaction struct {
 	Country  *string
 	// PaymentMethodID names a stored payment method (its token); Method
 	// is the method without one (a redirect), or, with one, must be its.
-	PaymentMethodID    *string
-	Method             *string
-	BuyerID            *string
-	PaymentServiceID   *string
+	PaymentMethodID *string
+	Method          *string
+	// BuyerID and BuyerExternalIdentifier name the buyer, by either or
+	// both (which must then be the same buyer); neither: the stored
+	// payment method's buyer, if any.
+	BuyerID                 *string
+	BuyerExternalIdentifier *string
+	// PaymentServiceID names the payment service (connector
+	// configuration); nil: the merchant account's default for the method.
+	PaymentServiceID *string
+	// Store keeps the payment method for later payments (the buyer's card
+	// on file) and records the scheme transaction id of its first
+	// authorization on it; without it a card given with the payment is
+	// for this payment only.
+	Store bool
+	// PreviousSchemeTransactionID is the scheme transaction id of the
+	// payment that set up a merchant-initiated series; nil: the stored
+	// payment method's, when it has one.
+	PreviousSchemeTransactionID *string
+	// ConnectionOptions are per-connector options, keyed by connector
+	// name: only the connector that processes the payment receives its
+	// entry (a JSON object), and it alone checks it.
+	ConnectionOptions  map[string]json.RawMessage
 	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
 }
 
@@ -419,7 +442,10 @@ const (
 	MaxCartItems      = 100
 	MaxMetadataKeys   = 20
 	maxMetadataKeyLen = 40
-	maxInstallments   = 99
+	maxInstallments   = 100
+	// MaxConnectionOptions bounds connection_options' entries: one per
+	// connector a request may be routed to.
+	MaxConnectionOptions = 20
 )
 
 var methodPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
@@ -450,6 +476,20 @@ func (n NewTransaction) Validate() error {
 	if n.BuyerID != nil && !IsUUID(*n.BuyerID) {
 		v.Add("/buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid")
 	}
+	v.text("/buyer_external_identifier", n.BuyerExternalIdentifier)
+	v.text("/previous_scheme_transaction_id", n.PreviousSchemeTransactionID)
+	if len(n.ConnectionOptions) > MaxConnectionOptions {
+		v.Add("/connection_options", "must have at most 20 entries", "value_error.dict.max_items")
+	}
+	for name, o := range n.ConnectionOptions {
+		p := "/connection_options/" + pointerToken(name)
+		if !methodPattern.MatchString(name) {
+			v.Add(p, "key must be a connector name such as mock-card (lower case)", "value_error.connection_options.connector")
+		}
+		if t := bytes.TrimLeft(o, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+			v.Add(p, "must be an object", "type_error.dict")
+		}
+	}
 	if n.PaymentServiceID != nil && !IsUUID(*n.PaymentServiceID) {
 		v.Add("/payment_service_id", "must be a payment service id (a lower-case UUID)", "value_error.uuid")
 	}
@@ -457,7 +497,7 @@ func (n NewTransaction) Validate() error {
 		v.Add("/payment_source", "must be one of ecommerce, moto, recurring, installment, card_on_file", "value_error.const")
 	}
 	if c := n.InstallmentCount; c != nil && (*c < 1 || *c > maxInstallments) {
-		v.Add("/installment_count", "must be from 1 to 99", "value_error.number.range")
+		v.Add("/installment_count", "must be from 1 to 100", "value_error.number.range")
 	}
 	if len(n.CartItems) > MaxCartItems {
 		v.Add("/cart_items", "must have at most 100 items", "value_error.list.max_items")

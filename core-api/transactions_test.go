@@ -1,7 +1,9 @@
 package coreapi_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +150,9 @@ func TestNewTransactionValidate(t *testing.T) {
 	count := int32(0)
 	bad := coreapi.NewTransaction{
 		Intent: "sale", Amount: -1, Currency: "usd", Country: s("XX"), PaymentMethodID: s("NOT-A-UUID"), Method: s("Card"),
-		BuyerID: s("b"), PaymentServiceID: s("p"), TransactionDetails: coreapi.TransactionDetails{PaymentSource: "web", InstallmentCount: &count,
+		BuyerID: s("b"), BuyerExternalIdentifier: s(""), PreviousSchemeTransactionID: s(strings.Repeat("1", 201)),
+		ConnectionOptions: map[string]json.RawMessage{"Mock Card": json.RawMessage(`{}`), "mock-card": json.RawMessage(` [1]`)},
+		PaymentServiceID:  s("p"), TransactionDetails: coreapi.TransactionDetails{PaymentSource: "web", InstallmentCount: &count,
 			CartItems:          []coreapi.CartItem{{Name: "", Quantity: 0, UnitAmount: -1, TaxAmount: n(-2), ProductType: s("food"), SellerCountry: s("zz")}},
 			ExternalIdentifier: s(""), Metadata: map[string]string{"a/b": strings.Repeat("v", 201), "": "x"}},
 	}
@@ -161,12 +165,28 @@ func TestNewTransactionValidate(t *testing.T) {
 		got[p.Pointer] = true
 	}
 	for _, p := range []string{"/intent", "/amount", "/currency", "/country", "/payment_method/id", "/payment_method/method",
-		"/buyer_id", "/payment_service_id", "/payment_source", "/installment_count",
+		"/buyer_id", "/buyer_external_identifier", "/previous_scheme_transaction_id", "/connection_options/Mock Card",
+		"/connection_options/mock-card", "/payment_service_id", "/payment_source", "/installment_count",
 		"/cart_items/0/name", "/cart_items/0/quantity", "/cart_items/0/unit_amount", "/cart_items/0/tax_amount",
 		"/cart_items/0/product_type", "/cart_items/0/seller_country", "/external_identifier", "/metadata/a~1b", "/metadata/"} {
 		if !got[p] {
 			t.Errorf("no problem at %s (got %v)", p, got)
 		}
+	}
+	for c, ok := range map[int32]bool{1: true, 100: true, 101: false} {
+		n := valid
+		n.InstallmentCount = &c
+		if err := n.Validate(); (err == nil) != ok {
+			t.Errorf("installment_count %d: %v", c, err)
+		}
+	}
+	many := valid
+	many.ConnectionOptions = map[string]json.RawMessage{}
+	for i := range coreapi.MaxConnectionOptions + 1 {
+		many.ConnectionOptions[fmt.Sprint("c", i)] = json.RawMessage(`{}`)
+	}
+	if err := many.Validate(); !errors.As(err, &ve) || ve.Problems[0].Pointer != "/connection_options" {
+		t.Errorf("21 connection options: %v", err)
 	}
 	if err := (coreapi.NewTransaction{Amount: 1, Currency: "USD"}).Validate(); !errors.As(err, &ve) || ve.Problems[0].Pointer != "/payment_method" {
 		t.Errorf("no payment method: %v", err)

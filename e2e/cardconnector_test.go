@@ -95,7 +95,7 @@ func TestMockCardConnector(t *testing.T) {
 	var first coreapi.ConnectorResult
 	t.Run("approval with the held security code, through the registered connector", func(t *testing.T) {
 		res, err := authorize(t, cards, connector.CardAuthorization{Reference: "txn-a", Amount: 1299, Intent: coreapi.IntentAuthorize,
-			SecurityCodeHeld: true, BillingPostalCode: "10115", Options: json.RawMessage(`{"merchant_id":"m-1"}`)})
+			SecurityCodeHeld: true, BillingPostalCode: "10115", Options: connector.Values{"soft_descriptor": "ORDER 1"}})
 		if err != nil || res.Outcome != coreapi.OutcomeSucceeded || res.RawResponseCode != "00" || res.RawResponseDescription != "Approved" ||
 			res.AVSResponseCode != "Y" || res.CVVResponseCode != "M" || res.ErrorCode != "" || !strings.HasPrefix(res.Reference, "auth_") || res.SchemeTransactionID == "" {
 			t.Fatalf("approval: %+v %v", res, err)
@@ -106,7 +106,7 @@ func TestMockCardConnector(t *testing.T) {
 	t.Run("same reference twice is one charge", func(t *testing.T) {
 		// Sent again after a lost answer: the security code was given once.
 		res, err := authorize(t, mc, connector.CardAuthorization{Reference: "txn-a", Amount: 1299, Intent: coreapi.IntentAuthorize,
-			BillingPostalCode: "10115", Options: json.RawMessage(`{"merchant_id":"m-1"}`)})
+			BillingPostalCode: "10115", Options: connector.Values{"soft_descriptor": "ORDER 1"}})
 		if err != nil || res.Reference != first.Reference || res.Outcome != coreapi.OutcomeSucceeded {
 			t.Fatalf("resend: %+v %v", res, err)
 		}

@@ -23,7 +23,8 @@ func mockCardCall(t *testing.T, s *stack.Stack, pm, method, path, key, body stri
 	t.Helper()
 	req := zone.DetokenizeRequest{Destination: stack.MockCardDestination, Method: method, Path: path, Body: body,
 		PaymentMethod: []string{pm}, Purpose: "authorization", TimeoutMillis: timeoutMS,
-		Headers: map[string]string{"content-type": "application/json", "idempotency-key": key}}
+		Headers: map[string]string{"content-type": "application/json", "idempotency-key": key,
+			"authorization": "Bearer " + connector.MockCardSandboxAPIKey}}
 	code, raw := detokenize(t, s, "default", req)
 	var out zone.DetokenizeResponse
 	var a mockcard.Authorization

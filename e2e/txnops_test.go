@@ -428,6 +428,22 @@ func TestTransactionSync(t *testing.T) {
 		t.Fatalf("a void never received, past the minimum age: %v", got)
 	}
 
+	// A payment routed by a payment service is looked up through that
+	// service's connector and configuration, as its captures are sent.
+	psTok := s.Token(t, "payment-services.write")
+	ps := newCore(s, psTok, "").ok(t, http.StatusCreated, http.MethodPost, "/payment-services", mockCardService("Sync", psKeyA, "SYNC TEST"))
+	body := payment(pm, 600)
+	body["payment_service_id"] = ps["id"]
+	if code, tx := pay(t, s, tok, body); code != http.StatusCreated || tx["payment_service_id"] != ps["id"] {
+		t.Fatalf("payment through a payment service: %d %v", code, tx)
+	} else {
+		routed := tx["id"].(string)
+		k.operation(routed, "capture", 600, true)
+		if got := sync(t, routed); got["status"] != "capture_succeeded" || got["captured_amount"] != 600.0 {
+			t.Fatalf("a capture of a payment routed by a payment service: %v", got)
+		}
+	}
+
 	settled := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+reached, nil)
 	if again := sync(t, reached); again["updated_at"] != settled["updated_at"] || again["status"] != settled["status"] {
 		t.Fatalf("a settled transaction synced: %v, was %v", again, settled)

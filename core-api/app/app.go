@@ -21,6 +21,7 @@ import (
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaultclient"
+	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
 )
@@ -32,6 +33,8 @@ type Main struct {
 
 	DB         *postgres.DB
 	VaultProxy *vaultclient.Client // mTLS client to vault-proxy's internal listener
+	// Vault encrypts payment service credentials (Vault transit).
+	Vault *vaulttransit.Client
 	// Connectors are the environment's connectors, registered by Run.
 	Connectors *connector.Registry
 
@@ -124,14 +127,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 }
 
 // startSweeping syncs the card transactions left with something in flight
-// (transactions.Sweeper) every TransactionSyncInterval until Close; not
-// where no card connector is registered, nor with an interval of zero.
+// (transactions.Sweeper) every TransactionSyncInterval until Close; never
+// with an interval of zero.
 func (m *Main) startSweeping() {
 	interval := m.Config.TransactionSyncInterval
-	switch {
-	case m.txs == nil || m.txs.Cards == nil:
-		return
-	case interval <= 0:
+	if interval <= 0 {
 		m.Log.Warn("the transaction sweep is off (CORE_API_TRANSACTION_SYNC_INTERVAL=0): operations left in flight settle only by POST /transactions/{id}/sync")
 		return
 	}
@@ -148,6 +148,9 @@ func (m *Main) open(ctx context.Context) error {
 		return err
 	}
 	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
+		return err
+	}
+	if m.Vault, err = vaulttransit.New(m.Config.Vault); err != nil {
 		return err
 	}
 	tlsCfg, err := certs.ClientTLSConfig(m.Config.ClientCertFile, m.Config.ClientKeyFile, m.Config.VaultProxyCAFile)

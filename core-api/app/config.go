@@ -10,6 +10,7 @@ import (
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/secret"
@@ -26,6 +27,14 @@ type Config struct {
 	VaultProxyCAFile string
 	ClientCertFile   string
 	ClientKeyFile    string
+
+	// Vault transit, which encrypts payment service credentials
+	// (core-api/vaulttransit): CORE_API_VAULT_ADDR, CORE_API_VAULT_TOKEN
+	// (or _FILE; a token of deploy/vault/core-api.hcl's policy, never
+	// vault-proxy's), CORE_API_VAULT_TRANSIT_MOUNT (default transit) and
+	// CORE_API_VAULT_CACERT. Required in every environment: credentials
+	// are never stored otherwise.
+	Vault vaulttransit.Config
 
 	// Bearer token verification: public keys only (PEM, P-521) and the
 	// issuer they are registered under.
@@ -157,6 +166,7 @@ func LoadConfig(l *config.Loader) Config {
 		VaultProxyCAFile: l.String("VAULT_PROXY_CA_FILE"),
 		ClientCertFile:   l.String("CORE_API_CLIENT_CERT_FILE"),
 		ClientKeyFile:    l.String("CORE_API_CLIENT_KEY_FILE"),
+		Vault:            LoadVaultConfig(l),
 		AuthKeysFile:     l.String("AUTH_PUBLIC_KEYS_FILE"),
 		AuthIssuer:       l.String("AUTH_ISSUER", config.Default("payorch")),
 		CursorKey:        l.Secret("CORE_API_CURSOR_KEY", config.Optional()), // or CORE_API_CURSOR_KEY_FILE
@@ -177,6 +187,19 @@ func LoadConfig(l *config.Loader) Config {
 	}
 }
 
+// LoadVaultConfig reads how to reach Vault transit, for serve and for
+// `core-api vault-setup` alike. core-api's own names: the VAULT_* that
+// vault-proxy reads are never core-api's, so that one shell starting both
+// cannot hand core-api vault-proxy's token.
+func LoadVaultConfig(l *config.Loader) vaulttransit.Config {
+	return vaulttransit.Config{
+		Addr:   l.String("CORE_API_VAULT_ADDR"),
+		Token:  l.Secret("CORE_API_VAULT_TOKEN").Reveal(),
+		Mount:  l.String("CORE_API_VAULT_TRANSIT_MOUNT", config.Default("transit")),
+		CAFile: l.String("CORE_API_VAULT_CACERT", config.Optional()),
+	}
+}
+
 // Validate fails closed: the link to vault-proxy is always mutual TLS.
 func (c Config) Validate() error {
 	var errs []error
@@ -191,6 +214,12 @@ func (c Config) Validate() error {
 	}
 	if c.VaultProxyCAFile == "" || c.ClientCertFile == "" || c.ClientKeyFile == "" {
 		errs = append(errs, errors.New("VAULT_PROXY_CA_FILE, CORE_API_CLIENT_CERT_FILE and CORE_API_CLIENT_KEY_FILE are required"))
+	}
+	if c.Vault.Addr == "" || c.Vault.Token == "" {
+		errs = append(errs, errors.New("CORE_API_VAULT_ADDR and CORE_API_VAULT_TOKEN are required: payment service credentials are encrypted with Vault transit"))
+	}
+	if c.Environment == config.Production && c.Vault.Addr != "" && !strings.HasPrefix(c.Vault.Addr, "https://") {
+		errs = append(errs, errors.New("CORE_API_VAULT_ADDR must be https in production: credentials cross that link in the clear"))
 	}
 	if c.AuthKeysFile == "" || c.AuthIssuer == "" {
 		errs = append(errs, errors.New("AUTH_PUBLIC_KEYS_FILE and AUTH_ISSUER are required"))

@@ -18,6 +18,8 @@ var validEnv = map[string]string{
 	"CORE_API_CLIENT_KEY_FILE":  "c-key.pem",
 	"AUTH_PUBLIC_KEYS_FILE":     "keys.pem",
 	"CORE_API_CURSOR_KEY":       strings.Repeat("k", 32),
+	"CORE_API_VAULT_ADDR":       "https://vault.internal:8200",
+	"CORE_API_VAULT_TOKEN":      "hvs.core-api-token",
 }
 
 // load reads validEnv with over applied ("<unset>" removes a variable) as
@@ -115,6 +117,9 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"a misspelt variable", map[string]string{"CORE_API_CURSOR_KEY_FLE": "/k"}, "CORE_API_CURSOR_KEY_FLE"},
 		{"a request timeout vault-proxy would not wait for", map[string]string{"CORE_API_REQUEST_TIMEOUT": "60s"}, "CORE_API_REQUEST_TIMEOUT"},
 		{"a request timeout without a unit", map[string]string{"CORE_API_REQUEST_TIMEOUT": "50"}, "CORE_API_REQUEST_TIMEOUT"},
+		{"no Vault: credentials could not be encrypted", map[string]string{"CORE_API_VAULT_ADDR": "<unset>"}, "CORE_API_VAULT_ADDR"},
+		{"no Vault token", map[string]string{"CORE_API_VAULT_TOKEN": "<unset>"}, "CORE_API_VAULT_TOKEN"},
+		{"plain HTTP to Vault in production", map[string]string{"CORE_API_VAULT_ADDR": "http://vault:8200"}, "CORE_API_VAULT_ADDR must be https"},
 		{"the owner's database URL: the service could change the schema", map[string]string{"CORE_API_MIGRATE_DATABASE_URL_FILE": "/run/owner-url"}, "CORE_API_MIGRATE_DATABASE_URL: is the owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

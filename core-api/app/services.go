@@ -9,6 +9,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
+	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/auth"
@@ -22,6 +23,7 @@ import (
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
 	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy)
 	m.Connectors = connectors
+	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
 		Log:     m.Log,
 		Auth:    &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
@@ -29,31 +31,34 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Checks: []httpapi.Check{
 			{Name: "postgres", Check: m.DB.Ping},
 			{Name: "vault-proxy", Check: m.VaultProxy.Ready},
+			{Name: "vault", Check: m.Vault.Ready},
 		},
 
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
-		Transactions: m.transactions(connectors),
-		Idempotency:  &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		PaymentServices: paymentServices,
+		Transactions:    m.transactions(connectors, paymentServices),
+		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 	}
 }
 
-// transactions is the transactions service on the environment's card
-// connector; Run sweeps with the same one.
-func (m *Main) transactions(connectors *connector.Registry) *transactions.Service {
+// transactions is the transactions service on the environment's
+// connectors and the merchant accounts' payment services; Run sweeps with
+// the same one.
+func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
-			SyncMinAge: m.Config.transactionSyncMinAge()}
+			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge()}
 	}
 	return m.txs
 }
 
-// cardsOf is the card connector payments go to: mock-card, where the
-// environment registers it; none in production, where card payments are
-// refused until payment services (a merchant's connector configurations)
-// exist.
+// cardsOf is the built-in sandbox card connector, which card payments go
+// to when they name no payment service and their merchant account has no
+// default: mock-card, where the environment registers it; none in
+// production, where such a payment is refused (payment_service_unavailable).
 func cardsOf(registry *connector.Registry) transactions.CardConnector {
 	cards, err := registry.Cards(connector.MockCardName)
 	if err != nil {

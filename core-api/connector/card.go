@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -34,9 +33,11 @@ type CardAuthorization struct {
 	// payment that set up a merchant-initiated series.
 	PreviousSchemeTransactionID string
 	BillingPostalCode           string // "" when none
-	// Options is this connector's entry of the payment service's
-	// connection options, opaque to everyone but the connector.
-	Options json.RawMessage
+	// Options is this connector's entry of the transaction's connection
+	// options, checked against its Schemas().ConnectionOptions.
+	Options Values
+	// Config is the payment service's configuration.
+	Config Config
 }
 
 // CardOperation asks for a capture, void or refund of an authorization.
@@ -50,6 +51,9 @@ type CardOperation struct {
 	// Reference is the operation's idempotency reference (the capture's or
 	// refund's record id, the transaction's void reference).
 	Reference string
+	// Config is the configuration of the payment service that authorized
+	// the payment.
+	Config Config
 }
 
 // CardLookup asks what became of the authorization sent with Reference.
@@ -57,6 +61,7 @@ type CardLookup struct {
 	MerchantAccountID string
 	PaymentMethodID   string
 	Reference         string
+	Config            Config // as CardOperation's
 }
 
 // CardState is an authorization as the connector knows it now: the

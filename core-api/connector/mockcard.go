@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
@@ -41,6 +42,47 @@ type MockCard struct {
 
 // Name is "mock-card".
 func (MockCard) Name() string { return MockCardName }
+
+// MockCardSandboxAPIKey is the API key of the built-in sandbox
+// configuration (a zero Config: a payment outside production that names
+// no payment service and whose merchant account has no default). It is
+// public, as a processor's published sandbox test key is: mock-card
+// accepts every key of its documented test form.
+const MockCardSandboxAPIKey = "mc_test_payorch_builtin_sandbox"
+
+// descriptorRE is what a card statement shows: letters, digits, spaces
+// and . , * & ' - only, so that nothing in it can read as a vault-proxy
+// placeholder or as JSON.
+var descriptorRE = regexp.MustCompile(`^[A-Za-z0-9 .,*&'-]+$`)
+
+const descriptorText = "letters, digits, spaces and . , * & ' - only"
+
+// Schemas declares mock-card's configuration (docs/payment-services.md):
+// the API key mock-card issued the merchant, the descriptor it shows on
+// card statements, and a per-transaction soft descriptor.
+func (MockCard) Schemas() Schemas {
+	descriptor := func(name string) Field {
+		return Field{Name: name, Kind: KindString, MaxLength: 22, Pattern: descriptorRE, PatternText: descriptorText}
+	}
+	return Schemas{
+		Methods: []string{coreapi.MethodCard},
+		Credentials: Schema{{Name: "api_key", Kind: KindString, Required: true, MinLength: 8, MaxLength: 128,
+			Pattern: apiKeyRE, PatternText: "letters, digits, _ and - only"}},
+		Settings:          Schema{descriptor("merchant_descriptor")},
+		ConnectionOptions: Schema{descriptor("soft_descriptor")},
+	}
+}
+
+var apiKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// apiKey is the key a call sends: the payment service's, or the built-in
+// sandbox key.
+func apiKey(c Config) string {
+	if k, ok := c.Credentials["api_key"]; ok {
+		return k.Reveal()
+	}
+	return MockCardSandboxAPIKey
+}
 
 // The actor and purposes vault-proxy's audit log records for each call.
 const (
@@ -76,7 +118,8 @@ type mockCardAuthorizationRequest struct {
 	MerchantInitiated           bool             `json:"merchant_initiated"`
 	PaymentSource               string           `json:"payment_source"`
 	PreviousSchemeTransactionID *string          `json:"previous_scheme_transaction_id,omitempty"`
-	Options                     json.RawMessage  `json:"options,omitempty"`
+	MerchantDescriptor          string           `json:"merchant_descriptor,omitempty"`
+	SoftDescriptor              string           `json:"soft_descriptor,omitempty"`
 }
 
 // mockCardAmount is the body of a capture or refund; no amount takes all
@@ -127,7 +170,7 @@ func (m MockCard) Authorize(ctx context.Context, r CardAuthorization) (coreapi.C
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}
-	resp, err := m.call(ctx, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, MockCardKey(r.Reference), body)
 	if err != nil {
 		return unknownOr(err, "authorization")
 	}
@@ -153,7 +196,7 @@ func (m MockCard) Refund(ctx context.Context, r CardOperation) (coreapi.Connecto
 // card placeholder.
 func (m MockCard) Lookup(ctx context.Context, r CardLookup) (CardState, error) {
 	path := mockCardAuthzes + "?" + url.Values{"idempotency_key": {MockCardKey(r.Reference)}}.Encode()
-	resp, err := m.call(ctx, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil)
 	if err != nil {
 		return CardState{}, err
 	}
@@ -169,18 +212,19 @@ func (m MockCard) step(ctx context.Context, r CardOperation, kind, purpose strin
 		return coreapi.ConnectorResult{}, err
 	}
 	path := mockCardAuthzes + "/" + url.PathEscape(r.AuthorizationID) + "/" + kind
-	resp, err := m.call(ctx, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, MockCardKey(r.Reference), body)
 	if err != nil {
 		return unknownOr(err, kind)
 	}
 	return parseMockCardStep(resp, kind, r.Reference)
 }
 
-// call sends one request through vault-proxy. An error is either vault-
-// proxy's refusal (nothing was sent) or a call without an answer, which
-// Authorize and the steps turn into ErrOutcomeUnknown.
-func (m MockCard) call(ctx context.Context, merchant, pm, purpose, method, path, key string, body []byte) (*zone.DetokenizeResponse, error) {
-	h := map[string]string{"content-type": "application/json"}
+// call sends one request through vault-proxy, authenticated with cfg's
+// API key. An error is either vault-proxy's refusal (nothing was sent) or
+// a call without an answer, which Authorize and the steps turn into
+// ErrOutcomeUnknown.
+func (m MockCard) call(ctx context.Context, cfg Config, merchant, pm, purpose, method, path, key string, body []byte) (*zone.DetokenizeResponse, error) {
+	h := map[string]string{"content-type": "application/json", "authorization": "Bearer " + apiKey(cfg)}
 	if key != "" {
 		h["idempotency-key"] = key
 	}
@@ -228,12 +272,8 @@ func mockCardAuthorizationBody(r CardAuthorization) ([]byte, error) {
 	if r.PreviousSchemeTransactionID != "" {
 		in.PreviousSchemeTransactionID = &r.PreviousSchemeTransactionID
 	}
-	if len(r.Options) > 0 {
-		if !json.Valid(r.Options) {
-			return nil, errors.New("mock-card: connection options are not JSON")
-		}
-		in.Options = r.Options
-	}
+	in.MerchantDescriptor = r.Config.Settings.String("merchant_descriptor")
+	in.SoftDescriptor = r.Options.String("soft_descriptor")
 	return json.Marshal(in)
 }
 
@@ -267,6 +307,9 @@ func mockCardRefusal(resp *zone.DetokenizeResponse) error {
 // 500 processor_error records nothing at mock-card: the authorization
 // failed, and the same reference may be sent again.
 func parseMockCardAuthorization(resp *zone.DetokenizeResponse) (coreapi.ConnectorResult, error) {
+	if resp.Status == http.StatusUnauthorized {
+		return refusedCredentials(resp), nil
+	}
 	if resp.Status == http.StatusInternalServerError {
 		if e, err := apierror.Parse(resp.Body); err == nil && e.Code == "processor_error" {
 			return coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: e.Code}, nil
@@ -280,6 +323,22 @@ func parseMockCardAuthorization(resp *zone.DetokenizeResponse) (coreapi.Connecto
 		return coreapi.ConnectorResult{}, err
 	}
 	return a.result(), nil
+}
+
+// ErrorCodeInvalidCredentials is the error_code of an operation mock-card
+// refused for the payment service's API key (401): a configuration to
+// fix, not a decline by the issuer.
+const ErrorCodeInvalidCredentials = "invalid_credentials"
+
+// refusedCredentials is mock-card's 401: nothing was recorded there, so
+// the authorization failed, with mock-card's own code as the raw code.
+func refusedCredentials(resp *zone.DetokenizeResponse) coreapi.ConnectorResult {
+	r := coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeInvalidCredentials,
+		RawResponseDescription: "the processor refused the payment service's credentials"}
+	if e, err := apierror.Parse(resp.Body); err == nil {
+		r.RawResponseCode = e.Code
+	}
+	return r
 }
 
 // result is the authorization's own answer.
@@ -304,6 +363,11 @@ func (a *mockCardAuthorization) result() coreapi.ConnectorResult {
 // authorization after it. A 422 is mock-card's refusal of the operation
 // (nothing left to capture, not voidable): a decline with its code.
 func parseMockCardStep(resp *zone.DetokenizeResponse, kind, reference string) (coreapi.ConnectorResult, error) {
+	if resp.Status == http.StatusUnauthorized {
+		r := refusedCredentials(resp)
+		r.Outcome = coreapi.OutcomeDeclined // refused: nothing was done
+		return r, nil
+	}
 	if resp.Status == http.StatusUnprocessableEntity {
 		if e, err := apierror.Parse(resp.Body); err == nil {
 			return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: e.Code, RawResponseDescription: e.Message}, nil

@@ -2,7 +2,6 @@ package connector_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/logging/panscan"
+	"github.com/payorch/shared/secret"
 	"github.com/payorch/shared/zone"
 )
 
@@ -56,6 +56,7 @@ func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 	cases := []struct {
 		name    string
 		call    func(connector.MockCard) error
+		auth    string // "": the built-in sandbox key
 		method  string
 		path    string
 		purpose string
@@ -67,13 +68,16 @@ func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 			call: func(m connector.MockCard) error {
 				_, err := m.Authorize(context.Background(), connector.CardAuthorization{MerchantAccountID: "m-1", PaymentMethodID: pm, Reference: "txn-1",
 					Amount: 1299, Currency: "EUR", Intent: coreapi.IntentAuthorize, SecurityCodeHeld: true, BillingPostalCode: "10115",
-					Options: json.RawMessage(`{"merchant_id":"acme"}`)})
+					Options: connector.Values{"soft_descriptor": "ORDER 42"},
+					Config: connector.Config{Settings: connector.Values{"merchant_descriptor": "ACME SHOP"},
+						Credentials: connector.Secrets{"api_key": secret.New("mc_test_case0000key")}}})
 				return err
 			},
+			auth:   "Bearer mc_test_case0000key",
 			method: "POST", path: "/v1/authorizations", purpose: "authorization", key: "txn-1",
 			body: `{"amount":1299,"currency":"EUR","capture":false,"card":{"number":"{{ CARD_NUMBER_1 }}","expiry_month":"{{ CARD_EXPIRATION_DATE_MM_1 }}",` +
 				`"expiry_year":"{{ CARD_EXPIRATION_DATE_YYYY_1 }}","security_code":"{{ CARD_SECURITY_CODE_1 }}"},"billing":{"postal_code":"10115"},` +
-				`"merchant_initiated":false,"payment_source":"ecommerce","options":{"merchant_id":"acme"}}`,
+				`"merchant_initiated":false,"payment_source":"ecommerce","merchant_descriptor":"ACME SHOP","soft_descriptor":"ORDER 42"}`,
 		},
 		{
 			name: "merchant-initiated sale without a security code",
@@ -126,8 +130,12 @@ func TestMockCardBuildsRequestsFromPlaceholders(t *testing.T) {
 				g.Path != tc.path || g.Purpose != tc.purpose || g.TimeoutMillis != 1500 || len(g.PaymentMethod) != 1 || g.PaymentMethod[0] != pm {
 				t.Fatalf("call: merchant %q actor %q %+v", rec.merchant, rec.actor, g)
 			}
-			if g.Headers["content-type"] != "application/json" || g.Headers["idempotency-key"] != tc.key {
-				t.Fatalf("headers: %v, want idempotency-key %q", g.Headers, tc.key)
+			auth := tc.auth
+			if auth == "" {
+				auth = "Bearer " + connector.MockCardSandboxAPIKey
+			}
+			if g.Headers["content-type"] != "application/json" || g.Headers["idempotency-key"] != tc.key || g.Headers["authorization"] != auth {
+				t.Fatalf("headers: %v, want idempotency-key %q and %s", g.Headers, tc.key, auth)
 			}
 			if g.Body != tc.body {
 				t.Fatalf("body:\n got %s\nwant %s", g.Body, tc.body)
@@ -149,6 +157,7 @@ func TestMockCardParsesAnswers(t *testing.T) {
 				AuthorizationID: "auth_u5exqgniqaxzrdgtbhtdubuzew", Reference: ref})
 		}
 	}
+	refusedKey := &zone.DetokenizeResponse{Status: 401, Body: []byte(`{"type":"error","code":"invalid_credentials","status":401,"message":"the API key is not valid","details":[]}`)}
 	processorError := &zone.DetokenizeResponse{Status: 500, Body: []byte(`{"type":"error","code":"processor_error","status":500,"message":"the processor failed","details":[]}`)}
 	cases := []struct {
 		name    string
@@ -175,6 +184,18 @@ func TestMockCardParsesAnswers(t *testing.T) {
 			call: authorize,
 			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth_ty7iloh2gdclxedvppysb4fx77", RawResponseCode: "00",
 				RawResponseDescription: "Approved", SchemeTransactionID: "443657601389859"},
+		},
+		{
+			name: "credentials refused: failed, invalid_credentials", answer: refusedKey,
+			call: authorize,
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: connector.ErrorCodeInvalidCredentials,
+				RawResponseCode: "invalid_credentials", RawResponseDescription: "the processor refused the payment service's credentials"},
+		},
+		{
+			name: "credentials refused for a capture: declined, nothing done", answer: refusedKey,
+			call: step(connector.MockCard.Capture, "cap-1"),
+			want: coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: connector.ErrorCodeInvalidCredentials,
+				RawResponseCode: "invalid_credentials", RawResponseDescription: "the processor refused the payment service's credentials"},
 		},
 		{
 			name: "processor error: failed, nothing recorded", answer: processorError,
@@ -320,7 +341,7 @@ func lookupWithStep(t *testing.T, key string) connector.CardState {
 	body := `{"type":"authorization","id":"auth_1","idempotency_key":"k","status":"captured","amount":10,"authorized_amount":10,` +
 		`"captured_amount":10,"refunded_amount":0,"response_code":"00","response_message":"Approved","decline_code":null,"avs_result":null,` +
 		`"cvv_result":null,"scheme_transaction_id":null,"captures":[{"id":"cap_1","idempotency_key":"` + key + `","amount":10}],"refunds":[],"voided_at":null}`
-	m := connector.MockCard{VaultProxy: &recorder{answer: &zone.DetokenizeResponse{Status: 200, Body: json.RawMessage(body)}}}
+	m := connector.MockCard{VaultProxy: &recorder{answer: &zone.DetokenizeResponse{Status: 200, Body: []byte(body)}}}
 	st, err := m.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "m", PaymentMethodID: "pm", Reference: "r"})
 	if err != nil {
 		t.Fatal(err)

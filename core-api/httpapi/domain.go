@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"net/http"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -21,6 +22,7 @@ func domainError(err error, resource string) error {
 	var de *coreapi.DuplicateError
 	var vpe *coreapi.VaultProxyError
 	var ce *coreapi.ConnectorError
+	var pse *coreapi.PaymentServiceError
 	switch {
 	case err == nil:
 		return nil
@@ -41,6 +43,8 @@ func domainError(err error, resource string) error {
 		return apierror.BadRequest("invalid request body", details...)
 	case errors.As(err, &de):
 		return apierror.DuplicateRecord(de.Error(), de.ExistingID)
+	case errors.As(err, &pse):
+		return apierror.New(http.StatusUnprocessableEntity, pse.Code, pse.Message)
 	case errors.Is(err, coreapi.ErrMerchantAccountNotFound):
 		return apierror.NotFound("merchant account not found")
 	case errors.Is(err, coreapi.ErrNotFound):

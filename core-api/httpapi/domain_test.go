@@ -38,3 +38,22 @@ func TestDomainErrorsOfCallsElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// A payment service a payment cannot use is 422 with its own code,
+// pointing at /payment_service_id; elsewhere (an update of a payment
+// service whose connector left the environment) without a pointer.
+func TestPaymentServiceErrors(t *testing.T) {
+	for _, e := range []*coreapi.PaymentServiceError{coreapi.ErrPaymentServiceNotFound, coreapi.ErrPaymentServiceInactive,
+		coreapi.ErrPaymentServiceMethod, coreapi.ErrPaymentServiceUnavailable, coreapi.ErrPaymentServiceConnector} {
+		t.Run(e.Code, func(t *testing.T) {
+			got := apierror.As(transactionError(fmt.Errorf("routing: %w", e)))
+			if got.Status != 422 || got.Code != e.Code || len(got.Details) != 1 || got.Details[0].Pointer != "/payment_service_id" {
+				t.Fatalf("transaction: %+v", got)
+			}
+			got = apierror.As(domainError(e, "payment service"))
+			if got.Status != 422 || got.Code != e.Code {
+				t.Fatalf("payment service: %+v", got)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
+	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
@@ -24,6 +25,7 @@ type Deps struct {
 	MerchantAccounts *merchants.Service
 	Buyers           *buyers.Service
 	PaymentMethods   *paymentmethods.Service
+	PaymentServices  *paymentservices.Service
 	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
 }
@@ -58,6 +60,13 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("DELETE /payment-methods/{id}", pms.delete)
 	rt.Handle("GET /buyers/payment-methods", pms.buyerPaymentMethods)
 	rt.Handle("GET /buyers/gift-cards", pms.giftCards)
+
+	pss := paymentServiceHandlers{d}
+	rt.Handle("POST /payment-services", pss.create)
+	rt.Handle("GET /payment-services", pss.list)
+	rt.Handle("GET /payment-services/{payment_service_id}", pss.get)
+	rt.Handle("PUT /payment-services/{payment_service_id}", pss.update)
+	rt.Handle("DELETE /payment-services/{payment_service_id}", pss.delete)
 
 	// The money-moving routes attach what they make to their
 	// Idempotency-Key before calling the connector; a retry after a run

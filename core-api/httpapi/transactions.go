@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -34,10 +35,12 @@ const (
 //	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
-//   - A payment is by a stored card only ({"method":"id"}); the card
-//     connector is mock-card, the only one outside production: production
-//     answers 422 until payment services (a merchant's connector
-//     configurations) exist.
+//   - A payment is by a stored card only ({"method":"id"}), through the
+//     connector of its payment service: the one payment_service_id names,
+//     else the merchant account's default for cards, else (outside
+//     production) the built-in sandbox mock-card; one it cannot use is 422
+//     with the payment service's code at /payment_service_id
+//     (docs/payment-services.md).
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -56,19 +59,24 @@ type transactionHandlers struct{ d Deps }
 // currency and payment_method are pointers so that their absence is
 // told apart from a zero.
 type transactionCreateJSON struct {
-	Amount              *int64                `json:"amount"`
-	Currency            *string               `json:"currency"`
-	Country             *string               `json:"country"`
-	Intent              string                `json:"intent"`
-	PaymentMethod       *paymentMethodRefJSON `json:"payment_method"`
-	BuyerID             *string               `json:"buyer_id"`
-	ExternalIdentifier  *string               `json:"external_identifier"`
-	Metadata            map[string]string     `json:"metadata"`
-	PaymentSource       string                `json:"payment_source"`
-	MerchantInitiated   bool                  `json:"merchant_initiated"`
-	IsSubsequentPayment bool                  `json:"is_subsequent_payment"`
-	InstallmentCount    *int32                `json:"installment_count"`
-	CartItems           []coreapi.CartItem    `json:"cart_items"`
+	Amount              *int64                     `json:"amount"`
+	Currency            *string                    `json:"currency"`
+	Country             *string                    `json:"country"`
+	Intent              string                     `json:"intent"`
+	PaymentMethod       *paymentMethodRefJSON      `json:"payment_method"`
+	BuyerID             *string                    `json:"buyer_id"`
+	BuyerExternalID     *string                    `json:"buyer_external_identifier"`
+	PaymentServiceID    *string                    `json:"payment_service_id"`
+	Store               bool                       `json:"store"`
+	PreviousSchemeTxID  *string                    `json:"previous_scheme_transaction_id"`
+	ConnectionOptions   map[string]json.RawMessage `json:"connection_options"`
+	ExternalIdentifier  *string                    `json:"external_identifier"`
+	Metadata            map[string]string          `json:"metadata"`
+	PaymentSource       string                     `json:"payment_source"`
+	MerchantInitiated   bool                       `json:"merchant_initiated"`
+	IsSubsequentPayment bool                       `json:"is_subsequent_payment"`
+	InstallmentCount    *int32                     `json:"installment_count"`
+	CartItems           []coreapi.CartItem         `json:"cart_items"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -91,14 +99,16 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.PaymentMethod != nil, "/payment_method")
 	if pm := in.PaymentMethod; pm != nil && pm.Method != "id" {
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id": a payment is made with a stored payment method`, "value_error.const"))
+			`must be "id" here: a stored payment method; a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
 	return coreapi.NewTransaction{
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
-		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID,
+		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
+		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
+		ConnectionOptions: in.ConnectionOptions,
 		TransactionDetails: coreapi.TransactionDetails{
 			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
@@ -116,6 +126,14 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 		return err
 	}
 	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
+	if errors.Is(err, coreapi.ErrBuyerNotFound) {
+		p := "/buyer_id"
+		if in.BuyerID == nil {
+			p = "/buyer_external_identifier"
+		}
+		return apierror.BadRequest("invalid request body",
+			strictjson.BodyDetail(p, "no buyer with this id and external identifier in this merchant account", "value_error.buyer.not_found"))
+	}
 	if err != nil {
 		return transactionError(err)
 	}
@@ -128,9 +146,11 @@ func transactionError(err error) error {
 	case errors.Is(err, coreapi.ErrCardPaymentsUnavailable):
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
-	case errors.Is(err, coreapi.ErrBuyerNotFound):
-		return apierror.BadRequest("invalid request body",
-			strictjson.BodyDetail("/buyer_id", "no buyer with this id in this merchant account", "value_error.buyer.not_found"))
+	}
+	var pse *coreapi.PaymentServiceError
+	if errors.As(err, &pse) {
+		return apierror.New(http.StatusUnprocessableEntity, pse.Code, pse.Message,
+			strictjson.BodyDetail("/payment_service_id", pse.Message, "value_error."+pse.Code))
 	}
 	var te *coreapi.TransitionError
 	if errors.As(err, &te) {
@@ -166,6 +186,7 @@ type transactionJSON struct {
 	BuyerID                     *string                      `json:"buyer_id"`
 	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
 	PaymentServiceID            *string                      `json:"payment_service_id"`
+	PaymentService              *paymentServiceSummaryJSON   `json:"payment_service"`
 	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
 	answerJSON
 	AVSResponseCode     *string            `json:"avs_response_code"`
@@ -193,6 +214,21 @@ type answerJSON struct {
 	RawResponseDescription *string `json:"raw_response_description"`
 }
 
+// paymentServiceSummaryJSON is the payment service that processes a
+// transaction; null for the sandbox's built-in configuration.
+type paymentServiceSummaryJSON struct {
+	ID          string  `json:"id"`
+	Connector   string  `json:"connector"`
+	DisplayName *string `json:"display_name"`
+}
+
+func paymentServiceSummaryOut(s *coreapi.PaymentServiceSummary) *paymentServiceSummaryJSON {
+	if s == nil {
+		return nil
+	}
+	return &paymentServiceSummaryJSON{ID: s.ID, Connector: s.Connector, DisplayName: s.DisplayName}
+}
+
 type transactionPaymentMethodJSON struct {
 	ID          *string `json:"id"`
 	Method      string  `json:"method"`
@@ -218,9 +254,10 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		Currency: t.Currency, Country: t.Country,
 		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
 		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
-		PaymentServiceID: t.PaymentServiceID, PaymentServiceTransactionID: t.PaymentServiceTransactionID,
-		answerJSON:      answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
-		AVSResponseCode: t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
+		PaymentServiceID: t.PaymentServiceID, PaymentService: paymentServiceSummaryOut(t.PaymentService),
+		PaymentServiceTransactionID: t.PaymentServiceTransactionID,
+		answerJSON:                  answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
+		AVSResponseCode:             t.AVSResponseCode, CVVResponseCode: t.CVVResponseCode, SchemeTransactionID: t.SchemeTransactionID,
 		PaymentSource: t.PaymentSource, MerchantInitiated: t.MerchantInitiated, IsSubsequentPayment: t.IsSubsequentPayment,
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),

@@ -41,10 +41,10 @@ type Store interface {
 	// GiftCards returns a buyer's gift cards sorted by sortBy (one of
 	// coreapi.GiftCardSorts).
 	GiftCards(ctx context.Context, merchant, buyerID, sortBy string) ([]coreapi.PaymentMethod, error)
-	// PaymentMethodBuyer resolves a buyer by id, external identifier or
+	// ResolveBuyer resolves a buyer by id, external identifier or
 	// both (which must then name the same buyer): its id and external
 	// identifier, or coreapi.ErrNotFound.
-	PaymentMethodBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error)
+	ResolveBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error)
 	// CreatePaymentMethod stores pm and, when not nil, its mandate, in one
 	// transaction; a buyer deleted meanwhile is coreapi.ErrBuyerNotFound.
 	CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) error
@@ -107,7 +107,7 @@ func (s *Service) Create(ctx context.Context, merchant string, in coreapi.NewPay
 	pm := &coreapi.PaymentMethod{ID: *in.ID, MerchantAccountID: merchant, Method: *in.Method, Status: coreapi.StatusSucceeded, ExternalIdentifier: in.ExternalIdentifier}
 
 	if in.BuyerID != nil || in.BuyerExternalIdentifier != nil {
-		id, ext, err := s.Store.PaymentMethodBuyer(ctx, merchant, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))
+		id, ext, err := s.Store.ResolveBuyer(ctx, merchant, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))
 		if errors.Is(err, coreapi.ErrNotFound) {
 			return nil, coreapi.ErrBuyerNotFound
 		}
@@ -250,7 +250,7 @@ func (s *Service) GiftCards(ctx context.Context, merchant, buyerID, buyerExterna
 
 // buyer resolves a buyer named by id, external identifier or both.
 func (s *Service) buyer(ctx context.Context, merchant, id, externalIdentifier string) (string, error) {
-	bid, _, err := s.Store.PaymentMethodBuyer(ctx, merchant, id, externalIdentifier)
+	bid, _, err := s.Store.ResolveBuyer(ctx, merchant, id, externalIdentifier)
 	if errors.Is(err, coreapi.ErrNotFound) {
 		return "", coreapi.ErrBuyerNotFound
 	}

@@ -24,10 +24,11 @@ const (
 // merchantAccountFKs are the foreign keys from a record to its merchant
 // account.
 var merchantAccountFKs = map[string]bool{
-	"buyers_merchant_account_id_fkey":          true,
-	"payment_methods_merchant_account_id_fkey": true,
-	"mandates_merchant_account_id_fkey":        true,
-	"transactions_merchant_account_id_fkey":    true,
+	"buyers_merchant_account_id_fkey":           true,
+	"payment_methods_merchant_account_id_fkey":  true,
+	"mandates_merchant_account_id_fkey":         true,
+	"transactions_merchant_account_id_fkey":     true,
+	"payment_services_merchant_account_id_fkey": true,
 }
 
 // merchantAccountGone reports whether err is a write that named a merchant

@@ -327,11 +327,11 @@ func (db *DB) RecordUsage(ctx context.Context, merchant, id string, cit bool, at
 	return nil
 }
 
-// PaymentMethodBuyer resolves the buyer a payment method is stored for, by
+// ResolveBuyer resolves the buyer a payment method is stored for, by
 // id, by external identifier, or both (which must then name the same
 // buyer), within the merchant account. It returns the buyer's id and
 // external identifier, or ErrNotFound.
-func (db *DB) PaymentMethodBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error) {
+func (db *DB) ResolveBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error) {
 	if id != "" && !coreapi.IsUUID(id) {
 		return "", "", coreapi.ErrNotFound
 	}

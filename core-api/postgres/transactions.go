@@ -16,8 +16,9 @@ import (
 	"github.com/payorch/shared/pagination"
 )
 
-// txColumns is the select list scanTransaction reads: a transaction (t)
-// and its buyer's external identifier (b).
+// txColumns is the select list scanTransaction reads: a transaction (t),
+// its buyer's external identifier (b) and its payment service's summary
+// (ps, deleted or not: the record stays what processed it).
 const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.authorized_amount, t.captured_amount,
 	t.refunded_amount, t.capture_pending_amount, t.refund_pending_amount, t.intent, t.currency, t.country,
 	t.payment_method_id::text, t.payment_method_method, t.payment_method_scheme, t.payment_method_label,
@@ -25,10 +26,12 @@ const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.auth
 	t.payment_service_transaction_id, t.void_reference::text, t.error_code, t.raw_response_code,
 	t.raw_response_description, t.avs_response_code, t.cvv_response_code, t.scheme_transaction_id,
 	t.payment_source, t.merchant_initiated, t.is_subsequent_payment, t.installment_count, t.cart_items,
-	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at`
+	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at,
+	ps.connector, ps.display_name`
 
 const txFrom = ` FROM transactions t
-	LEFT JOIN buyers b ON b.merchant_account_id = t.merchant_account_id AND b.id = t.buyer_id`
+	LEFT JOIN buyers b ON b.merchant_account_id = t.merchant_account_id AND b.id = t.buyer_id
+	LEFT JOIN payment_services ps ON ps.merchant_account_id = t.merchant_account_id AND ps.id = t.payment_service_id`
 
 func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 	var (
@@ -37,6 +40,8 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		pm           = &t.PaymentMethod
 		status       string
 		installments *int32
+		psConnector  *string
+		psName       *string
 	)
 	err := row.Scan(&t.ID, &t.MerchantAccountID, &status, &t.Amount, &t.AuthorizedAmount, &t.CapturedAmount,
 		&t.RefundedAmount, &t.CapturePendingAmount, &t.RefundPendingAmount, &t.Intent, &t.Currency, &t.Country,
@@ -45,7 +50,8 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		&t.PaymentServiceTransactionID, &t.VoidReference, &t.ErrorCode, &t.RawResponseCode,
 		&t.RawResponseDescription, &t.AVSResponseCode, &t.CVVResponseCode, &t.SchemeTransactionID,
 		&t.PaymentSource, &t.MerchantInitiated, &t.IsSubsequentPayment, &installments, &cart,
-		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt)
+		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt,
+		&psConnector, &psName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
 	}
@@ -53,6 +59,9 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		return nil, err
 	}
 	t.Status, t.InstallmentCount = coreapi.TransactionStatus(status), installments
+	if t.PaymentServiceID != nil && psConnector != nil {
+		t.PaymentService = &coreapi.PaymentServiceSummary{ID: *t.PaymentServiceID, Connector: *psConnector, DisplayName: psName}
+	}
 	if err := unmarshalNullable(cart, &t.CartItems); err != nil {
 		return nil, fmt.Errorf("transaction %s: cart_items: %w", t.ID, err)
 	}

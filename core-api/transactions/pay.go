@@ -11,6 +11,7 @@ import (
 // CardConnector is what the service asks of a card processor's
 // connector (connector.CardConnector implements it).
 type CardConnector interface {
+	Name() string // its key in a transaction's connection_options
 	Authorize(ctx context.Context, r connector.CardAuthorization) (coreapi.ConnectorResult, error)
 	Capture(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
 	Void(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
@@ -24,32 +25,38 @@ type CardConnector interface {
 const ErrorCodeConnector = "connector_error"
 
 // PayByCard creates a transaction paid by a stored card and authorizes it
-// through the card connector (s.Cards): Create (the reservation, in
-// processing), Authorize with the transaction's id as the reference, and
-// ApplyAuthorization of the answer (package comment). The transaction
-// returned is as the answer left it: authorized or captured, declined
-// (with the processor's code), or still processing when the outcome is
-// unknown (a lost answer; the same reference sent again or a lookup
-// settles it). A call the connector could not send at all leaves the
-// transaction authorization_failed and is a *coreapi.ConnectorError.
-// Without a card connector (production, until payment services exist) it
-// is coreapi.ErrCardPaymentsUnavailable and nothing is stored.
+// through the card connector its payment service names (route): Create
+// (the reservation, in processing), Authorize with the transaction's id
+// as the reference, and ApplyAuthorization of the answer (package
+// comment). The transaction returned is as the answer left it: authorized
+// or captured, declined (with the processor's code), or still processing
+// when the outcome is unknown (a lost answer; the same reference sent
+// again or a lookup settles it). A call the connector could not send at
+// all leaves the transaction authorization_failed and is a
+// *coreapi.ConnectorError. A payment service the payment cannot use is a
+// *coreapi.PaymentServiceError, and nothing is stored.
 func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewTransaction) (*coreapi.Transaction, error) {
-	if s.Cards == nil {
-		return nil, coreapi.ErrCardPaymentsUnavailable
-	}
 	if n.Method == nil {
 		card := coreapi.MethodCard
 		n.Method = &card // a stored payment method of another kind is refused
+	}
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	cards, cfg, options, err := s.route(ctx, merchant, &n)
+	if err != nil {
+		return nil, err
 	}
 	t, err := s.Create(ctx, merchant, n)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Cards.Authorize(ctx, connector.CardAuthorization{
+	res, err := cards.Authorize(ctx, connector.CardAuthorization{
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
+		PreviousSchemeTransactionID: deref(n.PreviousSchemeTransactionID),
+		Options:                     options, Config: cfg,
 	})
 	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res)
@@ -72,25 +79,23 @@ func sent(res coreapi.ConnectorResult, err error) (coreapi.ConnectorResult, erro
 		&coreapi.ConnectorError{Failed: "the card connector could not send the request; it is recorded as failed", Err: err}
 }
 
-// card checks that transaction id is a card payment and a card
-// connector is there to call: a refusal before anything is reserved.
-func (s *Service) card(ctx context.Context, merchant, id string) error {
-	if s.Cards == nil {
-		return coreapi.ErrCardPaymentsUnavailable
-	}
+// card checks that transaction id is a card payment and finds the
+// connector and configuration of the payment service that authorized it
+// (cardsOf): a refusal before anything is reserved.
+func (s *Service) card(ctx context.Context, merchant, id string) (CardConnector, connector.Config, error) {
 	t, err := s.Store.Transaction(ctx, merchant, id)
 	if err != nil {
-		return err
+		return nil, connector.Config{}, err
 	}
 	if t.PaymentMethod.Method != coreapi.MethodCard || t.PaymentMethod.ID == nil {
-		return coreapi.ErrNotACardPayment
+		return nil, connector.Config{}, coreapi.ErrNotACardPayment
 	}
-	return nil
+	return s.cardsOf(ctx, t)
 }
 
 // operation is the connector's request about reservation ref of t.
-func operation(t *coreapi.Transaction, amount int64, ref string) connector.CardOperation {
-	op := connector.CardOperation{MerchantAccountID: t.MerchantAccountID, PaymentMethodID: *t.PaymentMethod.ID, Amount: amount, Reference: ref}
+func operation(t *coreapi.Transaction, amount int64, ref string, cfg connector.Config) connector.CardOperation {
+	op := connector.CardOperation{MerchantAccountID: t.MerchantAccountID, PaymentMethodID: *t.PaymentMethod.ID, Amount: amount, Reference: ref, Config: cfg}
 	if t.PaymentServiceTransactionID != nil {
 		op.AuthorizationID = *t.PaymentServiceTransactionID
 	}
@@ -106,14 +111,15 @@ func operation(t *coreapi.Transaction, amount int64, ref string) connector.CardO
 // recorded as failed. A transaction paid otherwise than by a stored card
 // is coreapi.ErrNotACardPayment.
 func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *int64) (*coreapi.Transaction, error) {
-	if err := s.card(ctx, merchant, id); err != nil {
+	cards, cfg, err := s.card(ctx, merchant, id)
+	if err != nil {
 		return nil, err
 	}
 	t, c, err := s.ReserveCapture(ctx, merchant, id, amount)
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(s.Cards.Capture(ctx, operation(t, c.Amount, c.ID)))
+	res, sendErr := sent(cards.Capture(ctx, operation(t, c.Amount, c.ID, cfg)))
 	if t, _, err = s.SettleCapture(ctx, merchant, id, c.ID, res); err != nil {
 		return nil, err
 	}
@@ -123,14 +129,15 @@ func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *
 // VoidCard voids card payment id: RequestVoid, the connector's Void with
 // the void's reference, SettleVoid; as CaptureCard.
 func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
-	if err := s.card(ctx, merchant, id); err != nil {
+	cards, cfg, err := s.card(ctx, merchant, id)
+	if err != nil {
 		return nil, err
 	}
 	t, ref, err := s.RequestVoid(ctx, merchant, id)
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(s.Cards.Void(ctx, operation(t, 0, ref)))
+	res, sendErr := sent(cards.Void(ctx, operation(t, 0, ref, cfg)))
 	if t, err = s.SettleVoid(ctx, merchant, id, ref, res); err != nil {
 		return nil, err
 	}
@@ -141,14 +148,15 @@ func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.T
 // Refund with the refund's id as the reference, SettleRefund; as
 // CaptureCard. It returns the refund as the answer left it.
 func (s *Service) RefundCard(ctx context.Context, merchant, id string, n coreapi.NewRefund) (*coreapi.Refund, error) {
-	if err := s.card(ctx, merchant, id); err != nil {
+	cards, cfg, err := s.card(ctx, merchant, id)
+	if err != nil {
 		return nil, err
 	}
 	t, r, err := s.ReserveRefund(ctx, merchant, id, n)
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(s.Cards.Refund(ctx, operation(t, r.Amount, r.ID)))
+	res, sendErr := sent(cards.Refund(ctx, operation(t, r.Amount, r.ID, cfg)))
 	if _, r, err = s.SettleRefund(ctx, merchant, id, r.ID, res); err != nil {
 		return nil, err
 	}

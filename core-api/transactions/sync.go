@@ -38,7 +38,8 @@ func (s *Service) syncMinAge() time.Duration {
 // payment id (an authorization still processing, a void pending, captures
 // and refunds processing) and settles it with the answer through
 // ApplyAuthorization, SettleVoid, SettleCapture and SettleRefund. It
-// only asks (connector.CardConnector's Lookup by the transaction's id):
+// only asks (the Lookup, by the transaction's id, of the connector its
+// payment service names, as a capture's would be sent to):
 // it never sends an operation again, so it never charges. A transaction
 // with nothing in flight is returned as it is.
 //
@@ -47,9 +48,6 @@ func (s *Service) syncMinAge() time.Duration {
 // SyncMinAge has passed since it was requested. A lookup that fails is a
 // *coreapi.ConnectorError, and nothing changes.
 func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
-	if s.Cards == nil {
-		return nil, coreapi.ErrCardPaymentsUnavailable
-	}
 	t, err := s.Store.Transaction(ctx, merchant, id)
 	if err != nil {
 		return nil, err
@@ -70,7 +68,11 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 		return t, nil
 	}
 
-	st, err := s.Cards.Lookup(ctx, connector.CardLookup{MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID})
+	cards, cfg, err := s.cardsOf(ctx, t) // the payment service's connector, as for a capture
+	if err != nil {
+		return nil, err
+	}
+	st, err := cards.Lookup(ctx, connector.CardLookup{MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID, Config: cfg})
 	unknown := errors.Is(err, connector.ErrNotFound)
 	if err != nil && !(unknown && authorizing) {
 		return nil, &coreapi.ConnectorError{Failed: "the card connector could not tell what became of the transaction; nothing changed", Err: err}

@@ -69,7 +69,10 @@ type Store interface {
 
 	// What a transaction is created with.
 	PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error)
-	FindBuyer(ctx context.Context, merchant, id string) (*coreapi.Buyer, error)
+	// ResolveBuyer finds a buyer by id, external identifier or both
+	// (which must then name the same buyer): its id and external
+	// identifier ("" for none), or coreapi.ErrNotFound.
+	ResolveBuyer(ctx context.Context, merchant, id, externalIdentifier string) (string, string, error)
 }
 
 // Tx is the core database within one transaction.
@@ -89,9 +92,14 @@ type Tx interface {
 // Service manages transactions.
 type Service struct {
 	Store Store
-	// Cards authorizes card payments; nil where no card processor is
-	// connected (PayByCard refuses).
+	// Cards is the built-in sandbox card connector: what a card payment
+	// goes to when it names no payment service and its merchant account
+	// has no default; nil in production (routing.go).
 	Cards CardConnector
+	// PaymentServices and Connectors route a payment to the connector of
+	// its payment service.
+	PaymentServices PaymentServices
+	Connectors      Connectors
 	// SyncMinAge is how long Sync leaves alone an operation in flight
 	// that the processor has no record of (0: DefaultSyncMinAge).
 	SyncMinAge time.Duration
@@ -124,7 +132,7 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 	if err := s.paymentMethod(ctx, merchant, n, t); err != nil {
 		return nil, err
 	}
-	if err := s.buyer(ctx, merchant, n.BuyerID, t); err != nil {
+	if err := s.buyer(ctx, merchant, n, t); err != nil {
 		return nil, err
 	}
 	if err := s.Store.CreateTransaction(ctx, t); err != nil {
@@ -164,21 +172,28 @@ func (s *Service) paymentMethod(ctx context.Context, merchant string, n coreapi.
 	return nil
 }
 
-// buyer sets t's buyer when one is named: it must be the merchant
-// account's.
-func (s *Service) buyer(ctx context.Context, merchant string, id *string, t *coreapi.Transaction) error {
-	if id == nil {
+// buyer sets t's buyer when n names one, by id, external identifier or
+// both: it must be the merchant account's.
+func (s *Service) buyer(ctx context.Context, merchant string, n coreapi.NewTransaction, t *coreapi.Transaction) error {
+	if n.BuyerID == nil && n.BuyerExternalIdentifier == nil {
 		return nil
 	}
-	b, err := s.Store.FindBuyer(ctx, merchant, *id)
+	id, ext, err := s.Store.ResolveBuyer(ctx, merchant, deref(n.BuyerID), deref(n.BuyerExternalIdentifier))
 	if errors.Is(err, coreapi.ErrNotFound) {
 		return coreapi.ErrBuyerNotFound
 	}
 	if err != nil {
 		return err
 	}
-	t.BuyerID, t.BuyerExternalIdentifier = &b.ID, b.ExternalIdentifier
+	t.BuyerID, t.BuyerExternalIdentifier = &id, nonEmpty(ext)
 	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // Get returns transaction id of the merchant account.

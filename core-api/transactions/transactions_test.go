@@ -575,11 +575,22 @@ func TestCreateWithAStoredPaymentMethod(t *testing.T) {
 		t.Fatalf("stored %+v", got)
 	}
 
+	// The buyer by external identifier, with no stored payment method.
+	byExt, err := s.Create(ctx, "default", coreapi.NewTransaction{Amount: 1, Currency: "USD", Method: ptr("card"), BuyerExternalIdentifier: ptr("buyer-1")})
+	if err != nil || byExt.BuyerID == nil || *byExt.BuyerID != b.ID || *byExt.BuyerExternalIdentifier != "buyer-1" {
+		t.Fatalf("by external identifier: %+v, %v", byExt, err)
+	}
+
 	var ve *coreapi.ValidationError
 	for name, tc := range map[string]struct {
 		n    coreapi.NewTransaction
 		want func(error) bool
 	}{
+		"unknown-buyer-external-identifier": {coreapi.NewTransaction{Amount: 1, Currency: "USD", Method: ptr("card"), BuyerExternalIdentifier: ptr("nobody")},
+			func(err error) bool { return errors.Is(err, coreapi.ErrBuyerNotFound) }},
+		"buyer-id-and-external-identifier-of-two-buyers": {coreapi.NewTransaction{Amount: 1, Currency: "USD", Method: ptr("card"),
+			BuyerID: ptr(b.ID), BuyerExternalIdentifier: ptr("someone-else")},
+			func(err error) bool { return errors.Is(err, coreapi.ErrBuyerNotFound) }},
 		"unknown-payment-method": {coreapi.NewTransaction{Amount: 1, Currency: "USD", PaymentMethodID: ptr(uuid.NewString())},
 			func(err error) bool { return errors.As(err, &ve) && ve.Problems[0].Pointer == "/payment_method/id" }},
 		"method-unlike-the-stored-one": {coreapi.NewTransaction{Amount: 1, Currency: "USD", PaymentMethodID: &pm, Method: ptr("bank")},
@@ -605,7 +616,7 @@ func TestCreateWithAStoredPaymentMethod(t *testing.T) {
 	if _, err := s.Create(ctx, other, coreapi.NewTransaction{Amount: 1, Currency: "USD", PaymentMethodID: &pm}); !errors.As(err, &ve) {
 		t.Fatalf("another account's payment method: %v", err)
 	}
-	if list, err := s.List(ctx, "default", coreapi.TransactionFilter{}, allPage()); err != nil || len(list) != 1 {
+	if list, err := s.List(ctx, "default", coreapi.TransactionFilter{}, allPage()); err != nil || len(list) != 2 {
 		t.Fatalf("refused creations stored something: %d, %v", len(list), err)
 	}
 }

@@ -19,7 +19,7 @@ cleanup() {
   echo; echo "stopping..."
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -f "$data/vault.env" "$data/vault-proxy.tokens"
+  rm -f "$data/vault.env" "$data/vault-proxy.tokens" "$data/core-api.tokens"
 }
 trap cleanup INT TERM EXIT
 
@@ -55,6 +55,11 @@ if [ -z "${VAULT_ADDR:-}" ] || [ -z "${VAULT_TOKEN:-}" ]; then
 fi
 "$bin/vault-proxy" vault-setup -policies deploy/vault -out "$data/vault-proxy.tokens"
 service_token=$(sed -n 's/^VAULT_TOKEN=//p' "$data/vault-proxy.tokens")
+# core-api's own key (payment service credentials) and its token, which
+# reaches that key alone.
+CORE_API_VAULT_ADDR="$VAULT_ADDR" CORE_API_VAULT_TOKEN="$VAULT_TOKEN" \
+  "$bin/core-api" vault-setup -policies deploy/vault -out "$data/core-api.tokens"
+core_vault_token=$(sed -n 's/^CORE_API_VAULT_TOKEN=//p' "$data/core-api.tokens")
 
 # 3. Development certificates (kept when still valid).
 "$bin/devcerts" -dir "$data/certs" >/dev/null
@@ -93,8 +98,11 @@ VAULT_PROXY_CURSOR_KEY_FILE="$data/vault-proxy-cursor.key" \
   "$bin/vault-proxy" serve &
 pids+=($!)
 
-# 7. core-api: no Vault token, no vault database; mTLS to vault-proxy.
-( unset VAULT_TOKEN VAULT_ADDR VAULT_PROXY_DATABASE_URL
+# 7. core-api: no vault database, nor vault-proxy's Vault token; its own
+#    token for its credentials key; mTLS to vault-proxy.
+( core_vault_addr=$VAULT_ADDR
+  unset VAULT_TOKEN VAULT_ADDR VAULT_PROXY_DATABASE_URL
+  CORE_API_VAULT_ADDR="$core_vault_addr" CORE_API_VAULT_TOKEN="$core_vault_token" \
   VAULT_PROXY_CA_FILE="$c/ca.pem" CORE_API_CLIENT_CERT_FILE="$c/core-api.pem" CORE_API_CLIENT_KEY_FILE="$c/core-api-key.pem" \
     exec "$bin/core-api" serve ) &
 pids+=($!)

@@ -73,6 +73,9 @@ func (s *Stack) CoreEnv(extra ...string) []string {
 		"CORE_API_CLIENT_KEY_FILE=" + c.ClientKeyFile,
 		"AUTH_PUBLIC_KEYS_FILE=" + c.AuthKeysFile,
 		"AUTH_ISSUER=" + c.AuthIssuer,
+		"CORE_API_VAULT_ADDR=" + c.Vault.Addr,
+		"CORE_API_VAULT_TOKEN=" + c.Vault.Token,
+		"CORE_API_VAULT_TRANSIT_MOUNT=" + c.Vault.Mount,
 	}
 	return append(env, extra...)
 }

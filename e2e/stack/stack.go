@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
 	corepostgres "github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
@@ -110,6 +111,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		t.Fatalf("stack: %v", err)
 	}
 	s.Transit = transittest.New(t)
+	coreVault := coreVaultConfig(ctx, t, s.Transit)
 
 	dir := t.TempDir()
 	if err := certs.WriteDevPKI(dir, time.Now()); err != nil {
@@ -160,6 +162,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		ClientKeyFile:    s.PKI.CoreAPIKey,
 		AuthKeysFile:     keysFile,
 		AuthIssuer:       Issuer,
+		Vault:            coreVault,
 	}
 	for _, o := range opts {
 		o(&vcfg, &ccfg)
@@ -359,4 +362,25 @@ func names(spec, name string) bool {
 		}
 	}
 	return false
+}
+
+// coreVaultConfig prepares core-api's credentials key and policy on the
+// stack's transit mount, as `core-api vault-setup` does, and returns the
+// configuration holding the policy-bound token: core-api reaches its own
+// key alone, beside vault-proxy's card keys on the same mount.
+func coreVaultConfig(ctx context.Context, t testing.TB, tr *transittest.Env) vaulttransit.Config {
+	t.Helper()
+	cfg := vaulttransit.Config{Addr: tr.Vault.Addr, Token: tr.Vault.RootToken, Mount: tr.Mount}
+	root, err := vaulttransit.New(cfg)
+	if err != nil {
+		t.Fatalf("stack: core-api vault: %v", err)
+	}
+	repo, err := testsupport.RepoRoot()
+	if err != nil {
+		t.Fatalf("stack: %v", err)
+	}
+	if cfg.Token, err = vaulttransit.Bootstrap(ctx, root, filepath.Join(repo, "deploy", "vault", vaulttransit.PolicyFile)); err != nil {
+		t.Fatalf("stack: core-api vault: %v", err)
+	}
+	return cfg
 }

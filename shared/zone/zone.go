@@ -104,7 +104,7 @@ var SensitiveFields = []string{"number", "security_code", "account_number", "iba
 // (TestDigitFieldsFalsePositiveRate), that refuses 0.58% of 15-digit
 // transaction ids and 0.25% of E.164 phone numbers (1.2% of the 13-digit
 // ones: Visa's legacy length), against 10% for the Luhn check alone.
-var DigitFields = []string{"phone_number", "scheme_transaction_id"}
+var DigitFields = []string{"phone_number", "scheme_transaction_id", "previous_scheme_transaction_id"}
 
 // HoldsCardNumber reports whether value, a string in a request body bound
 // for core-api, holds a card number: vault-proxy and core-api both refuse

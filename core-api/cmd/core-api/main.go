@@ -1,6 +1,6 @@
-// Command core-api runs the non-PCI core: merchant accounts, buyers, and
+// Command core-api runs the non-PCI core: merchant accounts, buyers,
 // payment methods by token (bank mandates through the sandbox mock-bank
-// connector). Configuration comes from the environment; see
+// connector), payment services and card transactions. Configuration comes from the environment; see
 // core-api/app/config.go.
 //
 //	core-api [serve]     run the service
@@ -10,6 +10,9 @@
 //	               [-lifetime 24h] [-key-dir .data/auth]
 //	                     create an API key pair in key-dir if missing and print a bearer token
 //	                     for one merchant account (default "default"), or for every one
+//	core-api vault-setup -policies deploy/vault -out FILE
+//	                     prepare Vault transit (mount, the derived credentials key, the policy)
+//	                     with the privileged CORE_API_VAULT_TOKEN and write the runtime token to FILE
 //	core-api reconcile-vault [-dry-run] [-grace 24h] [-max-shreds N] [-merchant-account-id ID]
 //	                     run the vault reconciliation once now (docs/vault-reconciliation.md)
 //	core-api help
@@ -59,11 +62,13 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return token(args, os.Stdout)
 	case "reconcile-vault":
 		return reconcileVault(ctx, log, args, os.Stdout)
+	case "vault-setup":
+		return vaultSetup(ctx, args)
 	case "help", "-h", "--help":
-		fmt.Println("commands: serve, migrate, token, reconcile-vault, help")
+		fmt.Println("commands: serve, migrate, token, reconcile-vault, vault-setup, help")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, reconcile-vault, help)", cmd)
+		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, reconcile-vault, vault-setup, help)", cmd)
 	}
 	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }

@@ -58,6 +58,9 @@ func start(t testing.TB, cfg mockcard.Config) *sim {
 	return &sim{Main: m, logs: logs, client: &http.Client{Timeout: 10 * time.Second}, base: m.URL()}
 }
 
+// testAPIKey is a key of the test form, which mock-card accepts.
+const testAPIKey = mockcard.TestKeyPrefix + "helpers0key"
+
 // call sends body (a string as it is, anything else as JSON; nil: no body)
 // with the Idempotency-Key key (none when empty) and returns the answer.
 func (s *sim) call(t testing.TB, method, path, key string, body any) (int, []byte, http.Header) {
@@ -72,6 +75,7 @@ func (s *sim) call(t testing.TB, method, path, key string, body any) (int, []byt
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
+	req.Header.Set("Authorization", "Bearer "+testAPIKey)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -103,8 +107,9 @@ func bodyReader(t testing.TB, body any) io.Reader {
 // wireFields are the fields of an authorization, as
 // docs/sandbox/mock-card.md lists them: every one always present.
 var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
-	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_initiated", "payment_source", "refunded_amount", "refunds",
-	"response_code", "response_message", "scheme", "scheme_transaction_id", "status", "type", "voided_at"}
+	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_descriptor", "merchant_initiated", "payment_source",
+	"refunded_amount", "refunds",
+	"response_code", "response_message", "scheme", "scheme_transaction_id", "soft_descriptor", "status", "type", "voided_at"}
 
 // decode reads an authorization, holding its fields to wireFields.
 func decode(t testing.TB, raw []byte) mockcard.Authorization {

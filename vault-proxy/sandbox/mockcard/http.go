@@ -73,9 +73,17 @@ func (s *server) handle(pattern string, ms methods) {
 		start := time.Now()
 		var rep reply
 		var err error
-		switch h, ok := ms[r.Method]; {
+		h, ok := ms[r.Method]
+		var denied error // the processor's own routes need an API key
+		if ok && strings.HasPrefix(pattern, "/v1/") {
+			denied = checkAPIKey(r)
+		}
+		switch {
 		case ms == nil:
 			err = apierror.NotFound("route not found")
+		case denied != nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mock-card"`)
+			err = denied
 		case !ok:
 			w.Header().Set("Allow", allow)
 			err = apierror.MethodNotAllowed("method not allowed on this route")

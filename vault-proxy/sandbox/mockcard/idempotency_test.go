@@ -99,6 +99,7 @@ func TestProcessingAmountRecordsTheChargeAndHoldsTheAnswer(t *testing.T) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", "slow")
+	req.Header.Set("Authorization", "Bearer "+testAPIKey)
 	if resp, err := impatient.Do(req); err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		if resp != nil {
 			resp.Body.Close()

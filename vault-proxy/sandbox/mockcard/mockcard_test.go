@@ -54,6 +54,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{"amount too large", "k", request(100_000_000_000), "", 400, "bad_request", []string{"/amount"}},
 		{"card number too long", "k", request(1000, cardField("number", "41111111111111111111")), "", 400, "bad_request", []string{"/card/number"}},
 		{"options not an object", "k", request(1000, field("options", []int{1})), "", 400, "bad_request", []string{"/options"}},
+		{"descriptors too long or with other characters", "k", request(1000, field("merchant_descriptor", strings.Repeat("A", 23)),
+			field("soft_descriptor", "{{ CARD_NUMBER_1 }}")), "", 400, "bad_request", []string{"/merchant_descriptor", "/soft_descriptor"}},
 		{"merchant-initiated without the first payment", "k", request(1000, field("merchant_initiated", true), field("payment_source", "recurring")), "", 400, "bad_request",
 			[]string{"/previous_scheme_transaction_id"}},
 		{"merchant-initiated e-commerce", "k", request(1000, field("merchant_initiated", true), field("previous_scheme_transaction_id", "123456789012345")), "", 400, "bad_request",
@@ -72,6 +74,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 				ct = "application/json"
 			}
 			req.Header.Set("Content-Type", ct)
+			req.Header.Set("Authorization", "Bearer "+testAPIKey)
 			if tc.key != "" {
 				req.Header.Set("Idempotency-Key", tc.key)
 			}

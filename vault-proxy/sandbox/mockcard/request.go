@@ -28,6 +28,8 @@ type authorizeRequest struct {
 	PaymentSource               string          `json:"payment_source"`
 	PreviousSchemeTransactionID string          `json:"previous_scheme_transaction_id"`
 	Options                     json.RawMessage `json:"options"`
+	MerchantDescriptor          string          `json:"merchant_descriptor"`
+	SoftDescriptor              string          `json:"soft_descriptor"`
 }
 
 type cardData struct {
@@ -222,7 +224,29 @@ func (r *authorizeRequest) validate() error {
 	if o := bytes.TrimSpace(r.Options); len(o) > 0 && o[0] != '{' && string(o) != "null" {
 		p.add("/options", "must be an object", "type_error")
 	}
+	checkDescriptor(&p, "/merchant_descriptor", r.MerchantDescriptor)
+	checkDescriptor(&p, "/soft_descriptor", r.SoftDescriptor)
 	return p.err()
+}
+
+// maxDescriptor is the most a card statement shows of a descriptor.
+const maxDescriptor = 22
+
+// checkDescriptor holds a descriptor ("" is none) to what a statement can
+// show: letters, digits, spaces and . , * & ' - (so never a card number's
+// run of digits long enough to pass for one, nor a placeholder).
+func checkDescriptor(p *problems, ptr, d string) {
+	if d == "" {
+		return
+	}
+	ok := len(d) <= maxDescriptor
+	for i := 0; ok && i < len(d); i++ {
+		c := d[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(" .,*&'-", c) >= 0
+	}
+	if !ok {
+		p.add(ptr, "must be at most 22 letters, digits, spaces and . , * & ' -", "value_error.descriptor")
+	}
 }
 
 // validate checks a capture's or refund's amount, when there is one.

@@ -31,28 +31,33 @@ const maxOperations = 100
 // the wire shape (docs/sandbox/mock-card.md). It holds no card number:
 // the scheme and the check results only.
 type Authorization struct {
-	Type                string      `json:"type"`
-	ID                  string      `json:"id"`
-	IdempotencyKey      string      `json:"idempotency_key"`
-	Status              string      `json:"status"`
-	Amount              int64       `json:"amount"`
-	Currency            string      `json:"currency"`
-	AuthorizedAmount    int64       `json:"authorized_amount"`
-	CapturedAmount      int64       `json:"captured_amount"`
-	RefundedAmount      int64       `json:"refunded_amount"`
-	ResponseCode        string      `json:"response_code"`
-	ResponseMessage     string      `json:"response_message"`
-	DeclineCode         *string     `json:"decline_code"`
-	AVSResult           *string     `json:"avs_result"`
-	CVVResult           *string     `json:"cvv_result"`
-	Scheme              *string     `json:"scheme"`
-	SchemeTransactionID *string     `json:"scheme_transaction_id"`
-	MerchantInitiated   bool        `json:"merchant_initiated"`
-	PaymentSource       string      `json:"payment_source"`
-	Captures            []Operation `json:"captures"`
-	Refunds             []Operation `json:"refunds"`
-	CreatedAt           time.Time   `json:"created_at"`
-	VoidedAt            *time.Time  `json:"voided_at"`
+	Type                string  `json:"type"`
+	ID                  string  `json:"id"`
+	IdempotencyKey      string  `json:"idempotency_key"`
+	Status              string  `json:"status"`
+	Amount              int64   `json:"amount"`
+	Currency            string  `json:"currency"`
+	AuthorizedAmount    int64   `json:"authorized_amount"`
+	CapturedAmount      int64   `json:"captured_amount"`
+	RefundedAmount      int64   `json:"refunded_amount"`
+	ResponseCode        string  `json:"response_code"`
+	ResponseMessage     string  `json:"response_message"`
+	DeclineCode         *string `json:"decline_code"`
+	AVSResult           *string `json:"avs_result"`
+	CVVResult           *string `json:"cvv_result"`
+	Scheme              *string `json:"scheme"`
+	SchemeTransactionID *string `json:"scheme_transaction_id"`
+	MerchantInitiated   bool    `json:"merchant_initiated"`
+	PaymentSource       string  `json:"payment_source"`
+	// The descriptors the authorization was sent with (null: none): what
+	// the buyer's statement would show, answered so that a sandbox user
+	// sees which of a connector's settings and options arrived.
+	MerchantDescriptor *string     `json:"merchant_descriptor"`
+	SoftDescriptor     *string     `json:"soft_descriptor"`
+	Captures           []Operation `json:"captures"`
+	Refunds            []Operation `json:"refunds"`
+	CreatedAt          time.Time   `json:"created_at"`
+	VoidedAt           *time.Time  `json:"voided_at"`
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
@@ -76,6 +81,7 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 		ResponseCode: v.response.code, ResponseMessage: v.response.message,
 		AVSResult: v.avs, CVVResult: v.cvv,
 		MerchantInitiated: req.MerchantInitiated, PaymentSource: req.PaymentSource,
+		MerchantDescriptor: nonEmpty(req.MerchantDescriptor), SoftDescriptor: nonEmpty(req.SoftDescriptor),
 		Captures: []Operation{}, Refunds: []Operation{},
 		CreatedAt: now, answers: map[opKey]*stored{},
 	}
@@ -95,6 +101,13 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 		a.DeclineCode = ptr(v.response.declineCode)
 	}
 	return a
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // opKind is one kind of operation on an authorization: its path segment,
