@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"testing"
 
@@ -48,11 +49,12 @@ func authorizationBody(amount int64, withCode bool) string {
 		`"billing":{"postal_code":"10115"},"payment_source":"ecommerce","options":{"merchant_id":"m-1"}}`, amount, code)
 }
 
-// mockCardStats reads mock-card's counters for one idempotency key
-// straight from it (core-api never needs them).
-func mockCardStats(t *testing.T, s *stack.Stack, key string) mockcard.KeyStats {
+// mockCardStats reads mock-card's counters for the idempotency key of
+// reference (connector.MockCardKey: a transaction's id is sent as a key
+// of its own) straight from it (core-api never needs them).
+func mockCardStats(t *testing.T, s *stack.Stack, reference string) mockcard.KeyStats {
 	t.Helper()
-	resp, err := http.Get(s.MockCard.URL() + "/sandbox/stats?idempotency_key=" + key)
+	resp, err := http.Get(s.MockCard.URL() + "/sandbox/stats?idempotency_key=" + url.QueryEscape(connector.MockCardKey(reference)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
+	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
@@ -49,6 +50,8 @@ type Main struct {
 	jobCtx   context.Context
 	stopJobs context.CancelFunc
 	jobs     sync.WaitGroup
+
+	txs *transactions.Service // the routes' and the sweep's
 }
 
 // idempotencyPurgeInterval is how often expired idempotency keys are
@@ -119,7 +122,21 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.startReconciling()
 	purger := &idempotency.Purger{Store: m.DB, Log: m.Log.With("component", "idempotency-purge")}
 	m.startJob(func(ctx context.Context) { purger.Every(ctx, idempotencyPurgeInterval) })
+	m.startSweeping()
 	return nil
+}
+
+// startSweeping syncs the card transactions left with something in flight
+// (transactions.Sweeper) every TransactionSyncInterval until Close; never
+// with an interval of zero.
+func (m *Main) startSweeping() {
+	interval := m.Config.TransactionSyncInterval
+	if interval <= 0 {
+		m.Log.Warn("the transaction sweep is off (CORE_API_TRANSACTION_SYNC_INTERVAL=0): operations left in flight settle only by POST /transactions/{id}/sync")
+		return
+	}
+	sweeper := &transactions.Sweeper{Service: m.txs, Store: m.DB, Log: m.Log.With("component", "transaction-sweep")}
+	m.startJob(func(ctx context.Context) { sweeper.Every(ctx, interval) })
 }
 
 // open connects the core database (migrating it) and builds the mTLS

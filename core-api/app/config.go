@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/httpapi"
+	"github.com/payorch/core-api/idempotency"
+	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
@@ -60,6 +62,22 @@ type Config struct {
 	VaultReconcileInterval  time.Duration
 	VaultReconcileGrace     time.Duration
 	VaultReconcileMaxShreds int
+
+	// The transaction sweep (transactions.Sweeper).
+	// TransactionSyncInterval (CORE_API_TRANSACTION_SYNC_INTERVAL, default
+	// 1m) is how often each instance syncs the card transactions with
+	// something in flight for longer than TransactionSyncMinAge
+	// (CORE_API_TRANSACTION_SYNC_MIN_AGE, default 5m), which is also how
+	// long an operation the processor has no record of is left in flight
+	// before it is failed; zero interval: never (POST
+	// /transactions/{id}/sync still does it on demand).
+	TransactionSyncInterval time.Duration
+	TransactionSyncMinAge   time.Duration
+
+	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
+	// long a request's claim on its Idempotency-Key outlives a process
+	// that died holding it (package idempotency).
+	IdempotencyLease time.Duration
 }
 
 // Defaults of the vault reconciliation. An interval of an hour and a grace
@@ -76,6 +94,14 @@ const (
 	// MinProductionVaultReconcileGrace is the least grace production
 	// takes, whatever an operator mistypes.
 	MinProductionVaultReconcileGrace = time.Hour
+
+	DefaultTransactionSyncInterval = time.Minute
+	// MinProductionTransactionSyncMinAge and MinProductionIdempotencyLease
+	// outlast any request (its deadline is at most 55 s, a shutdown's
+	// drain 75 s): production never fails an operation, nor takes over a
+	// key, whose request may still be running.
+	MinProductionTransactionSyncMinAge = 2 * time.Minute
+	MinProductionIdempotencyLease      = 2 * time.Minute
 )
 
 // vaultReconcileGrace and vaultReconcileMaxShreds are the settings or
@@ -92,6 +118,22 @@ func (c Config) vaultReconcileMaxShreds() int {
 		return DefaultVaultReconcileMaxShreds
 	}
 	return c.VaultReconcileMaxShreds
+}
+
+// transactionSyncMinAge and idempotencyLease are the settings or their
+// defaults.
+func (c Config) transactionSyncMinAge() time.Duration {
+	if c.TransactionSyncMinAge == 0 {
+		return transactions.DefaultSyncMinAge
+	}
+	return c.TransactionSyncMinAge
+}
+
+func (c Config) idempotencyLease() time.Duration {
+	if c.IdempotencyLease == 0 {
+		return idempotency.DefaultLease
+	}
+	return c.IdempotencyLease
 }
 
 // requestTimeout is RequestTimeout or its default.
@@ -136,6 +178,12 @@ func LoadConfig(l *config.Loader) Config {
 			config.Default(DefaultVaultReconcileGrace.String())),
 		VaultReconcileMaxShreds: l.Int("CORE_API_VAULT_RECONCILE_MAX_SHREDS", 1, 1_000_000,
 			config.Default(strconv.Itoa(DefaultVaultReconcileMaxShreds))),
+		TransactionSyncInterval: l.Duration("CORE_API_TRANSACTION_SYNC_INTERVAL", 0, 24*time.Hour,
+			config.Default(DefaultTransactionSyncInterval.String())),
+		TransactionSyncMinAge: l.Duration("CORE_API_TRANSACTION_SYNC_MIN_AGE", time.Second, 7*24*time.Hour,
+			config.Default(transactions.DefaultSyncMinAge.String())),
+		IdempotencyLease: l.Duration("CORE_API_IDEMPOTENCY_LEASE", time.Second, time.Hour,
+			config.Default(idempotency.DefaultLease.String())),
 	}
 }
 
@@ -184,6 +232,15 @@ func (c Config) Validate() error {
 	}
 	if c.VaultReconcileInterval < 0 || c.VaultReconcileGrace < 0 || c.VaultReconcileMaxShreds < 0 {
 		errs = append(errs, errors.New("CORE_API_VAULT_RECONCILE_INTERVAL, _GRACE and _MAX_SHREDS must not be negative"))
+	}
+	if c.TransactionSyncInterval < 0 || c.TransactionSyncMinAge < 0 || c.IdempotencyLease < 0 {
+		errs = append(errs, errors.New("CORE_API_TRANSACTION_SYNC_INTERVAL, CORE_API_TRANSACTION_SYNC_MIN_AGE and CORE_API_IDEMPOTENCY_LEASE must not be negative"))
+	}
+	if c.Environment == config.Production && c.transactionSyncMinAge() < MinProductionTransactionSyncMinAge {
+		errs = append(errs, fmt.Errorf("CORE_API_TRANSACTION_SYNC_MIN_AGE must be at least %s in production", MinProductionTransactionSyncMinAge))
+	}
+	if c.Environment == config.Production && c.idempotencyLease() < MinProductionIdempotencyLease {
+		errs = append(errs, fmt.Errorf("CORE_API_IDEMPOTENCY_LEASE must be at least %s in production", MinProductionIdempotencyLease))
 	}
 	if c.Environment == config.Production && c.vaultReconcileGrace() < MinProductionVaultReconcileGrace {
 		errs = append(errs, fmt.Errorf("CORE_API_VAULT_RECONCILE_GRACE must be at least %s in production", MinProductionVaultReconcileGrace))

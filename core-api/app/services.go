@@ -39,10 +39,20 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
 		PaymentServices: paymentServices,
-		Transactions: &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
-			PaymentServices: paymentServices, Connectors: connectors},
-		Idempotency: &idempotency.Service{Store: m.DB},
+		Transactions:    m.transactions(connectors, paymentServices),
+		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 	}
+}
+
+// transactions is the transactions service on the environment's
+// connectors and the merchant accounts' payment services; Run sweeps with
+// the same one.
+func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
+	if m.txs == nil {
+		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
+			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge()}
+	}
+	return m.txs
 }
 
 // cardsOf is the built-in sandbox card connector, which card payments go

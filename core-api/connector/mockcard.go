@@ -2,12 +2,16 @@ package connector
 
 import (
 	"context"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
@@ -166,7 +170,7 @@ func (m MockCard) Authorize(ctx context.Context, r CardAuthorization) (coreapi.C
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, r.Reference, body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, MockCardKey(r.Reference), body)
 	if err != nil {
 		return unknownOr(err, "authorization")
 	}
@@ -191,7 +195,7 @@ func (m MockCard) Refund(ctx context.Context, r CardOperation) (coreapi.Connecto
 // Lookup sends GET /v1/authorizations?idempotency_key=K, which needs no
 // card placeholder.
 func (m MockCard) Lookup(ctx context.Context, r CardLookup) (CardState, error) {
-	path := mockCardAuthzes + "?" + url.Values{"idempotency_key": {r.Reference}}.Encode()
+	path := mockCardAuthzes + "?" + url.Values{"idempotency_key": {MockCardKey(r.Reference)}}.Encode()
 	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil)
 	if err != nil {
 		return CardState{}, err
@@ -208,7 +212,7 @@ func (m MockCard) step(ctx context.Context, r CardOperation, kind, purpose strin
 		return coreapi.ConnectorResult{}, err
 	}
 	path := mockCardAuthzes + "/" + url.PathEscape(r.AuthorizationID) + "/" + kind
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, r.Reference, body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, MockCardKey(r.Reference), body)
 	if err != nil {
 		return unknownOr(err, kind)
 	}
@@ -419,9 +423,45 @@ func (a *mockCardAuthorization) state() CardState {
 func cardSteps(in []mockCardStep) []CardStep {
 	out := make([]CardStep, len(in))
 	for i, s := range in {
-		out[i] = CardStep{ID: s.ID, Reference: s.IdempotencyKey, Amount: s.Amount}
+		out[i] = CardStep{ID: s.ID, Reference: mockCardReference(s.IdempotencyKey), Amount: s.Amount}
 	}
 	return out
+}
+
+// mockCardKeyPrefix marks a key that is a UUID reference in base32.
+const mockCardKeyPrefix = "ref_"
+
+// mockCardKeyEncoding writes a UUID's 16 bytes as 26 characters of a-z
+// and 2-7.
+var mockCardKeyEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// MockCardKey is the Idempotency-Key a reference is sent to mock-card
+// with. A UUID, which every reference core-api makes is, goes as "ref_"
+// and its bytes in lower-case base32: the digits of a UUID's groups,
+// joined by its dashes, may read as a card number (12 to 19 digits that
+// pass the Luhn check), which mock-card refuses in a key and vault-proxy
+// masks in the answers core-api gets, where the key comes back. Any other
+// reference goes as it is.
+func MockCardKey(reference string) string {
+	id, err := uuid.Parse(reference)
+	if err != nil || id.String() != reference {
+		return reference
+	}
+	return mockCardKeyPrefix + strings.ToLower(mockCardKeyEncoding.EncodeToString(id[:]))
+}
+
+// mockCardReference is the reference a key mock-card lists was sent for
+// (MockCardKey's inverse).
+func mockCardReference(key string) string {
+	enc, ok := strings.CutPrefix(key, mockCardKeyPrefix)
+	if !ok {
+		return key
+	}
+	b, err := mockCardKeyEncoding.DecodeString(strings.ToUpper(enc))
+	if err != nil || len(b) != len(uuid.UUID{}) || strings.ToLower(enc) != enc {
+		return key
+	}
+	return uuid.UUID(b).String()
 }
 
 func deref(s *string) string {

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/secret"
 	"github.com/payorch/shared/zone"
 )
@@ -303,4 +305,46 @@ func TestRegistryCards(t *testing.T) {
 	if _, err := r.Mandates("mock-card"); !errors.Is(err, connector.ErrUnknown) {
 		t.Fatalf("mock-card as a mandate connector: %v", err)
 	}
+}
+
+// A UUID reference goes to mock-card as a key no card number scan can
+// read a card number in, and comes back as itself from the steps the
+// processor lists; any other reference goes as it is.
+func TestMockCardKey(t *testing.T) {
+	// Its groups' digits joined by the dashes, 4111-1111-1111-1111 reads
+	// as a card number.
+	const panLike = "abcdefab-4111-1111-1111-1111abcdef12"
+	for _, ref := range []string{panLike, "00000000-0000-4000-8000-000000000000", "7e0cda1a-1cd0-4530-8045-c470b06d8f8d"} {
+		key := connector.MockCardKey(ref)
+		if !strings.HasPrefix(key, "ref_") || len(key) != 30 || panscan.InIdentifier(key) || strings.ContainsAny(key, "-ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
+			t.Fatalf("key of %s = %q", ref, key)
+		}
+		st := lookupWithStep(t, key)
+		if s, ok := connector.Step(st.Captures, ref); !ok || s.ID != "cap_1" {
+			t.Fatalf("the step sent with %s is not found by its reference: %+v", ref, st.Captures)
+		}
+	}
+	if !panscan.InIdentifier(panLike) {
+		t.Fatal("the test's reference does not read as a card number")
+	}
+	for _, ref := range []string{"txn-a", "txn-a:capture-1", "ABCDEFAB-4111-1111-1111-111111ABCDEF", "ref_x"} {
+		if key := connector.MockCardKey(ref); key != ref {
+			t.Fatalf("key of %q = %q, want it as it is", ref, key)
+		}
+	}
+}
+
+// lookupWithStep is a lookup whose authorization lists one capture,
+// cap_1, sent with key.
+func lookupWithStep(t *testing.T, key string) connector.CardState {
+	t.Helper()
+	body := `{"type":"authorization","id":"auth_1","idempotency_key":"k","status":"captured","amount":10,"authorized_amount":10,` +
+		`"captured_amount":10,"refunded_amount":0,"response_code":"00","response_message":"Approved","decline_code":null,"avs_result":null,` +
+		`"cvv_result":null,"scheme_transaction_id":null,"captures":[{"id":"cap_1","idempotency_key":"` + key + `","amount":10}],"refunds":[],"voided_at":null}`
+	m := connector.MockCard{VaultProxy: &recorder{answer: &zone.DetokenizeResponse{Status: 200, Body: []byte(body)}}}
+	st, err := m.Lookup(context.Background(), connector.CardLookup{MerchantAccountID: "m", PaymentMethodID: "pm", Reference: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -38,11 +38,26 @@ const completeTimeout = 5 * time.Second
 //   - else h runs and its response, buffered, is stored with the key when
 //     its status is below 500 (a 4xx is an answer: the same request would
 //     get it again). A 5xx, a timeout or a panic gives the key back, so
-//     the client's retry runs afresh.
+//     the client's retry runs afresh (unless h attached a resource to it:
+//     Resumable).
 //
-// h must be safe to run again after a partial run: a retry takes over a
-// claim whose process died once its lease runs out (package idempotency).
+// h runs with the claim in its context (idempotency.Attach). It must be
+// safe to run again after a partial run: a retry takes over a claim whose
+// process died once its lease runs out (package idempotency).
 func (d Deps) Idempotent(scope, endpoint string, h CallerHandler) Handler {
+	return d.Resumable(scope, endpoint, h, nil)
+}
+
+// ResumeHandler answers a request whose key an earlier run left with a
+// resource attached (idempotency.Attach): it asks what became of that
+// resource and answers it as h would have, without moving money again.
+type ResumeHandler func(w http.ResponseWriter, r *http.Request, c Caller, resource string) error
+
+// Resumable is Idempotent for a handler that attaches what it makes to
+// its key before it calls a processor: a request that takes over a claim
+// with a resource attached (its first run died, or failed with a 5xx,
+// after the attach) runs resume instead of h.
+func (d Deps) Resumable(scope, endpoint string, h CallerHandler, resume ResumeHandler) Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		c, err := d.Auth.Authorize(r, scope)
 		if err != nil {
@@ -75,11 +90,18 @@ func (d Deps) Idempotent(scope, endpoint string, h CallerHandler) Handler {
 			w.Header().Set(ReplayedHeader, "true")
 			return writeStored(w, *claim.Replay)
 		}
-		if claim.TakenOver {
+		run := h
+		switch {
+		case claim.Resource != "" && resume != nil:
+			d.Log.WarnContext(r.Context(), "idempotency key taken over from a run that did not complete: its resource is resumed",
+				"endpoint", endpoint, "merchant_account_id", c.MerchantAccountID, "resource", claim.Resource)
+			run = func(w http.ResponseWriter, r *http.Request, c Caller) error { return resume(w, r, c, claim.Resource) }
+		case claim.TakenOver:
 			d.Log.WarnContext(r.Context(), "idempotency key taken over after its lease ran out: the handler runs again",
 				"endpoint", endpoint, "merchant_account_id", c.MerchantAccountID)
 		}
-		return d.runClaimed(w, r, c, s, claim.Owner, h)
+		r = r.WithContext(d.Idempotency.WithRun(r.Context(), s, claim.Owner))
+		return d.runClaimed(w, r, c, s, claim.Owner, run)
 	}
 }
 

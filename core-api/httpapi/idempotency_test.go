@@ -364,3 +364,115 @@ func TestIdempotencyKeyHeaderIsChecked(t *testing.T) {
 		t.Fatalf("ran %d times, want 1", c.runs.Load())
 	}
 }
+
+// resumable is a route that attaches its resource to the key before it
+// "moves money", as the transaction routes do: its handler counts runs,
+// its resume counts resumes and names the resource it was given.
+type resumable struct {
+	runs, resumes atomic.Int32
+}
+
+func (rs *resumable) handle(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
+	var in struct {
+		Outcome string `json:"outcome"`
+	}
+	if err := httpapi.DecodeStrict(r, &in); err != nil {
+		return err
+	}
+	rs.runs.Add(1)
+	if err := idempotency.Attach(r.Context(), "resource-"+r.PathValue("id")); err != nil {
+		return err
+	}
+	if in.Outcome == "fail" { // after the money moved: the answer is lost
+		return fmt.Errorf("the settlement failed")
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"made": "resource-" + r.PathValue("id")})
+}
+
+func (rs *resumable) resume(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller, resource string) error {
+	rs.resumes.Add(1)
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"resumed": resource})
+}
+
+func resumableServer(t *testing.T, db *postgres.DB, rs *resumable, lease time.Duration) *httptest.Server {
+	t.Helper()
+	authz, token := testAuthFor(t, []string{accountid.Default}, "charges.write")
+	log := slog.New(slog.DiscardHandler)
+	d := httpapi.Deps{Log: log, Auth: authz, Idempotency: &idempotency.Service{Store: db, Lease: lease}}
+	rt := httpapi.NewRouter(log)
+	rt.Handle("POST /resumable/{id}", d.Resumable("charges.write", testEndpoint, rs.handle, rs.resume))
+	srv := httptest.NewServer(withToken(rt, token))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A request that attached its resource and then failed (5xx) or died
+// (its claim's lease ran out) is resumed by the retry with the same key:
+// the resume runs with the resource, not the handler, and its answer is
+// the key's from then on. A request without a key never resumes.
+func TestIdempotentResumesAttachedResource(t *testing.T) {
+	const lease = time.Second
+	dbs := postgrestest.Migrated(t)
+	db := postgrestest.Open(t, dbs.CoreDSN)
+	rs := &resumable{}
+	srv := resumableServer(t, db, rs, lease)
+	counts := func() (int32, int32) { return rs.runs.Load(), rs.resumes.Load() }
+
+	t.Run("after a 5xx", func(t *testing.T) {
+		key := uuid.NewString()
+		body := `{"outcome":"fail"}`
+		if a := post(t, srv, "/resumable/1", key, body); a.status != http.StatusInternalServerError {
+			t.Fatalf("first = %d %s, want 500", a.status, a.body)
+		}
+		runs, resumes := counts()
+		a := post(t, srv, "/resumable/1", key, body)
+		if a.status != http.StatusCreated || !strings.Contains(string(a.body), `"resumed":"resource-1"`) || a.replayed {
+			t.Fatalf("retry = %d %s (replayed %v), want the resumed resource", a.status, a.body, a.replayed)
+		}
+		if r2, s2 := counts(); r2 != runs || s2 != resumes+1 {
+			t.Fatalf("runs %d->%d, resumes %d->%d: want one resume and no run", runs, r2, resumes, s2)
+		}
+		if again := post(t, srv, "/resumable/1", key, body); !again.replayed || !bytes.Equal(again.body, a.body) {
+			t.Fatalf("third = %d %s, want the replay of the resume", again.status, again.body)
+		}
+	})
+
+	t.Run("after the instance died", func(t *testing.T) {
+		key := uuid.NewString()
+		dead := &idempotency.Service{Store: postgrestest.Open(t, dbs.CoreDSN), Lease: lease}
+		s := idempotency.Scope{MerchantAccountID: accountid.Default, Endpoint: testEndpoint, Key: key}
+		claim, err := dead.Begin(context.Background(), s, idempotency.FingerprintOf(http.MethodPost, "/resumable/2", []byte(okBody)))
+		if err != nil || claim.Owner == "" {
+			t.Fatalf("claim = %+v, %v", claim, err)
+		}
+		if err := idempotency.Attach(dead.WithRun(context.Background(), s, claim.Owner), "resource-2"); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, post(t, srv, "/resumable/2", key, okBody), http.StatusConflict, apierror.CodeConcurrentRequest)
+		time.Sleep(lease + 100*time.Millisecond)
+		runs, _ := counts()
+		a := post(t, srv, "/resumable/2", key, okBody)
+		if a.status != http.StatusCreated || !strings.Contains(string(a.body), `"resumed":"resource-2"`) {
+			t.Fatalf("after the lease = %d %s, want the resumed resource", a.status, a.body)
+		}
+		if r2, _ := counts(); r2 != runs {
+			t.Fatal("the handler ran again over an attached resource")
+		}
+		// The dead claim can attach nothing more: the retry holds the key.
+		if err := idempotency.Attach(dead.WithRun(context.Background(), s, claim.Owner), "resource-x"); err != idempotency.ErrLost {
+			t.Fatalf("the stale claim's Attach = %v, want ErrLost", err)
+		}
+	})
+
+	t.Run("without a key", func(t *testing.T) {
+		runs, resumes := counts()
+		for range 2 {
+			if a := post(t, srv, "/resumable/3", "", okBody); a.status != http.StatusCreated || !strings.Contains(string(a.body), `"made"`) {
+				t.Fatalf("= %d %s", a.status, a.body)
+			}
+		}
+		if r2, s2 := counts(); r2 != runs+2 || s2 != resumes {
+			t.Fatalf("runs %d->%d, resumes %d->%d: want two runs", runs, r2, resumes, s2)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"log/slog"
+	"net/http"
 
 	"github.com/payorch/core-api/buyers"
 	"github.com/payorch/core-api/idempotency"
@@ -67,12 +68,23 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("PUT /payment-services/{payment_service_id}", pss.update)
 	rt.Handle("DELETE /payment-services/{payment_service_id}", pss.delete)
 
+	// The money-moving routes attach what they make to their
+	// Idempotency-Key before calling the connector; a retry after a run
+	// that did not complete resumes it (Deps.Resumable). An alias shares
+	// its canonical route's idempotency endpoint.
 	txs := transactionHandlers{d}
-	rt.Handle("POST /transactions", d.Idempotent(ScopeTransactionsWrite, "transactions.create", txs.create))
+	resumeTx, resumeTxCreated := txs.resumeTransaction(http.StatusOK), txs.resumeTransaction(http.StatusCreated)
+	rt.Handle("POST /transactions", d.Resumable(ScopeTransactionsWrite, "transactions.create", txs.create, resumeTxCreated))
 	rt.Handle("GET /transactions", txs.list)
 	rt.Handle("GET /transactions/{transaction_id}", txs.get)
 	rt.Handle("GET /transactions/{transaction_id}/events", txs.events)
-	rt.Handle("POST /transactions/{transaction_id}/capture", d.Idempotent(ScopeTransactionsWrite, "transactions.capture", txs.capture()))
-	rt.Handle("POST /transactions/{transaction_id}/void", d.Idempotent(ScopeTransactionsWrite, "transactions.void", txs.void()))
-	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Idempotent(ScopeTransactionsWrite, "transactions.refund", txs.refund()))
+	rt.Handle("POST /transactions/{transaction_id}/capture", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.capture(), resumeTx))
+	rt.Handle("POST /transactions/{transaction_id}/void", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.void(), resumeTx))
+	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refund(), txs.resumeRefund))
+	rt.Handle("GET /transactions/{transaction_id}/refunds", txs.refunds)
+	rt.Handle("POST /transactions/{transaction_id}/sync", txs.sync)
+	rt.Handle("POST /captures", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.captureAlias(), resumeTx))
+	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))
+	rt.Handle("POST /refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refundAlias(), txs.resumeRefund))
+	rt.Handle("GET /refunds/{refund_id}", txs.getRefund)
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"time"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
@@ -24,7 +26,8 @@ const (
 //	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id},buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
-//	GET  /transactions  read  ?status=(repeatable)&buyer_id=&external_identifier=&payment_method_id=&limit=&cursor= -> page (newest first)
+//	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=
+//	                          &external_identifier=&payment_method_id=&payment_service_id=&limit=&cursor= -> page (newest first)
 //	GET  /transactions/{transaction_id}         read  -> transaction
 //	GET  /transactions/{transaction_id}/events  read  ?limit=&cursor= -> page of events (newest first)
 //	POST /transactions/{transaction_id}/capture  write, Idempotency-Key  {amount?} or no body -> 200 transaction
@@ -278,10 +281,12 @@ func (h transactionHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	return WriteJSON(w, http.StatusOK, transactionOut(t))
 }
 
-// list serves GET /transactions?status=&buyer_id=&external_identifier=
-// &payment_method_id=&limit=&cursor=, newest first; status may be given
-// several times (any of them). A cursor is bound to the merchant account
-// and the filters it was made with.
+// list serves GET /transactions?status=&created_at_gte=&created_at_lte=
+// &amount_gte=&amount_lte=&buyer_id=&external_identifier=
+// &payment_method_id=&payment_service_id=&limit=&cursor=, newest first;
+// status may be given several times (any of them), the ranges are
+// inclusive. A cursor is bound to the merchant account and the filters it
+// was made with.
 func (h transactionHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
 	if err != nil {
@@ -292,11 +297,7 @@ func (h transactionHandlers) list(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	binding := []string{c.MerchantAccountID, f.BuyerID, f.ExternalIdentifier, f.PaymentMethodID}
-	for _, st := range f.Statuses {
-		binding = append(binding, string(st))
-	}
-	page, err := h.d.Cursors.ParseRequest(q, "transactions", pagination.Binding(binding...))
+	page, err := h.d.Cursors.ParseRequest(q, "transactions", transactionBinding(c.MerchantAccountID, f))
 	if err != nil {
 		return err
 	}
@@ -306,6 +307,31 @@ func (h transactionHandlers) list(w http.ResponseWriter, r *http.Request) error 
 	}
 	env := pagination.Build(page, rows, func(t coreapi.Transaction) pagination.Key { return pagination.Key{Time: t.CreatedAt, ID: t.ID} })
 	return WriteJSON(w, http.StatusOK, pageOf(env, transactionOut))
+}
+
+// transactionBinding scopes a list's cursors to the merchant account and
+// every filter, each in one canonical form (a time in UTC to the
+// nanosecond, "" for a bound not given), so a cursor made under other
+// filters is refused.
+func transactionBinding(merchant string, f coreapi.TransactionFilter) string {
+	bound := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	amount := func(a *int64) string {
+		if a == nil {
+			return ""
+		}
+		return strconv.FormatInt(*a, 10)
+	}
+	parts := []string{merchant, f.BuyerID, f.ExternalIdentifier, f.PaymentMethodID, f.PaymentServiceID,
+		bound(f.CreatedAtGTE), bound(f.CreatedAtLTE), amount(f.AmountGTE), amount(f.AmountLTE)}
+	for _, st := range f.Statuses {
+		parts = append(parts, string(st))
+	}
+	return pagination.Binding(parts...)
 }
 
 // transactionFilter reads the list's filters, every problem at once.
@@ -320,13 +346,54 @@ func transactionFilter(q url.Values) (coreapi.TransactionFilter, error) {
 		}
 		f.Statuses = append(f.Statuses, st)
 	}
-	for name, dst := range map[string]*string{"buyer_id": &f.BuyerID, "payment_method_id": &f.PaymentMethodID} {
-		if v := q.Get(name); v != "" {
+	for _, p := range []struct {
+		name string
+		dst  *string
+	}{{"buyer_id", &f.BuyerID}, {"payment_method_id", &f.PaymentMethodID}, {"payment_service_id", &f.PaymentServiceID}} {
+		if v := q.Get(p.name); v != "" {
 			if !coreapi.IsUUID(v) {
-				details = append(details, queryDetail(name, "must be a lower-case UUID", "value_error.uuid"))
+				details = append(details, queryDetail(p.name, "must be a lower-case UUID", "value_error.uuid"))
 			}
-			*dst = v
+			*p.dst = v
 		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"created_at_gte", &f.CreatedAtGTE}, {"created_at_lte", &f.CreatedAtLTE}} {
+		vs, ok := q[p.name]
+		if !ok {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, vs[0])
+		if len(vs) != 1 || err != nil {
+			details = append(details, queryDetail(p.name,
+				"must be given once, an RFC 3339 time with its offset (2030-06-15T12:00:00Z; a + in the offset is sent as %2B)", "value_error.datetime"))
+			continue
+		}
+		*p.dst = &t
+	}
+	for _, p := range []struct {
+		name string
+		dst  **int64
+	}{{"amount_gte", &f.AmountGTE}, {"amount_lte", &f.AmountLTE}} {
+		vs, ok := q[p.name]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(vs[0], 10, 64)
+		if len(vs) != 1 || err != nil || n < 0 || n > coreapi.MaxTransactionAmount {
+			details = append(details, queryDetail(p.name,
+				"must be given once, an integer from 0 to "+strconv.Itoa(coreapi.MaxTransactionAmount)+" (minor units)", "value_error.number.range"))
+			continue
+		}
+		*p.dst = &n
+	}
+	if a, b := f.CreatedAtGTE, f.CreatedAtLTE; a != nil && b != nil && a.After(*b) {
+		details = append(details, queryDetail("created_at_gte", "must not be after created_at_lte", "value_error.range"))
+	}
+	if a, b := f.AmountGTE, f.AmountLTE; a != nil && b != nil && *a > *b {
+		details = append(details, queryDetail("amount_gte", "must not be more than amount_lte", "value_error.range"))
 	}
 	if len(details) > 0 {
 		return f, apierror.BadRequest("invalid query", details...)
@@ -395,16 +462,16 @@ func decodeOptional(r *http.Request, dst any) error {
 	return DecodeStrict(r, dst)
 }
 
-// operation serves a POST on transaction {transaction_id}: its optional
-// body decoded into an In, one service call, its answer with status.
-func operation[In, Out any](status int, call func(r *http.Request, merchant, id string, in In) (Out, error), view func(Out) any) CallerHandler {
+// operation serves a POST on one transaction: the transaction's id and
+// the optional body (an In) read by target, one service call, its answer
+// with status. The canonical routes name the transaction in the path
+// (inPath), their SPEC aliases in the body (inBody, aliases.go).
+func operation[In, Out any](status int, target func(r *http.Request, in *In) (string, error),
+	call func(r *http.Request, merchant, id string, in In) (Out, error), view func(Out) any) CallerHandler {
 	return func(w http.ResponseWriter, r *http.Request, c Caller) error {
-		id, err := pathUUID(r, "transaction_id")
-		if err != nil {
-			return err
-		}
 		var in In
-		if err := decodeOptional(r, &in); err != nil {
+		id, err := target(r, &in)
+		if err != nil {
 			return err
 		}
 		out, err := call(r, c.MerchantAccountID, id, in)
@@ -413,6 +480,15 @@ func operation[In, Out any](status int, call func(r *http.Request, merchant, id 
 		}
 		return WriteJSON(w, status, view(out))
 	}
+}
+
+// inPath reads the transaction's id from the path and the optional body.
+func inPath[In any](r *http.Request, in *In) (string, error) {
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return "", err
+	}
+	return id, decodeOptional(r, in)
 }
 
 // The bodies of capture, void and refund.
@@ -428,24 +504,34 @@ type (
 	}
 )
 
+// The service calls of capture, void and refund, whichever route names
+// the transaction.
+func (h transactionHandlers) captureCall(r *http.Request, merchant, id string, in captureJSON) (*coreapi.Transaction, error) {
+	return h.d.Transactions.CaptureCard(r.Context(), merchant, id, in.Amount)
+}
+
+func (h transactionHandlers) voidCall(r *http.Request, merchant, id string, _ voidJSON) (*coreapi.Transaction, error) {
+	return h.d.Transactions.VoidCard(r.Context(), merchant, id)
+}
+
+func (h transactionHandlers) refundCall(r *http.Request, merchant, id string, in refundJSON) (*coreapi.Refund, error) {
+	return h.d.Transactions.RefundCard(r.Context(), merchant, id,
+		coreapi.NewRefund{Amount: in.Amount, Reason: in.Reason, ExternalIdentifier: in.ExternalIdentifier})
+}
+
 func (h transactionHandlers) capture() CallerHandler {
-	return operation(http.StatusOK, func(r *http.Request, merchant, id string, in captureJSON) (*coreapi.Transaction, error) {
-		return h.d.Transactions.CaptureCard(r.Context(), merchant, id, in.Amount)
-	}, transactionView)
+	return operation(http.StatusOK, inPath[captureJSON], h.captureCall, transactionView)
 }
 
 func (h transactionHandlers) void() CallerHandler {
-	return operation(http.StatusOK, func(r *http.Request, merchant, id string, _ voidJSON) (*coreapi.Transaction, error) {
-		return h.d.Transactions.VoidCard(r.Context(), merchant, id)
-	}, transactionView)
+	return operation(http.StatusOK, inPath[voidJSON], h.voidCall, transactionView)
 }
 
 func (h transactionHandlers) refund() CallerHandler {
-	return operation(http.StatusCreated, func(r *http.Request, merchant, id string, in refundJSON) (*coreapi.Refund, error) {
-		return h.d.Transactions.RefundCard(r.Context(), merchant, id,
-			coreapi.NewRefund{Amount: in.Amount, Reason: in.Reason, ExternalIdentifier: in.ExternalIdentifier})
-	}, func(rf *coreapi.Refund) any { return refundOut(rf) })
+	return operation(http.StatusCreated, inPath[refundJSON], h.refundCall, refundView)
 }
+
+func refundView(rf *coreapi.Refund) any { return refundOut(rf) }
 
 func transactionView(t *coreapi.Transaction) any { return transactionOut(t) }
 

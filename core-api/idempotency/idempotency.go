@@ -9,10 +9,12 @@
 // leaves its claim; once the lease runs out, a retry with the same payload
 // takes the claim over and runs the handler again. The contract for a
 // handler wrapped this way: running it again after a partial run must not
-// move money twice. A transaction handler does so by storing its
-// connector reference before calling the connector and resuming with that
-// same reference (core-api/transactions), which a processor that honours
-// idempotency references answers without charging again.
+// move money twice. A transaction handler does so by recording, with
+// Attach, the resource it made (the transaction, the refund) before it
+// calls the connector: a retry that takes the claim over (or follows a
+// 5xx) gets that resource back (Claim.Resource) and resumes it, asking
+// the connector what became of it, instead of calling the connector
+// again.
 package idempotency
 
 import (
@@ -87,6 +89,10 @@ type Claim struct {
 	TakenOver bool
 	// Replay is set when the key already holds a completed response.
 	Replay *Response
+	// Resource is what an earlier run under this claim recorded with
+	// Attach before it moved money ("" when none): the request is to
+	// resume it, not to start over.
+	Resource string
 }
 
 // Errors of Begin.
@@ -112,8 +118,13 @@ type Store interface {
 	// CompleteIdempotencyKey stores resp on s if owner still holds it
 	// (false otherwise).
 	CompleteIdempotencyKey(ctx context.Context, s Scope, owner string, resp Response) (bool, error)
-	// ReleaseIdempotencyKey removes s if owner still holds it.
+	// ReleaseIdempotencyKey removes s if owner still holds it, or, when a
+	// resource is attached to it, ends the lease at once: the next
+	// request with the key takes it over and resumes the resource.
 	ReleaseIdempotencyKey(ctx context.Context, s Scope, owner string) error
+	// AttachIdempotencyKey records resource on s if owner still holds it
+	// (false otherwise).
+	AttachIdempotencyKey(ctx context.Context, s Scope, owner, resource string) (bool, error)
 	// PurgeIdempotencyKeys removes up to limit expired keys not under a
 	// running claim, skipping rows another instance is removing.
 	PurgeIdempotencyKeys(ctx context.Context, limit int) (int, error)
@@ -125,6 +136,7 @@ type IdempotencyKeyState struct {
 	TakenOver   bool
 	Fingerprint Fingerprint
 	Response    *Response // completed
+	Resource    string    // attached by the claim taken over
 }
 
 // Service begins, completes and releases claims on keys.
@@ -143,7 +155,7 @@ func (svc *Service) Begin(ctx context.Context, s Scope, f Fingerprint) (Claim, e
 	case err != nil:
 		return Claim{}, err
 	case st.Claimed:
-		return Claim{Owner: owner, TakenOver: st.TakenOver}, nil
+		return Claim{Owner: owner, TakenOver: st.TakenOver, Resource: st.Resource}, nil
 	case st.Fingerprint != f:
 		return Claim{}, ErrReused
 	case st.Response != nil:
@@ -168,6 +180,38 @@ func (svc *Service) Complete(ctx context.Context, s Scope, owner string, resp Re
 // server error, a timeout): a retry runs afresh.
 func (svc *Service) Release(ctx context.Context, s Scope, owner string) error {
 	return svc.Store.ReleaseIdempotencyKey(ctx, s, owner)
+}
+
+// Run is a request's claim on its key, as the work behind it sees it
+// (WithRun, Attach).
+type Run struct {
+	svc   *Service
+	scope Scope
+	owner string
+}
+
+type runKey struct{}
+
+// WithRun returns ctx carrying the claim of owner on s, for Attach.
+func (svc *Service) WithRun(ctx context.Context, s Scope, owner string) context.Context {
+	return context.WithValue(ctx, runKey{}, &Run{svc: svc, scope: s, owner: owner})
+}
+
+// Attach records resource (an id) as what the request behind ctx made,
+// before it calls a processor: should the request not complete, the next
+// one with its key resumes that resource (Claim.Resource). Without a key
+// it does nothing. ErrLost: the claim was taken over meanwhile, and the
+// request must stop before it moves money.
+func Attach(ctx context.Context, resource string) error {
+	run, ok := ctx.Value(runKey{}).(*Run)
+	if !ok {
+		return nil
+	}
+	held, err := run.svc.Store.AttachIdempotencyKey(ctx, run.scope, run.owner, resource)
+	if err == nil && !held {
+		err = ErrLost
+	}
+	return err
 }
 
 func or(d, def time.Duration) time.Duration {

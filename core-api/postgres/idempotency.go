@@ -51,11 +51,12 @@ func claimOnce(ctx context.Context, tx pgx.Tx, s idempotency.Scope, f idempotenc
 		status          *int16
 		contentType     *string
 		body            []byte
+		resource        *string
 	)
 	err = tx.QueryRow(ctx, `SELECT fingerprint, expires_at <= now(), coalesce(locked_until > now(), false),
-			response_status, response_content_type, response_body
+			response_status, response_content_type, response_body, resource_id
 		FROM idempotency_keys WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3 FOR UPDATE`,
-		s.MerchantAccountID, s.Endpoint, s.Key).Scan(&fp, &expired, &leased, &status, &contentType, &body)
+		s.MerchantAccountID, s.Endpoint, s.Key).Scan(&fp, &expired, &leased, &status, &contentType, &body, &resource)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return st, false, nil
 	}
@@ -69,7 +70,7 @@ func claimOnce(ctx context.Context, tx pgx.Tx, s idempotency.Scope, f idempotenc
 		// claim still runs stays that claim's.
 		_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $4, owner = $5,
 			locked_until = now() + $6::interval, expires_at = now() + $7::interval, created_at = now(),
-			response_status = NULL, response_content_type = NULL, response_body = NULL
+			response_status = NULL, response_content_type = NULL, response_body = NULL, resource_id = NULL
 			WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3`,
 			s.MerchantAccountID, s.Endpoint, s.Key, f[:], owner, lease, ttl)
 		return idempotency.IdempotencyKeyState{Claimed: true, Fingerprint: f}, true, err
@@ -80,11 +81,16 @@ func claimOnce(ctx context.Context, tx pgx.Tx, s idempotency.Scope, f idempotenc
 		}
 		return st, true, nil
 	case !leased && st.Fingerprint == f:
-		// The claim's process died, or its request outran the lease.
+		// The claim's process died, or its request outran the lease, or
+		// it failed after attaching a resource.
 		_, err = tx.Exec(ctx, `UPDATE idempotency_keys SET owner = $4, locked_until = now() + $5::interval
 			WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3`,
 			s.MerchantAccountID, s.Endpoint, s.Key, owner, lease)
-		return idempotency.IdempotencyKeyState{Claimed: true, TakenOver: true, Fingerprint: f}, true, err
+		taken := idempotency.IdempotencyKeyState{Claimed: true, TakenOver: true, Fingerprint: f}
+		if resource != nil {
+			taken.Resource = *resource
+		}
+		return taken, true, err
 	default:
 		return st, true, nil
 	}
@@ -100,12 +106,24 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, s idempotency.Scope, o
 	return tag.RowsAffected() == 1, err
 }
 
-// ReleaseIdempotencyKey removes s if owner holds it (idempotency.Store).
+// ReleaseIdempotencyKey removes s if owner holds it, or ends its lease
+// when a resource is attached (idempotency.Store).
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, s idempotency.Scope, owner string) error {
-	_, err := db.Pool.Exec(ctx, `DELETE FROM idempotency_keys
+	var b pgx.Batch
+	b.Queue(`DELETE FROM idempotency_keys WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3
+		AND owner = $4 AND response_status IS NULL AND resource_id IS NULL`, s.MerchantAccountID, s.Endpoint, s.Key, owner)
+	b.Queue(`UPDATE idempotency_keys SET locked_until = now() WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3
+		AND owner = $4 AND response_status IS NULL AND resource_id IS NOT NULL`, s.MerchantAccountID, s.Endpoint, s.Key, owner)
+	return db.Pool.SendBatch(ctx, &b).Close()
+}
+
+// AttachIdempotencyKey records resource on s if owner holds it
+// (idempotency.Store).
+func (db *DB) AttachIdempotencyKey(ctx context.Context, s idempotency.Scope, owner, resource string) (bool, error) {
+	tag, err := db.Pool.Exec(ctx, `UPDATE idempotency_keys SET resource_id = $5
 		WHERE merchant_account_id = $1 AND endpoint = $2 AND key = $3 AND owner = $4 AND response_status IS NULL`,
-		s.MerchantAccountID, s.Endpoint, s.Key, owner)
-	return err
+		s.MerchantAccountID, s.Endpoint, s.Key, owner, resource)
+	return tag.RowsAffected() == 1, err
 }
 
 // PurgeIdempotencyKeys removes up to limit expired keys

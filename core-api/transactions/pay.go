@@ -16,6 +16,7 @@ type CardConnector interface {
 	Capture(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
 	Void(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
 	Refund(ctx context.Context, r connector.CardOperation) (coreapi.ConnectorResult, error)
+	Lookup(ctx context.Context, r connector.CardLookup) (connector.CardState, error)
 }
 
 // ErrorCodeConnector is the error_code of an authorization the connector

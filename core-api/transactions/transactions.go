@@ -39,6 +39,7 @@ import (
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/shared/pagination"
 )
 
@@ -62,6 +63,9 @@ type Store interface {
 	ListTransactionEvents(ctx context.Context, merchant, transactionID string, page pagination.Page) ([]coreapi.TransactionEvent, error)
 	ListRefunds(ctx context.Context, merchant, transactionID string, page pagination.Page) ([]coreapi.Refund, error)
 	Refund(ctx context.Context, merchant, id string) (*coreapi.Refund, error)
+	// ProcessingOperations returns a transaction's captures and refunds
+	// still processing (Sync).
+	ProcessingOperations(ctx context.Context, merchant, transactionID string) ([]coreapi.Capture, []coreapi.Refund, error)
 
 	// What a transaction is created with.
 	PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error)
@@ -96,6 +100,9 @@ type Service struct {
 	// its payment service.
 	PaymentServices PaymentServices
 	Connectors      Connectors
+	// SyncMinAge is how long Sync leaves alone an operation in flight
+	// that the processor has no record of (0: DefaultSyncMinAge).
+	SyncMinAge time.Duration
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores
@@ -129,6 +136,13 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 		return nil, err
 	}
 	if err := s.Store.CreateTransaction(ctx, t); err != nil {
+		return nil, err
+	}
+	// Before the connector is called: a retry of a request that dies
+	// from here on resumes this transaction (Sync) rather than paying
+	// again. Should this fail, the transaction stays processing, never
+	// sent, and the sweep fails it.
+	if err := idempotency.Attach(ctx, t.ID); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -270,6 +284,9 @@ func (s *Service) ReserveCapture(ctx context.Context, merchant, id string, amoun
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := idempotency.Attach(ctx, t.ID); err != nil { // as in Create
+		return nil, nil, err
+	}
 	return t, c, nil
 }
 
@@ -305,6 +322,9 @@ func (s *Service) RequestVoid(ctx context.Context, merchant, id string) (t *core
 			record: func(tr *coreapi.Transition) { tr.Transaction.VoidReference = &ref }}, nil
 	})
 	if err != nil {
+		return nil, "", err
+	}
+	if err := idempotency.Attach(ctx, t.ID); err != nil { // as in Create
 		return nil, "", err
 	}
 	return t, ref, nil
@@ -346,6 +366,9 @@ func (s *Service) ReserveRefund(ctx context.Context, merchant, id string, n core
 			record: func(tr *coreapi.Transition) { tr.Refund = r }}, nil
 	})
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := idempotency.Attach(ctx, r.ID); err != nil { // as in Create; the refund is what a retry answers
 		return nil, nil, err
 	}
 	return t, r, nil

@@ -1,0 +1,73 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/transactions"
+)
+
+// ProcessingOperations returns transaction transactionID's captures and
+// refunds still processing, oldest first.
+func (db *DB) ProcessingOperations(ctx context.Context, merchant, transactionID string) ([]coreapi.Capture, []coreapi.Refund, error) {
+	if !coreapi.IsUUID(transactionID) {
+		return nil, nil, nil
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT `+opColumns+captureFrom+`
+		WHERE o.merchant_account_id = $1 AND o.transaction_id = $2 AND o.status = 'processing' ORDER BY o.created_at, o.id`,
+		merchant, transactionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	captures, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.Capture, error) {
+		var c coreapi.Capture
+		return c, r.Scan(scanOperation(&c.OperationRecord)...)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = db.Pool.Query(ctx, `SELECT `+refundColumns+refundFrom+`
+		WHERE o.merchant_account_id = $1 AND o.transaction_id = $2 AND o.status = 'processing' ORDER BY o.created_at, o.id`,
+		merchant, transactionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	refunds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.Refund, error) {
+		rf, err := scanRefund(r)
+		if err != nil {
+			return coreapi.Refund{}, err
+		}
+		return *rf, nil
+	})
+	return captures, refunds, err
+}
+
+// UnsettledTransactions returns up to limit card transactions of every
+// merchant account with something in flight (an authorization or a void,
+// unchanged for minAge by the database's clock; a capture or refund
+// requested more than minAge ago), in the order (created_at, id), after
+// the transaction after (the zero value: from the first). Each part is
+// read through its partial index of what is in flight.
+func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	afterID := after.ID
+	if afterID == "" {
+		afterID = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT t.merchant_account_id, t.id::text, t.created_at FROM transactions t
+		WHERE t.id IN (
+			SELECT id FROM transactions WHERE status IN ('processing', 'authorization_void_pending') AND updated_at < now() - $1::interval
+			UNION SELECT transaction_id FROM captures WHERE status = 'processing' AND created_at < now() - $1::interval
+			UNION SELECT transaction_id FROM refunds WHERE status = 'processing' AND created_at < now() - $1::interval)
+		AND t.payment_method_method = 'card' AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
+		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (transactions.Unsettled, error) {
+		var u transactions.Unsettled
+		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
+	})
+}

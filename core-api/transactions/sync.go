@@ -1,0 +1,215 @@
+package transactions
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/connector"
+	"github.com/payorch/shared/periodic"
+)
+
+// ErrorCodeNotReceived is the error_code of an authorization, capture,
+// void or refund that the processor has no record of once
+// DefaultSyncMinAge (Service.SyncMinAge) has passed since it was
+// requested: it never reached the processor (core-api died before the
+// call, or the processor refused it without recording it), and it never
+// will, since its reference is not sent again (a retry of the request
+// resumes it instead). It is settled as failed, which frees its amount.
+const ErrorCodeNotReceived = "not_received_by_processor"
+
+// DefaultSyncMinAge is how long an operation in flight is left alone
+// before the processor's silence about it counts as its failure: longer
+// than any call to a connector lasts (vault-proxy gives up on the
+// processor after at most 60 s, a request's deadline is at most 55 s and
+// a draining instance waits 75 s for its last requests).
+const DefaultSyncMinAge = 5 * time.Minute
+
+func (s *Service) syncMinAge() time.Duration {
+	if s.SyncMinAge > 0 {
+		return s.SyncMinAge
+	}
+	return DefaultSyncMinAge
+}
+
+// Sync asks the card connector what became of what is in flight on card
+// payment id (an authorization still processing, a void pending, captures
+// and refunds processing) and settles it with the answer through
+// ApplyAuthorization, SettleVoid, SettleCapture and SettleRefund. It
+// only asks (the Lookup, by the transaction's id, of the connector its
+// payment service names, as a capture's would be sent to):
+// it never sends an operation again, so it never charges. A transaction
+// with nothing in flight is returned as it is.
+//
+// What the processor has no record of is left in flight while it may
+// still be on its way, and settled as failed (ErrorCodeNotReceived) once
+// SyncMinAge has passed since it was requested. A lookup that fails is a
+// *coreapi.ConnectorError, and nothing changes.
+func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
+	t, err := s.Store.Transaction(ctx, merchant, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.PaymentMethod.Method != coreapi.MethodCard || t.PaymentMethod.ID == nil {
+		return nil, coreapi.ErrNotACardPayment
+	}
+	authorizing := t.Status == coreapi.TransactionProcessing
+	voiding := t.Status == coreapi.TransactionAuthorizationVoidPending && t.VoidReference != nil
+	var captures []coreapi.Capture
+	var refunds []coreapi.Refund
+	if t.CapturePendingAmount > 0 || t.RefundPendingAmount > 0 {
+		if captures, refunds, err = s.Store.ProcessingOperations(ctx, merchant, id); err != nil {
+			return nil, err
+		}
+	}
+	if !authorizing && !voiding && len(captures) == 0 && len(refunds) == 0 {
+		return t, nil
+	}
+
+	cards, cfg, err := s.cardsOf(ctx, t) // the payment service's connector, as for a capture
+	if err != nil {
+		return nil, err
+	}
+	st, err := cards.Lookup(ctx, connector.CardLookup{MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID, Config: cfg})
+	unknown := errors.Is(err, connector.ErrNotFound)
+	if err != nil && !(unknown && authorizing) {
+		return nil, &coreapi.ConnectorError{Failed: "the card connector could not tell what became of the transaction; nothing changed", Err: err}
+	}
+	now := time.Now()
+	settled := func(since time.Time) bool { return now.Sub(since) >= s.syncMinAge() }
+	notReceived := coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeNotReceived}
+
+	if authorizing {
+		res := st.ConnectorResult
+		switch {
+		case unknown && !settled(t.CreatedAt), !unknown && res.Outcome == coreapi.OutcomePending:
+			return t, nil // may still be on its way, or undecided
+		case unknown:
+			res = notReceived
+		}
+		t, _, err = s.ApplyAuthorization(ctx, merchant, id, res)
+		return t, err // nothing else can be in flight before the authorization
+	}
+
+	for _, c := range captures {
+		if res, ok := stepAnswer(st.Captures, c.ID, settled(c.CreatedAt), notReceived); ok {
+			if _, _, err := s.SettleCapture(ctx, merchant, id, c.ID, res); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, r := range refunds {
+		if res, ok := stepAnswer(st.Refunds, r.ID, settled(r.CreatedAt), notReceived); ok {
+			if _, _, err := s.SettleRefund(ctx, merchant, id, r.ID, res); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if voiding {
+		// Nothing else changes a transaction whose void is pending: its
+		// updated_at is the void's request.
+		res, ok := coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: st.Reference}, st.Voided
+		if !ok && settled(t.UpdatedAt) {
+			res, ok = notReceived, true
+		}
+		if ok {
+			if _, err := s.SettleVoid(ctx, merchant, id, *t.VoidReference, res); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s.Store.Transaction(ctx, merchant, id)
+}
+
+// stepAnswer is the answer to settle a capture or refund (reference ref)
+// with: succeeded when the processor lists it, failed (notReceived) when
+// it does not and old says it would by now; ok false: leave it in flight.
+func stepAnswer(steps []connector.CardStep, ref string, old bool, notReceived coreapi.ConnectorResult) (coreapi.ConnectorResult, bool) {
+	if s, found := connector.Step(steps, ref); found {
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: s.ID}, true
+	}
+	return notReceived, old
+}
+
+// Unsettled names a transaction with something in flight, for the sweep.
+type Unsettled struct {
+	MerchantAccountID string
+	ID                string
+	CreatedAt         time.Time
+}
+
+// SweepStore finds what the sweep syncs (postgres.DB).
+type SweepStore interface {
+	// UnsettledTransactions returns up to limit card transactions of
+	// every merchant account with an authorization or a void unchanged
+	// for minAge, or a capture or refund requested more than minAge ago,
+	// still in flight; in the order (created_at, id), after after.
+	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
+}
+
+// Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
+// answer or a failed settlement left with something in flight for longer
+// than the service's SyncMinAge. Instances may sweep at once: a
+// settlement given twice changes nothing the second time.
+type Sweeper struct {
+	Service *Service
+	Store   SweepStore
+	Log     *slog.Logger // required by Every
+	Batch   int          // transactions per query (0: 100)
+}
+
+// SweepResult is what one run did.
+type SweepResult struct {
+	Synced int // asked about and settled as far as the answer allowed
+	Failed int // the lookup or the settlement failed; the next run tries again
+}
+
+// Run syncs every transaction found, a batch at a time, until none is
+// left or ctx ends. The failure of one is logged and does not stop the
+// others.
+func (w *Sweeper) Run(ctx context.Context) (SweepResult, error) {
+	batch := w.Batch
+	if batch <= 0 {
+		batch = 100
+	}
+	var res SweepResult
+	var after Unsettled
+	for {
+		found, err := w.Store.UnsettledTransactions(ctx, w.Service.syncMinAge(), after, batch)
+		if err != nil {
+			return res, err
+		}
+		for _, u := range found {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			if _, err := w.Service.Sync(ctx, u.MerchantAccountID, u.ID); err != nil {
+				res.Failed++
+				w.Log.WarnContext(ctx, "transaction sync failed; the next sweep tries again",
+					"merchant_account_id", u.MerchantAccountID, "transaction_id", u.ID, "err", err)
+				continue
+			}
+			res.Synced++
+		}
+		if len(found) < batch {
+			return res, nil
+		}
+		after = found[len(found)-1]
+	}
+}
+
+// Every runs Run every interval until ctx ends.
+func (w *Sweeper) Every(ctx context.Context, interval time.Duration) {
+	periodic.Every(ctx, interval, interval, func(ctx context.Context) {
+		res, err := w.Run(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			w.Log.ErrorContext(ctx, "transaction sweep failed", "synced", res.Synced, "failed", res.Failed, "err", err)
+		case res.Synced+res.Failed > 0:
+			w.Log.InfoContext(ctx, "transaction sweep: synced what was in flight", "synced", res.Synced, "failed", res.Failed)
+		}
+	})
+}
