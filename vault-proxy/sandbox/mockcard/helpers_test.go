@@ -103,7 +103,7 @@ func bodyReader(t testing.TB, body any) io.Reader {
 // wireFields are the fields of an authorization, as
 // docs/sandbox/mock-card.md lists them: every one always present.
 var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
-	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_initiated", "payment_source", "refunded_amount", "refunds",
+	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_initiated", "payment_source", "previous_scheme_transaction_id", "refunded_amount", "refunds",
 	"response_code", "response_message", "scheme", "scheme_transaction_id", "status", "type", "voided_at"}
 
 // decode reads an authorization, holding its fields to wireFields.

@@ -54,8 +54,6 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{"amount too large", "k", request(100_000_000_000), "", 400, "bad_request", []string{"/amount"}},
 		{"card number too long", "k", request(1000, cardField("number", "41111111111111111111")), "", 400, "bad_request", []string{"/card/number"}},
 		{"options not an object", "k", request(1000, field("options", []int{1})), "", 400, "bad_request", []string{"/options"}},
-		{"merchant-initiated without the first payment", "k", request(1000, field("merchant_initiated", true), field("payment_source", "recurring")), "", 400, "bad_request",
-			[]string{"/previous_scheme_transaction_id"}},
 		{"merchant-initiated e-commerce", "k", request(1000, field("merchant_initiated", true), field("previous_scheme_transaction_id", "123456789012345")), "", 400, "bad_request",
 			[]string{"/payment_source"}},
 		{"previous id not alphanumeric", "k", request(1000, field("previous_scheme_transaction_id", "12-34")), "", 400, "bad_request",

@@ -31,28 +31,31 @@ const maxOperations = 100
 // the wire shape (docs/sandbox/mock-card.md). It holds no card number:
 // the scheme and the check results only.
 type Authorization struct {
-	Type                string      `json:"type"`
-	ID                  string      `json:"id"`
-	IdempotencyKey      string      `json:"idempotency_key"`
-	Status              string      `json:"status"`
-	Amount              int64       `json:"amount"`
-	Currency            string      `json:"currency"`
-	AuthorizedAmount    int64       `json:"authorized_amount"`
-	CapturedAmount      int64       `json:"captured_amount"`
-	RefundedAmount      int64       `json:"refunded_amount"`
-	ResponseCode        string      `json:"response_code"`
-	ResponseMessage     string      `json:"response_message"`
-	DeclineCode         *string     `json:"decline_code"`
-	AVSResult           *string     `json:"avs_result"`
-	CVVResult           *string     `json:"cvv_result"`
-	Scheme              *string     `json:"scheme"`
-	SchemeTransactionID *string     `json:"scheme_transaction_id"`
-	MerchantInitiated   bool        `json:"merchant_initiated"`
-	PaymentSource       string      `json:"payment_source"`
-	Captures            []Operation `json:"captures"`
-	Refunds             []Operation `json:"refunds"`
-	CreatedAt           time.Time   `json:"created_at"`
-	VoidedAt            *time.Time  `json:"voided_at"`
+	Type                string  `json:"type"`
+	ID                  string  `json:"id"`
+	IdempotencyKey      string  `json:"idempotency_key"`
+	Status              string  `json:"status"`
+	Amount              int64   `json:"amount"`
+	Currency            string  `json:"currency"`
+	AuthorizedAmount    int64   `json:"authorized_amount"`
+	CapturedAmount      int64   `json:"captured_amount"`
+	RefundedAmount      int64   `json:"refunded_amount"`
+	ResponseCode        string  `json:"response_code"`
+	ResponseMessage     string  `json:"response_message"`
+	DeclineCode         *string `json:"decline_code"`
+	AVSResult           *string `json:"avs_result"`
+	CVVResult           *string `json:"cvv_result"`
+	Scheme              *string `json:"scheme"`
+	SchemeTransactionID *string `json:"scheme_transaction_id"`
+	MerchantInitiated   bool    `json:"merchant_initiated"`
+	PaymentSource       string  `json:"payment_source"`
+	// PreviousSchemeTransactionID is the request's, as sent (null when
+	// none): a test can see what a connector sent.
+	PreviousSchemeTransactionID *string     `json:"previous_scheme_transaction_id"`
+	Captures                    []Operation `json:"captures"`
+	Refunds                     []Operation `json:"refunds"`
+	CreatedAt                   time.Time   `json:"created_at"`
+	VoidedAt                    *time.Time  `json:"voided_at"`
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
@@ -81,6 +84,9 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 	}
 	if v.scheme != "" {
 		a.Scheme = ptr(string(v.scheme))
+	}
+	if req.PreviousSchemeTransactionID != "" {
+		a.PreviousSchemeTransactionID = ptr(req.PreviousSchemeTransactionID)
 	}
 	switch {
 	case v.approved:
