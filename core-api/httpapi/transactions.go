@@ -11,6 +11,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/strictjson"
+	"github.com/payorch/shared/zone"
 )
 
 // Scopes of the transaction routes.
@@ -32,10 +33,13 @@ const (
 //	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
-//   - A payment is by a stored card only ({"method":"id"}); the card
-//     connector is mock-card, the only one outside production: production
-//     answers 422 until payment services (a merchant's connector
-//     configurations) exist.
+//   - A payment is by a stored card only ({"method":"id"}); a card given
+//     in full is vaulted by vault-proxy, which sends the payment on this
+//     way with zone.SecurityCodeHeldHeader naming the card when it holds
+//     its security code (a hint the service confirms with vault-proxy).
+//     The card connector is mock-card, the only one outside production:
+//     production answers 422 until payment services (a merchant's
+//     connector configurations) exist.
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -120,6 +124,9 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	if err != nil {
 		return err
 	}
+	// vault-proxy's word that it holds the code of the card it vaulted for
+	// this payment; the service confirms it with vault-proxy.
+	n.SecurityCodeHeld = r.Header.Get(zone.SecurityCodeHeldHeader) == in.PaymentMethod.ID
 	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {
 		p := "/buyer_id"
