@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -286,6 +287,90 @@ func TestCardGivenInFull(t *testing.T) {
 	assertNoSecurityCode(t, "the vault database", s.Dump(t, "vault"), code)
 	assertNoCardDataLogged(t, s, pan, "5555555555554444", "4000056655665556")
 	assertNoSecurityCode(t, "the logs", s.Logs.String(), code)
+}
+
+// A payment with a card given in full whose answer from core-api is lost
+// (the transaction was made) or whose request never reached core-api: the
+// card is kept, the 502 names its payment method, and the retry under the
+// same Idempotency-Key finds the same card and answers the transaction
+// (made the first time, or now), with one charge and one card.
+func TestCardGivenInFullWhoseAnswerIsLost(t *testing.T) {
+	link := lossyLink{path: "/transactions"}
+	s := stack.Start(t, link.option(t))
+	tok := s.Token(t, "payment-methods.write", "transactions.write")
+	for _, lose := range []string{"answer", "request"} {
+		t.Run(lose, func(t *testing.T) {
+			cardsBefore := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
+			key := "lost-" + lose
+			body := cardPayment("4111111111111111", "837", 1500)
+			link.lose.Store(lose)
+			code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", key)
+			if e := apiError(t, raw); code != http.StatusBadGateway || !strings.Contains(e.Message, "GET /transactions?payment_method_id=") {
+				t.Fatalf("lost: %d %s", code, raw)
+			}
+			if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != cardsBefore+1 {
+				t.Fatalf("%d cards kept, want 1", n-cardsBefore)
+			}
+			status, tx := pay(t, s, tok, body, "Idempotency-Key", key)
+			if status != http.StatusCreated || tx["status"] != "authorization_succeeded" {
+				t.Fatalf("retry: %d %v", status, tx)
+			}
+			if st := mockCardStats(t, s, tx["id"].(string)); st.Charges != 1 {
+				t.Fatalf("mock-card stats: %+v", st)
+			}
+			if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != cardsBefore+1 {
+				t.Fatalf("%d cards after the retry, want 1", n-cardsBefore)
+			}
+		})
+	}
+}
+
+// Concurrent payments with a card given in full under one Idempotency-Key:
+// one runs at a time, the others are 409 concurrent_request or answered the
+// same transaction; one card is vaulted and one charge made.
+func TestCardGivenInFullConcurrentRetries(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "payment-methods.write", "transactions.write")
+	cardsBefore := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
+	body := cardPayment("4111111111111111", "837", 2222)
+	const n = 20
+	codes, ids := make([]int, n), make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Not pay: a goroutine must not end the test (t.Fatal).
+			code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", "raw-concurrent")
+			var tx map[string]any
+			_ = json.Unmarshal(raw, &tx)
+			codes[i], ids[i] = code, tx["id"]
+		}()
+	}
+	wg.Wait()
+	var id any
+	for i, code := range codes {
+		switch {
+		case code == http.StatusConflict:
+		case code == http.StatusCreated && (id == nil || ids[i] == id):
+			id = ids[i]
+		default:
+			t.Fatalf("request %d: %d %v (first id %v)", i, code, ids[i], id)
+		}
+	}
+	if id == nil {
+		status, tx := pay(t, s, tok, body, "Idempotency-Key", "raw-concurrent")
+		if status != http.StatusCreated {
+			t.Fatalf("after the race: %d %v", status, tx)
+		}
+		id = tx["id"]
+	}
+	if st := mockCardStats(t, s, id.(string)); st.Charges != 1 {
+		t.Fatalf("mock-card stats: %+v", st)
+	}
+	if got := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); got != cardsBefore+1 {
+		t.Fatalf("%d cards vaulted, want 1", got-cardsBefore)
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {
