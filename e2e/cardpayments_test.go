@@ -247,6 +247,10 @@ func TestCardGivenInFull(t *testing.T) {
 			{"payment_method twice", `{"amount":1,"currency":"EUR","payment_method":{"method":"card","number":"` + pan +
 				`","expiration_date":"` + futureExpiry() + `"},"payment_method":{"method":"id","id":"x"}}`, tok, 400, "/payment_method"},
 			{"without payment-methods.write", cardPayment(pan, code, 100), s.Token(t, "transactions.write"), 403, ""},
+			{"a stored card with a security code", map[string]any{"amount": 100, "currency": "EUR",
+				"payment_method": map[string]any{"method": "id", "id": stored, "security_code": code}}, tok, 400, "/payment_method/security_code"},
+			{"a gift card given in full", map[string]any{"amount": 100, "currency": "EUR",
+				"payment_method": map[string]any{"method": "gift-card", "number": "6000000000001234", "pin": "4321"}}, tok, 400, "/payment_method/number"},
 			{"refused by core-api: withdrawn", badCurrency, tok, 400, "/currency"},
 		}
 		for _, tc := range cases {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,6 +67,10 @@ const paymentMethodPointer = "/payment_method"
 func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 	body := ctx.Request.Body()
 	if gjson.GetBytes(body, "payment_method.method").Str != string(vaultproxy.KindCard) {
+		if err := refuseCardFields(body); err != nil {
+			clear(body)
+			return err
+		}
 		return h.Core.Pass(ctx)
 	}
 	// The pooled request buffer held the card number: clear it once done.
@@ -144,6 +149,31 @@ func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 		return err
 	}
 	a.write(ctx)
+	return nil
+}
+
+// refuseCardFields is a 400 naming each card field (zone.SensitiveFields)
+// of a payment_method that is not a card given in full: a stored card's
+// security code, a gift card's number or PIN. Core.Pass looks at the top
+// level only, and a security code is no card number it would find deeper.
+func refuseCardFields(body []byte) error {
+	pm := parseView(body).Get("payment_method")
+	if !pm.IsObject() {
+		return nil
+	}
+	var details []apierror.Detail
+	pm.ForEach(func(k, _ gjson.Result) bool {
+		for _, f := range zone.SensitiveFields {
+			if strings.EqualFold(k.Str, f) {
+				details = append(details, strictjson.BodyDetail(paymentMethodPointer+"/"+apierror.PointerToken(k.Str),
+					`card data are accepted only with a card given in full (method "card") or by POST /payment-methods`, "value_error.card_data"))
+			}
+		}
+		return true
+	})
+	if len(details) > 0 {
+		return apierror.BadRequest("card data cannot be sent with this payment method", details...)
+	}
 	return nil
 }
 
