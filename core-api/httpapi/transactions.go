@@ -126,7 +126,9 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	}
 	// vault-proxy's word that it holds the code of the card it vaulted for
 	// this payment; the service confirms it with vault-proxy.
-	n.SecurityCodeHeld = r.Header.Get(zone.SecurityCodeHeldHeader) == in.PaymentMethod.ID
+	if held := r.Header.Get(zone.SecurityCodeHeldHeader); held != "" {
+		n.SecurityCodeHeld = held == in.PaymentMethod.ID
+	}
 	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {
 		p := "/buyer_id"
