@@ -288,7 +288,9 @@ func TestCardGivenInFull(t *testing.T) {
 	coreDump := s.Dump(t, "core")
 	logging.AssertNoPANIn(t, "the core database", coreDump, pan, "5555555555554444", "4000056655665556")
 	assertNoSecurityCode(t, "the core database", coreDump, code)
-	assertNoSecurityCode(t, "the vault database", s.Dump(t, "vault"), code)
+	vaultDump := s.Dump(t, "vault")
+	logging.AssertNoPANIn(t, "the vault database", vaultDump, pan, "5555555555554444", "4000056655665556")
+	assertNoSecurityCode(t, "the vault database", vaultDump, code)
 	assertNoCardDataLogged(t, s, pan, "5555555555554444", "4000056655665556")
 	assertNoSecurityCode(t, "the logs", s.Logs.String(), code)
 }
