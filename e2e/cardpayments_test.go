@@ -195,6 +195,16 @@ func TestCardGivenInFull(t *testing.T) {
 		}
 	})
 
+	t.Run("a client's security code header never crosses vault-proxy", func(t *testing.T) {
+		// Vaulted with a code, which vault-proxy holds: had the header
+		// crossed, core-api would have had it confirmed and sent.
+		pm := vaultCard(t, s, tok, "4111111111111111", code)["id"].(string)
+		status, tx := payRaw(t, payment(pm, 1000), zone.SecurityCodeHeldHeader, pm)
+		if status != http.StatusCreated || tx["status"] != "authorization_succeeded" || tx["cvv_response_code"] != nil {
+			t.Fatalf("payment: %d %v", status, tx)
+		}
+	})
+
 	t.Run("the same Idempotency-Key: one card, one transaction, one charge", func(t *testing.T) {
 		cardsBefore := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
 		body := cardPayment(pan, code, 4321)
