@@ -64,9 +64,13 @@ type PaymentMethod struct {
 	ExternalIdentifier        *string
 	SchemeTransactionID       *string
 	SchemeTransactionIDScheme *string
-	Usage                     Usage
-	Mandate                   *Mandate // bank, when a recurring mandate was set up
-	CreatedAt, UpdatedAt      time.Time
+	// SinglePayment: a card given in full with a payment, not stored: it
+	// serves that payment (captures, voids, refunds) but is neither listed
+	// nor taken for another payment, until the payment stores it.
+	SinglePayment        bool
+	Usage                Usage
+	Mandate              *Mandate // bank, when a recurring mandate was set up
+	CreatedAt, UpdatedAt time.Time
 }
 
 // Usage counts uses of a payment method; transactions record them. Every
@@ -77,6 +81,20 @@ type Usage struct {
 	UsageCount    int64
 	CITLastUsedAt *time.Time
 	CITUsageCount int64
+}
+
+// PaymentMethodUse is what an approved authorization records on its
+// payment method, in the database transaction that settles it: a use
+// (Usage, customer-initiated unless the payment was merchant-initiated),
+// and with Store, the payment method stored and the scheme transaction id
+// of the authorization, when it has one and the payment was customer-
+// initiated (the payment that sets up a card on file or a merchant-
+// initiated series), recorded with the payment method's scheme.
+type PaymentMethodUse struct {
+	At                  time.Time
+	CustomerInitiated   bool
+	Store               bool
+	SchemeTransactionID string
 }
 
 // BankDetails are the non-sensitive details of a bank account, as
@@ -163,6 +181,9 @@ type NewPaymentMethod struct {
 	BuyerID                 *string `json:"buyer_id"`
 	BuyerExternalIdentifier *string `json:"buyer_external_identifier"`
 	ExternalIdentifier      *string `json:"external_identifier"`
+	// Stored false keeps the payment method for the one payment it is
+	// given with (vault-proxy's card given in full); nil is true.
+	Stored *bool `json:"stored"`
 
 	// Bank only (method "bank").
 	Scheme            *string         `json:"scheme"`

@@ -68,6 +68,9 @@ type Transaction struct {
 	AVSResponseCode        *string
 	CVVResponseCode        *string
 	SchemeTransactionID    *string
+	// Store: the approved authorization stores the payment method and
+	// records its scheme transaction id on it (NewTransaction.Store).
+	Store bool
 	TransactionDetails
 
 	CreatedAt    time.Time
@@ -418,6 +421,10 @@ type NewTransaction struct {
 	// payment that set up a merchant-initiated series; nil: the stored
 	// payment method's, when it has one.
 	PreviousSchemeTransactionID *string
+	// SecurityCodeHeld says the caller was told vault-proxy holds the
+	// card's security code for this payment (a card given in full). A
+	// hint: it is confirmed with vault-proxy before the connector is told.
+	SecurityCodeHeld bool
 	// ConnectionOptions are per-connector options, keyed by connector
 	// name: only the connector that processes the payment receives its
 	// entry (a JSON object), and it alone checks it.

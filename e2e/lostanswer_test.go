@@ -17,13 +17,17 @@ import (
 )
 
 // lossyLink stands between vault-proxy and core-api and passes everything
-// on, except that, once armed, it loses the next POST /payment-methods:
+// on, except that, once armed, it loses the next POST /payment-methods (or
+// path):
 // its answer (core-api stores the payment method; vault-proxy hears
 // nothing, or a 504 as core-api's deadline can give after its commit) or
 // the request itself (core-api never sees it).
 type lossyLink struct {
 	lose atomic.Value // "answer", "504", "request" or ""
 	srv  *httptest.Server
+	// path is the POST whose exchange is lost: "/payment-methods" when
+	// empty. Set before the stack starts.
+	path string
 }
 
 // option points vault-proxy at the link, in front of core-api.
@@ -36,7 +40,11 @@ func (l *lossyLink) option(t *testing.T) stack.Option {
 		pass := httputil.NewSingleHostReverseProxy(core)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			lose, _ := l.lose.Load().(string)
-			if r.Method != http.MethodPost || r.URL.Path != "/payment-methods" || lose == "" || !l.lose.CompareAndSwap(lose, "") {
+			path := l.path
+			if path == "" {
+				path = "/payment-methods"
+			}
+			if r.Method != http.MethodPost || r.URL.Path != path || lose == "" || !l.lose.CompareAndSwap(lose, "") {
 				pass.ServeHTTP(w, r)
 				return
 			}

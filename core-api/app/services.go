@@ -50,7 +50,8 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
-			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge()}
+			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
+			VaultProxy: m.VaultProxy}
 	}
 	return m.txs
 }

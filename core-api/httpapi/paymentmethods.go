@@ -364,6 +364,7 @@ type paymentMethodJSON struct {
 	ExternalIdentifier        *string        `json:"external_identifier"`
 	SchemeTransactionID       *string        `json:"scheme_transaction_id"`
 	SchemeTransactionIDScheme *string        `json:"scheme_transaction_id_scheme"`
+	Stored                    bool           `json:"stored"`
 	usageJSON
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
@@ -401,7 +402,7 @@ func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
 		Type: "payment-method", ID: pm.ID, MerchantAccountID: pm.MerchantAccountID, Method: pm.Method, Status: pm.Status,
 		Scheme: pm.Scheme, Label: pm.Label, ExpirationDate: orNull(pm.ExpirationDate), Fingerprint: orNull(pm.Fingerprint),
 		Country: orNull(pm.Country), Currency: orNull(pm.Currency), ExternalIdentifier: pm.ExternalIdentifier,
-		SchemeTransactionID: pm.SchemeTransactionID, SchemeTransactionIDScheme: pm.SchemeTransactionIDScheme,
+		SchemeTransactionID: pm.SchemeTransactionID, SchemeTransactionIDScheme: pm.SchemeTransactionIDScheme, Stored: !pm.SinglePayment,
 		usageJSON: usageView(pm.Usage), CreatedAt: timestamp(pm.CreatedAt), UpdatedAt: timestamp(pm.UpdatedAt),
 	}
 	if pm.Bank != nil {

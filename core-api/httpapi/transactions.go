@@ -13,6 +13,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/strictjson"
+	"github.com/payorch/shared/zone"
 )
 
 // Scopes of the transaction routes.
@@ -35,12 +36,15 @@ const (
 //	POST /transactions/{transaction_id}/refunds  write, Idempotency-Key  {amount?,reason?,external_identifier?} or no body -> 201 refund
 //
 // Decisions:
-//   - A payment is by a stored card only ({"method":"id"}), through the
+//   - A payment is by a stored card ({"method":"id"}), through the
 //     connector of its payment service: the one payment_service_id names,
 //     else the merchant account's default for cards, else (outside
 //     production) the built-in sandbox mock-card; one it cannot use is 422
 //     with the payment service's code at /payment_service_id
-//     (docs/payment-services.md).
+//     (docs/payment-services.md). A card given in full is vaulted by
+//     vault-proxy, which sends the payment on this way with
+//     zone.SecurityCodeHeldHeader naming the card when it holds its
+//     security code (a hint the service confirms with vault-proxy).
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -124,6 +128,11 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	n, err := in.newTransaction()
 	if err != nil {
 		return err
+	}
+	// vault-proxy's word that it holds the code of the card it vaulted for
+	// this payment; the service confirms it with vault-proxy.
+	if held := r.Header.Get(zone.SecurityCodeHeldHeader); held != "" {
+		n.SecurityCodeHeld = held == in.PaymentMethod.ID
 	}
 	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {

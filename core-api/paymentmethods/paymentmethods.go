@@ -104,7 +104,8 @@ func (s *Service) Create(ctx context.Context, merchant string, in coreapi.NewPay
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	pm := &coreapi.PaymentMethod{ID: *in.ID, MerchantAccountID: merchant, Method: *in.Method, Status: coreapi.StatusSucceeded, ExternalIdentifier: in.ExternalIdentifier}
+	pm := &coreapi.PaymentMethod{ID: *in.ID, MerchantAccountID: merchant, Method: *in.Method, Status: coreapi.StatusSucceeded,
+		ExternalIdentifier: in.ExternalIdentifier, SinglePayment: in.Stored != nil && !*in.Stored}
 
 	if in.BuyerID != nil || in.BuyerExternalIdentifier != nil {
 		id, ext, err := s.Store.ResolveBuyer(ctx, merchant, deref(in.BuyerID), deref(in.BuyerExternalIdentifier))

@@ -21,7 +21,7 @@ const pmColumns = `pm.id::text, pm.merchant_account_id, pm.method, pm.status, pm
 	coalesce(pm.country, ''), coalesce(pm.currency, ''), pm.bank_details,
 	coalesce(pm.buyer_id::text, ''), coalesce(b.external_identifier, ''), pm.external_identifier,
 	pm.scheme_transaction_id, pm.scheme_transaction_id_scheme,
-	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at,
+	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at, pm.stored,
 	m.id, m.connector, m.status, m.created_at, m.updated_at, m.revoked_at`
 
 const pmFrom = ` FROM payment_methods pm` + pmJoins
@@ -40,13 +40,14 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 		mID, mConn, mStatus *string
 		mCreated, mUpdated  *time.Time
 		mRevoked            *time.Time
+		stored              bool
 	)
 	err := row.Scan(&pm.ID, &pm.MerchantAccountID, &pm.Method, &pm.Status, &pm.Scheme, &pm.Label,
 		&pm.BIN, &pm.CardType, &pm.ExpirationDate, &pm.Fingerprint,
 		&pm.Country, &pm.Currency, &bank,
 		&pm.BuyerID, &pm.BuyerExternalIdentifier, &pm.ExternalIdentifier,
 		&pm.SchemeTransactionID, &pm.SchemeTransactionIDScheme,
-		&pm.Usage.LastUsedAt, &pm.Usage.UsageCount, &pm.Usage.CITLastUsedAt, &pm.Usage.CITUsageCount, &pm.CreatedAt, &pm.UpdatedAt,
+		&pm.Usage.LastUsedAt, &pm.Usage.UsageCount, &pm.Usage.CITLastUsedAt, &pm.Usage.CITUsageCount, &pm.CreatedAt, &pm.UpdatedAt, &stored,
 		&mID, &mConn, &mStatus, &mCreated, &mUpdated, &mRevoked)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, coreapi.ErrNotFound
@@ -54,6 +55,7 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 	if err != nil {
 		return nil, err
 	}
+	pm.SinglePayment = !stored
 	if bank != nil {
 		pm.Bank = &coreapi.BankDetails{}
 		if err := json.Unmarshal(bank, pm.Bank); err != nil {
@@ -106,13 +108,13 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 		var b pgx.Batch
 		b.Queue(lockTokenSQL, tokenLockClass, pm.ID)
 		b.Queue(`INSERT INTO payment_methods (id, merchant_account_id, method, status, scheme, label,
-			bin, card_type, expiration_date, fingerprint, country, currency, bank_details, buyer_id, external_identifier)
+			bin, card_type, expiration_date, fingerprint, country, currency, bank_details, buyer_id, external_identifier, stored)
 			SELECT $1, $2, $3, $4, $5, $6, nullif($7, ''), nullif($8, ''), nullif($9, ''), nullif($10, ''),
-				nullif($11, ''), nullif($12, ''), $13, nullif($14, '')::uuid, $15
+				nullif($11, ''), nullif($12, ''), $13, nullif($14, '')::uuid, $15, $16
 			WHERE NOT EXISTS (SELECT FROM given_up_tokens WHERE id = $1)
 			RETURNING created_at, updated_at`,
 			pm.ID, pm.MerchantAccountID, pm.Method, pm.Status, pm.Scheme, pm.Label,
-			pm.BIN, pm.CardType, pm.ExpirationDate, pm.Fingerprint, pm.Country, pm.Currency, bank, pm.BuyerID, pm.ExternalIdentifier,
+			pm.BIN, pm.CardType, pm.ExpirationDate, pm.Fingerprint, pm.Country, pm.Currency, bank, pm.BuyerID, pm.ExternalIdentifier, !pm.SinglePayment,
 		).QueryRow(func(r pgx.Row) error {
 			err := r.Scan(&pm.CreatedAt, &pm.UpdatedAt)
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -161,7 +163,7 @@ func (db *DB) PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.
 // methods, newest first (see package pagination), optionally of one buyer.
 func (db *DB) ListPaymentMethods(ctx context.Context, merchant string, f coreapi.PaymentMethodFilter, page pagination.Page) ([]coreapi.PaymentMethod, error) {
 	args := []any{merchant}
-	q := `SELECT ` + pmColumns + pmFrom + ` WHERE pm.merchant_account_id = $1`
+	q := `SELECT ` + pmColumns + pmFrom + ` WHERE pm.merchant_account_id = $1 AND pm.stored`
 	if f.BuyerID != "" {
 		args = append(args, f.BuyerID)
 		q += ` AND pm.buyer_id = $` + strconv.Itoa(len(args))
@@ -183,7 +185,7 @@ const MaxBuyerPaymentMethods = 100
 // most MaxBuyerPaymentMethods.
 func (db *DB) BuyerPaymentMethods(ctx context.Context, merchant, buyerID, method string) ([]coreapi.PaymentMethod, error) {
 	return collectPaymentMethods(db.Pool.Query(ctx, `SELECT `+pmColumns+pmFrom+`
-		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND ($3 = '' OR pm.method = $3)
+		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND ($3 = '' OR pm.method = $3) AND pm.stored
 		ORDER BY pm.last_used_at DESC NULLS LAST, pm.created_at DESC, pm.id
 		LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID, method))
 }
@@ -205,7 +207,7 @@ func (db *DB) GiftCards(ctx context.Context, merchant, buyerID, sortBy string) (
 		return nil, fmt.Errorf("postgres: unknown gift card order %q", sortBy)
 	}
 	return collectPaymentMethods(db.Pool.Query(ctx, `SELECT `+pmColumns+pmFrom+`
-		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND pm.method = 'gift-card'
+		WHERE pm.merchant_account_id = $1 AND pm.buyer_id = $2 AND pm.method = 'gift-card' AND pm.stored
 		ORDER BY `+order+` LIMIT `+strconv.Itoa(MaxBuyerPaymentMethods), merchant, buyerID))
 }
 
@@ -325,6 +327,34 @@ func (db *DB) RecordUsage(ctx context.Context, merchant, id string, cit bool, at
 		return coreapi.ErrNotFound
 	}
 	return nil
+}
+
+// RecordPaymentMethodUse records an approved authorization's use u on
+// payment method id (coreapi.PaymentMethodUse), in the database
+// transaction that settles it. A payment method deleted since is no
+// error: the transaction keeps its own copy of what it paid with.
+func (tx *Tx) RecordPaymentMethodUse(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUse) error {
+	sti := u.Store && u.CustomerInitiated && u.SchemeTransactionID != ""
+	_, err := tx.tx.Exec(ctx, `UPDATE payment_methods SET
+		usage_count = usage_count + 1,
+		last_used_at = greatest(last_used_at, $4),
+		cit_usage_count = cit_usage_count + CASE WHEN $3 THEN 1 ELSE 0 END,
+		cit_last_used_at = CASE WHEN $3 THEN greatest(cit_last_used_at, $4) ELSE cit_last_used_at END,
+		stored = stored OR $5,
+		scheme_transaction_id = CASE WHEN $6 THEN $7 ELSE scheme_transaction_id END,
+		scheme_transaction_id_scheme = CASE WHEN $6 THEN scheme ELSE scheme_transaction_id_scheme END,
+		updated_at = CASE WHEN $5 AND NOT stored OR $6 THEN $4 ELSE updated_at END
+		WHERE merchant_account_id = $1 AND id = $2`, merchant, id, u.CustomerInitiated, u.At, u.Store, sti, u.SchemeTransactionID)
+	return err
+}
+
+// PaymentMethodPaidWith reports whether a transaction of the merchant
+// account was created with payment method id.
+func (db *DB) PaymentMethodPaidWith(ctx context.Context, merchant, id string) (bool, error) {
+	var used bool
+	err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM transactions
+		WHERE merchant_account_id = $1 AND payment_method_id = $2)`, merchant, id).Scan(&used)
+	return used, err
 }
 
 // ResolveBuyer resolves the buyer a payment method is stored for, by

@@ -10,6 +10,7 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/shared/pagination"
 )
 
 func newBuyer(t *testing.T, db *postgres.DB, ext string) string {
@@ -186,6 +187,45 @@ func TestWritesInAMissingMerchantAccount(t *testing.T) {
 		var n int
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE merchant_account_id = 'gone'`).Scan(&n); err != nil || n != 0 {
 			t.Errorf("%s: %d rows, %v", table, n, err)
+		}
+	}
+}
+
+// A payment method kept for a single payment is read by its id but listed
+// nowhere: not among the account's, the buyer's, or the buyer's gift cards.
+func TestSinglePaymentMethodsAreNotListed(t *testing.T) {
+	db := postgrestest.New(t)
+	ctx := context.Background()
+	buyer := newBuyer(t, db, "single-buyer")
+	listed := postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BuyerID: buyer})
+	single := postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "visa", Label: "1111", BuyerID: buyer, SinglePayment: true})
+	singleGift := postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodGiftCard, Scheme: "gift-card", Label: "1234", BIN: "600000", BuyerID: buyer, SinglePayment: true})
+	if pm, err := db.PaymentMethod(ctx, "default", single); err != nil || !pm.SinglePayment {
+		t.Fatalf("read by id: %+v %v", pm, err)
+	}
+	ids := func(pms []coreapi.PaymentMethod, err error) []string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, pm := range pms {
+			out = append(out, pm.ID)
+		}
+		return out
+	}
+	for name, got := range map[string][]string{
+		"account":    ids(db.ListPaymentMethods(ctx, "default", coreapi.PaymentMethodFilter{}, pagination.Page{Limit: 100})),
+		"buyer":      ids(db.BuyerPaymentMethods(ctx, "default", buyer, "")),
+		"gift cards": ids(db.GiftCards(ctx, "default", buyer, coreapi.SortLastUsedAt)),
+	} {
+		for _, id := range got {
+			if id == single || id == singleGift {
+				t.Errorf("%s lists a single-payment method", name)
+			}
+		}
+		if name != "gift cards" && (len(got) != 1 || got[0] != listed) {
+			t.Errorf("%s: %v, want [%s]", name, got, listed)
 		}
 	}
 }

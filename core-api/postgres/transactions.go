@@ -26,7 +26,7 @@ const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.auth
 	t.payment_service_transaction_id, t.void_reference::text, t.error_code, t.raw_response_code,
 	t.raw_response_description, t.avs_response_code, t.cvv_response_code, t.scheme_transaction_id,
 	t.payment_source, t.merchant_initiated, t.is_subsequent_payment, t.installment_count, t.cart_items,
-	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at,
+	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at, t.store,
 	ps.connector, ps.display_name`
 
 const txFrom = ` FROM transactions t
@@ -50,7 +50,7 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		&t.PaymentServiceTransactionID, &t.VoidReference, &t.ErrorCode, &t.RawResponseCode,
 		&t.RawResponseDescription, &t.AVSResponseCode, &t.CVVResponseCode, &t.SchemeTransactionID,
 		&t.PaymentSource, &t.MerchantInitiated, &t.IsSubsequentPayment, &installments, &cart,
-		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt,
+		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt, &t.Store,
 		&psConnector, &psName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
@@ -107,8 +107,8 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 			INSERT INTO transactions (merchant_account_id, status, intent, amount, currency, country,
 				payment_method_id, payment_method_method, payment_method_scheme, payment_method_label,
 				buyer_id, payment_service_id, payment_source, merchant_initiated, is_subsequent_payment,
-				installment_count, cart_items, external_identifier, metadata)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+				installment_count, cart_items, external_identifier, metadata, store)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21)
 			RETURNING id, merchant_account_id, status, created_at, updated_at),
 		e AS (INSERT INTO transaction_events (merchant_account_id, transaction_id, name, status_after, amount, created_at)
 			SELECT merchant_account_id, id, $20, status, 0, created_at FROM t)
@@ -116,7 +116,7 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		t.MerchantAccountID, string(coreapi.TransactionProcessing), t.Intent, t.Amount, t.Currency, t.Country,
 		pm.ID, pm.Method, pm.Scheme, pm.Label,
 		t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
-		t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated,
+		t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
 	).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound

@@ -55,7 +55,8 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
-		PreviousSchemeTransactionID: deref(n.PreviousSchemeTransactionID),
+		PreviousSchemeTransactionID: s.previousSchemeTransactionID(ctx, n, t),
+		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
 		Options:                     options, Config: cfg,
 	})
 	res, sendErr := sent(res, err)

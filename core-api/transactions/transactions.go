@@ -69,6 +69,9 @@ type Store interface {
 
 	// What a transaction is created with.
 	PaymentMethod(ctx context.Context, merchant, id string) (*coreapi.PaymentMethod, error)
+	// PaymentMethodPaidWith reports whether a transaction was created
+	// with payment method id.
+	PaymentMethodPaidWith(ctx context.Context, merchant, id string) (bool, error)
 	// ResolveBuyer finds a buyer by id, external identifier or both
 	// (which must then name the same buyer): its id and external
 	// identifier ("" for none), or coreapi.ErrNotFound.
@@ -87,6 +90,10 @@ type Tx interface {
 	// RecordTransition writes a step: the transaction, its event, and the
 	// capture or refund it made or settled.
 	RecordTransition(ctx context.Context, tr coreapi.Transition) error
+	// RecordPaymentMethodUse records an approved authorization on its
+	// payment method (coreapi.PaymentMethodUse); one deleted since is no
+	// error.
+	RecordPaymentMethodUse(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUse) error
 }
 
 // Service manages transactions.
@@ -103,6 +110,9 @@ type Service struct {
 	// SyncMinAge is how long Sync leaves alone an operation in flight
 	// that the processor has no record of (0: DefaultSyncMinAge).
 	SyncMinAge time.Duration
+	// VaultProxy confirms that vault-proxy holds a card's security code
+	// before the connector is told so; nil: never told.
+	VaultProxy VaultProxy
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores
@@ -121,7 +131,7 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 	t := &coreapi.Transaction{
 		MerchantAccountID: merchant, TransactionState: coreapi.TransactionState{Amount: n.Amount},
 		Intent: n.Intent, Currency: n.Currency, Country: n.Country,
-		PaymentServiceID: n.PaymentServiceID, TransactionDetails: n.TransactionDetails,
+		PaymentServiceID: n.PaymentServiceID, TransactionDetails: n.TransactionDetails, Store: n.Store,
 	}
 	if t.Intent == "" {
 		t.Intent = coreapi.IntentAuthorize
@@ -164,6 +174,18 @@ func (s *Service) paymentMethod(ctx context.Context, merchant string, n coreapi.
 	}
 	if n.Method != nil && *n.Method != pm.Method {
 		return invalid("/payment_method/method", "the stored payment method is a "+pm.Method, "value_error.payment_method.method")
+	}
+	if pm.SinglePayment {
+		// A card given in full serves the payment it was given with; two
+		// payments racing to be its first are not excluded here, which
+		// only the merchant that holds its token could start.
+		used, err := s.Store.PaymentMethodPaidWith(ctx, merchant, pm.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			return invalid("/payment_method/id", "this card was given for one payment and not stored (store: true stores it)", "value_error.payment_method.not_stored")
+		}
 	}
 	t.PaymentMethod = coreapi.TransactionPaymentMethod{ID: &pm.ID, Method: pm.Method, Scheme: &pm.Scheme, Label: &pm.Label}
 	if pm.BuyerID != "" {
@@ -244,7 +266,7 @@ func (s *Service) ApplyAuthorization(ctx context.Context, merchant, id string, r
 		if _, err := t.Apply(op, 0); err != nil && reached(t, op) {
 			return plan{unchanged: true}, nil
 		}
-		p := plan{step: coreapi.Step{Operation: op, Result: &res}}
+		p := plan{step: coreapi.Step{Operation: op, Result: &res}, also: paymentMethodUse(op, now)}
 		if op == coreapi.OpSaleSucceeded || op == coreapi.OpSalePending {
 			c = &coreapi.Capture{OperationRecord: newOperation(t, t.Amount, now)}
 			c.Settle(&res, now)
@@ -256,6 +278,23 @@ func (s *Service) ApplyAuthorization(ctx context.Context, merchant, id string, r
 		return nil, nil, err
 	}
 	return t, c, nil
+}
+
+// paymentMethodUse is what an authorization's answer, operation op,
+// records on the payment method the transaction was paid with: nil unless
+// op approves it. The scheme transaction id is the one the transaction
+// keeps (a value holding a card number is dropped).
+func paymentMethodUse(op coreapi.TransactionOperation, now time.Time) func(context.Context, Tx, *coreapi.Transaction) error {
+	if op != coreapi.OpAuthorizationSucceeded && op != coreapi.OpSaleSucceeded && op != coreapi.OpSalePending {
+		return nil
+	}
+	return func(ctx context.Context, tx Tx, t *coreapi.Transaction) error {
+		if t.PaymentMethod.ID == nil {
+			return nil
+		}
+		return tx.RecordPaymentMethodUse(ctx, t.MerchantAccountID, *t.PaymentMethod.ID, coreapi.PaymentMethodUse{
+			At: now, CustomerInitiated: !t.MerchantInitiated, Store: t.Store, SchemeTransactionID: deref(t.SchemeTransactionID)})
+	}
 }
 
 // reached reports whether t already stands where op leads from the
@@ -404,6 +443,9 @@ type plan struct {
 	step      coreapi.Step
 	record    func(*coreapi.Transition)
 	unchanged bool
+	// also writes what else the step changes, in its database
+	// transaction, once the state machine has taken the step to next.
+	also func(ctx context.Context, tx Tx, next *coreapi.Transaction) error
 }
 
 // apply makes one step on transaction id, in one database transaction:
@@ -436,6 +478,11 @@ func (s *Service) apply(ctx context.Context, settling bool, merchant, id string,
 		tr := coreapi.Transition{Transaction: next, Event: ev}
 		if p.record != nil {
 			p.record(&tr)
+		}
+		if p.also != nil {
+			if err := p.also(ctx, tx, next); err != nil {
+				return err
+			}
 		}
 		out = next
 		return tx.RecordTransition(ctx, tr)

@@ -56,6 +56,17 @@ const (
 	// call's answer was lost, the read of it by its id.
 	PaymentMethodsPath      = "/payment-methods"  // POST VaultedPaymentMethod
 	PaymentMethodPathPrefix = "/payment-methods/" // GET PaymentMethodPathPrefix + token
+	// TransactionsPath is the payment a card given in full goes on as,
+	// with the card's token as its payment method, once the card is
+	// vaulted and its payment method created.
+	TransactionsPath = "/transactions"
+	// SecurityCodeHeldHeader, on that payment, names the token (the
+	// payment method's id) whose security code vault-proxy holds for its
+	// authorization. vault-proxy sets it and passes no client's on; since
+	// core-api's public listener is reachable without vault-proxy, core-api
+	// takes it as a hint only and asks vault-proxy over the mutual-TLS
+	// listener (CardMetadata.SecurityCodeHeld) before it believes it.
+	SecurityCodeHeldHeader = "x-zone-security-code-held"
 )
 
 // MerchantAccountPath is path, one of the MerchantAccount*Path routes,
@@ -136,6 +147,9 @@ type CardMetadata struct {
 	ExpirationDate    string `json:"expiration_date,omitempty"` // MM/YY
 	Fingerprint       string `json:"fingerprint"`
 	CreatedAt         string `json:"created_at"`
+	// SecurityCodeHeld says vault-proxy holds the card's security code
+	// (for one authorization, at most 15 minutes); never the code.
+	SecurityCodeHeld bool `json:"security_code_held,omitempty"`
 }
 
 // ExpiryUpdate changes a vaulted card's expiry (PUT CardPath).
@@ -225,6 +239,11 @@ type VaultedPaymentMethod struct {
 	BuyerID                 *string `json:"buyer_id,omitempty"`
 	BuyerExternalIdentifier *string `json:"buyer_external_identifier,omitempty"`
 	ExternalIdentifier      *string `json:"external_identifier,omitempty"`
+	// Stored false: the card was given with a payment and is kept for
+	// that payment only until the payment says to store it (core-api's
+	// "store"). Absent: stored, as every payment method POST
+	// /payment-methods creates.
+	Stored *bool `json:"stored,omitempty"`
 
 	// Bank accounts only.
 	Scheme            *string  `json:"scheme,omitempty"`

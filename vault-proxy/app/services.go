@@ -94,7 +94,7 @@ func (m *Main) handlers(verifier *auth.Verifier) (httpapi.PublicHandlers, httpap
 		{Name: "vault", Check: m.Vault.Health},
 		{Name: "audit-spool", Check: func(context.Context) error { return m.Audit.Writable() }},
 	}
-	cards := &httpapi.Cards{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, Log: m.Log}
+	cards := &httpapi.Cards{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, KeyLocks: m.DB, Log: m.Log}
 	public = httpapi.PublicHandlers{
 		Checks: checks,
 		Cards:  cards,

@@ -31,7 +31,10 @@ type Cards struct {
 	}
 	Auth *Authenticator
 	Core *Core
-	Log  *slog.Logger
+	// KeyLocks runs one payment with a card given in full at a time per
+	// idempotency key (CreateTransaction).
+	KeyLocks KeyLocks
+	Log      *slog.Logger
 }
 
 // cardInput, giftCardInput and bankInput are the bodies POST
@@ -117,24 +120,32 @@ func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	if err := refuseCardNumbers(parseView(body), "number", "security_code", "pin"); err != nil {
 		return err
 	}
-	req := vaulting.CardRequest{
-		Kind:           vaultproxy.Kind(method.Str),
-		Number:         []byte(doc["number"].Str),
-		ExpirationDate: doc["expiration_date"].Str,
-		SecurityCode:   []byte(doc["security_code"].Str),
-	}
-	if req.Kind == vaultproxy.KindGiftCard {
-		req.SecurityCode = []byte(doc["pin"].Str)
-	}
 	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
-	rctx, cancel := requestContext(ctx, time.Minute)
-	defer cancel()
-	rec, err := h.Vaulting.VaultCard(rctx, caller, req)
+	rec, err := h.vaultCard(ctx, caller, vaultproxy.Kind(method.Str), doc, uuid.Nil)
 	if err != nil {
 		return vaultingError(err)
 	}
 
 	return h.passOn(ctx, caller, rec.Token, vaultedPaymentMethod(method.Str, rec.Token, doc))
+}
+
+// vaultCard validates and vaults the card or gift card of doc (a body, or
+// a payment's payment_method, as strictObjectInPlace read it) under token
+// (uuid.Nil: a new one). Both ways a card enters go through it.
+func (h *Cards) vaultCard(ctx *fasthttp.RequestCtx, caller vaulting.Caller, kind vaultproxy.Kind, doc map[string]gjson.Result, token uuid.UUID) (*vaultproxy.VaultedCard, error) {
+	req := vaulting.CardRequest{
+		Kind:           kind,
+		Number:         []byte(doc["number"].Str),
+		ExpirationDate: doc["expiration_date"].Str,
+		SecurityCode:   []byte(doc["security_code"].Str),
+		Token:          token,
+	}
+	if req.Kind == vaultproxy.KindGiftCard {
+		req.SecurityCode = []byte(doc["pin"].Str)
+	}
+	rctx, cancel := requestContext(ctx, time.Minute)
+	defer cancel()
+	return h.Vaulting.VaultCard(rctx, caller, req)
 }
 
 // vaultedPaymentMethod is the payment method a vaulted card, gift card or
@@ -181,11 +192,46 @@ func nonEmpty(s string) *string {
 // sensitive number, to core-api, and shreds the vaulted record again when
 // core-api does not store it.
 func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token uuid.UUID, onward zone.VaultedPaymentMethod) error {
+	a, err := h.createPaymentMethod(ctx, caller, token, onward, true)
+	if err != nil {
+		return err
+	}
+	a.write(ctx)
+	return nil
+}
+
+// coreAnswer is core-api's answer to a call, passed back as it is.
+type coreAnswer struct {
+	status      int
+	body        []byte
+	contentType string
+}
+
+func (a coreAnswer) write(ctx *fasthttp.RequestCtx) {
+	ctx.SetStatusCode(a.status)
+	ctx.SetContentType(a.contentType)
+	ctx.SetBody(a.body)
+}
+
+// createPaymentMethod has core-api create the payment method of token.
+// owned says this request vaulted the record: a refusal core-api stands by
+// shreds it. A record an earlier request vaulted (a payment sent again)
+// is never shredded here, and its payment method may be stored already:
+// it is created, or read back when it is.
+func (h *Cards) createPaymentMethod(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token uuid.UUID, onward zone.VaultedPaymentMethod, owned bool) (coreAnswer, error) {
 	out, _ := json.Marshal(onward)
+	if !owned {
+		status, respBody, ct, err := h.resend(ctx, token, out)
+		if err != nil {
+			h.Log.Error("core-api did not complete a payment method's creation", "request_id", caller.RequestID, "token", token)
+			return coreAnswer{}, apierror.BadGateway("core-api did not answer; nothing was charged")
+		}
+		return coreAnswer{status, respBody, ct}, nil
+	}
 	status, respBody, ct, err := h.Core.Call(ctx, fasthttp.MethodPost, zone.PaymentMethodsPath, out)
 	if err != nil && notSent(err) {
 		h.rollback(caller, token)
-		return apierror.BadGateway("core-api is unreachable; nothing was stored")
+		return coreAnswer{}, apierror.BadGateway("core-api is unreachable; nothing was stored")
 	}
 	if err != nil || status >= 500 {
 		// No answer, or a server error (core-api's 504 can come after its
@@ -196,17 +242,14 @@ func (h *Cards) passOn(ctx *fasthttp.RequestCtx, caller vaulting.Caller, token u
 			// out. If no payment method holds it a grace period later,
 			// core-api's vault reconciliation has it shredded.
 			h.Log.Error("core-api did not complete a payment method's creation; its vaulted card is kept", "request_id", caller.RequestID, "token", token)
-			return apierror.BadGateway("core-api did not answer; payment method " + token.String() +
+			return coreAnswer{}, apierror.BadGateway("core-api did not answer; payment method " + token.String() +
 				" may have been stored: GET /payment-methods/" + token.String() + " tells")
 		}
 	}
 	if status >= 300 {
 		h.rollback(caller, token) // refused: nothing stored
 	}
-	ctx.SetStatusCode(status)
-	ctx.SetContentType(ct)
-	ctx.SetBody(respBody)
-	return nil
+	return coreAnswer{status, respBody, ct}, nil
 }
 
 // createBank vaults a bank account number or IBAN and passes the rest on.
@@ -289,11 +332,17 @@ func actor(c Caller) string {
 // vaultingError maps the vault's errors to the envelope: field errors become
 // a 400 with one detail each, never echoing the input.
 func vaultingError(err error) error {
+	return vaultingErrorAt(err, "")
+}
+
+// vaultingErrorAt is vaultingError for a card at JSON pointer at of the
+// body (a payment's "/payment_method").
+func vaultingErrorAt(err error, at string) error {
 	var fe vaulting.FieldErrors
 	if errors.As(err, &fe) {
 		details := make([]apierror.Detail, len(fe))
 		for i, f := range fe {
-			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + f.Field, Message: f.Message, Type: "value_error.card." + f.Code}
+			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: at + "/" + f.Field, Message: f.Message, Type: "value_error.card." + f.Code}
 		}
 		return apierror.BadRequest("the payment method is not valid", details...)
 	}
@@ -371,6 +420,7 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 		Type: "card-metadata", ID: vc.Token.String(), MerchantAccountID: vc.MerchantAccountID, Kind: string(vc.Kind),
 		Scheme: vc.Scheme, Label: vc.Last4, BIN: vc.BIN, CardType: vc.CardType, ExpirationDate: vc.ExpirationDate,
 		Fingerprint: vc.Fingerprint, CreatedAt: vc.CreatedAt.UTC().Format(time.RFC3339),
+		SecurityCodeHeld: h.Vaulting.SecurityCodeHeld(vc.Token),
 	})
 }
 

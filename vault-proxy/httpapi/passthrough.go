@@ -137,8 +137,9 @@ func (c *Core) send(ctx *fasthttp.RequestCtx, req *fasthttp.Request) error {
 
 // Call sends method path with body and the caller's auth headers to core-api,
 // returning its status and body (for the vaulting flow, which must look at
-// the answer before passing it back).
-func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) (status int, respBody []byte, contentType string, err error) {
+// the answer before passing it back). header holds more headers of
+// vault-proxy's own, as name and value pairs.
+func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte, header ...string) (status int, respBody []byte, contentType string, err error) {
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	resp := fasthttp.AcquireResponse()
@@ -149,6 +150,9 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 	req.SetHost(c.client.Addr)
 	copyHeaders(&req.Header, &ctx.Request.Header, coreHeaders)
 	req.Header.Set("X-Request-Id", RequestID(ctx))
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	req.Header.SetContentType("application/json")
 	req.SetBody(body)
 	if err := c.client.DoTimeout(req, resp, 60*time.Second); err != nil {
@@ -158,14 +162,15 @@ func (c *Core) Call(ctx *fasthttp.RequestCtx, method, path string, body []byte) 
 }
 
 // refuseSensitive is a 400 naming each top-level card or bank field of a
-// JSON object body. A body that is not JSON is refused whole: core-api
+// JSON object body (but for the members named in except, which the
+// caller has taken care of). A body that is not JSON is refused whole: core-api
 // takes only JSON, and a card field inside a body that does not parse (a
 // trailing comma, a byte-order mark, a form) cannot be looked for, so it
 // must not be passed on either. A buyer's account_number is a merchant's
 // customer reference (docs/api-conventions.md, "Buyers"), not a bank
 // account: it is card data only
 // on the payment method routes.
-func refuseSensitive(path, body []byte) error {
+func refuseSensitive(path, body []byte, except ...string) error {
 	if len(body) == 0 {
 		return nil
 	}
@@ -180,6 +185,9 @@ func refuseSensitive(path, body []byte) error {
 	paymentMethods := bytes.HasPrefix(path, []byte("/payment-methods"))
 	var details []apierror.Detail
 	root.ForEach(func(k, _ gjson.Result) bool {
+		if slices.Contains(except, k.Str) {
+			return true
+		}
 		// Any case: core-api would refuse "Number" as unknown, but only
 		// after the number had reached it.
 		for _, f := range zone.SensitiveFields {
@@ -193,7 +201,7 @@ func refuseSensitive(path, body []byte) error {
 	if len(details) > 0 {
 		return apierror.BadRequest("card data cannot be sent to this route", details...)
 	}
-	return refuseCardNumbers(root)
+	return refuseCardNumbers(root, except...)
 }
 
 // refuseCardNumbers is a 400 naming each string value, at any depth, that

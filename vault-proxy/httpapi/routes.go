@@ -35,6 +35,7 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 	rt.Handle(fasthttp.MethodGet, "/openapi.json", OpenAPI)
 
 	rt.Handle(fasthttp.MethodPost, "/payment-methods", h.Cards.CreatePaymentMethod)
+	rt.Handle(fasthttp.MethodPost, zone.TransactionsPath, h.Cards.CreateTransaction)
 	rt.Handle(fasthttp.MethodGet, "/audit-events", h.Audit.List)
 	rt.Handle(fasthttp.MethodPost, "/vault-forward", h.Forward.Handle)
 

@@ -22,6 +22,7 @@ var strictBodies = []struct {
 	{func() any { return new(cardInput) }, cardSchema},
 	{func() any { return new(giftCardInput) }, giftCardSchema},
 	{func() any { return new(bankInput) }, bankSchema},
+	{func() any { return new(rawCardInput) }, rawCardSchema},
 	{func() any { return new(configBody) }, configSchema},
 	{func() any { return new(authBody) }, authSchema},
 	{func() any { return new(struct{}) }, emptySchema},

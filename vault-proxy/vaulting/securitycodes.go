@@ -103,6 +103,15 @@ func (s *SecurityCodes) Take(token uuid.UUID, now time.Time) []byte {
 	return code
 }
 
+// Held reports whether a code for token is held and unexpired; it does
+// not use it.
+func (s *SecurityCodes) Held(token uuid.UUID, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.codes[token]
+	return ok && now.Before(h.expires)
+}
+
 // Delete forgets token's code.
 func (s *SecurityCodes) Delete(token uuid.UUID) {
 	s.mu.Lock()

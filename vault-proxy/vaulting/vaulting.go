@@ -80,6 +80,9 @@ type CardRequest struct {
 	Number         []byte
 	ExpirationDate string
 	SecurityCode   []byte // optional; gift cards: the PIN (stored sealed, as a bearer credential)
+	// Token is the record's token when not uuid.Nil (IdempotentToken's);
+	// else a random one is drawn.
+	Token uuid.UUID
 }
 
 // FieldErrors is a validation failure with one entry per bad field.
@@ -93,7 +96,10 @@ func (s *Service) VaultCard(ctx context.Context, c Caller, req CardRequest) (*va
 	defer clear(req.Number)
 	defer clear(req.SecurityCode)
 	now := s.now()
-	rec := &vaultproxy.VaultedCard{Token: uuid.New(), MerchantAccountID: c.MerchantAccountID, Kind: req.Kind}
+	rec := &vaultproxy.VaultedCard{Token: req.Token, MerchantAccountID: c.MerchantAccountID, Kind: req.Kind}
+	if rec.Token == uuid.Nil {
+		rec.Token = uuid.New()
+	}
 	var payload, code []byte
 	switch req.Kind {
 	case vaultproxy.KindCard:
@@ -129,6 +135,68 @@ func (s *Service) VaultCard(ctx context.Context, c Caller, req CardRequest) (*va
 		s.codes.Put(rec.Token, code, now)
 	}
 	return rec, nil
+}
+
+// IdempotentToken is the token a card given with a payment under the
+// merchant's idempotency key is vaulted with: a keyed HMAC (the
+// fingerprint key, so no one without it can compute or guess one) of the
+// merchant account, the key and the payment method's JSON bytes as sent
+// (card number, expiry and security code among them). A retry of the
+// payment, the same bytes under the same key, finds the card it vaulted
+// the first time instead of vaulting a second one; any change of the card
+// gives another token, so the payment it goes on as differs from the
+// first, and the key's reuse is refused downstream. Version 4 and variant
+// bits are set so it reads as every other token does.
+func (s *Service) IdempotentToken(merchantAccountID, key string, paymentMethod []byte) uuid.UUID {
+	m := hmac.New(sha256.New, s.fingerprintKey)
+	m.Write([]byte("payorch/idempotent-token/v1|"))
+	var n [4]byte
+	for _, part := range [][]byte{[]byte(merchantAccountID), []byte(key)} {
+		// Length-prefixed: no two (account, key) pairs write the same bytes.
+		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		m.Write(n[:])
+		m.Write(part)
+	}
+	m.Write(paymentMethod)
+	var t uuid.UUID
+	copy(t[:], m.Sum(nil))
+	t[6] = t[6]&0x0f | 0x40
+	t[8] = t[8]&0x3f | 0x80
+	return t
+}
+
+// Vaulted reports whether the merchant account holds a record under
+// token, as the database says now (not the row cache: a record another
+// instance shredded a moment ago must not be taken for one still there).
+func (s *Service) Vaulted(ctx context.Context, c Caller, token uuid.UUID) (bool, error) {
+	_, err := s.store.Cards(ctx, c.MerchantAccountID, []uuid.UUID{token})
+	if errors.Is(err, vaultproxy.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// HoldSecurityCode holds code for the card of token, as VaultCard does
+// for a card it vaults: a payment sent again with a card vaulted the first
+// time holds the code it carries for its own authorization. It clears
+// code.
+func (s *Service) HoldSecurityCode(token uuid.UUID, code []byte) {
+	defer clear(code)
+	if len(code) > 0 {
+		s.codes.Put(token, code, s.now())
+	}
+}
+
+// ForgetSecurityCode ends the hold of token's security code, if any: the
+// payment it was given for is over.
+func (s *Service) ForgetSecurityCode(token uuid.UUID) {
+	s.codes.Delete(token)
+}
+
+// SecurityCodeHeld reports whether a security code is held for token (the
+// security code's presence only, never its value).
+func (s *Service) SecurityCodeHeld(token uuid.UUID) bool {
+	return s.codes.Held(token, s.now())
 }
 
 // seal encrypts payload into rec, stores it and audits; it clears payload.

@@ -108,7 +108,7 @@ func bodyReader(t testing.TB, body any) io.Reader {
 // docs/sandbox/mock-card.md lists them: every one always present.
 var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
 	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_descriptor", "merchant_initiated", "payment_source",
-	"refunded_amount", "refunds",
+	"previous_scheme_transaction_id", "refunded_amount", "refunds",
 	"response_code", "response_message", "scheme", "scheme_transaction_id", "soft_descriptor", "status", "type", "voided_at"}
 
 // decode reads an authorization, holding its fields to wireFields.

@@ -56,8 +56,6 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{"options not an object", "k", request(1000, field("options", []int{1})), "", 400, "bad_request", []string{"/options"}},
 		{"descriptors too long or with other characters", "k", request(1000, field("merchant_descriptor", strings.Repeat("A", 23)),
 			field("soft_descriptor", "{{ CARD_NUMBER_1 }}")), "", 400, "bad_request", []string{"/merchant_descriptor", "/soft_descriptor"}},
-		{"merchant-initiated without the first payment", "k", request(1000, field("merchant_initiated", true), field("payment_source", "recurring")), "", 400, "bad_request",
-			[]string{"/previous_scheme_transaction_id"}},
 		{"merchant-initiated e-commerce", "k", request(1000, field("merchant_initiated", true), field("previous_scheme_transaction_id", "123456789012345")), "", 400, "bad_request",
 			[]string{"/payment_source"}},
 		{"previous id not alphanumeric", "k", request(1000, field("previous_scheme_transaction_id", "12-34")), "", 400, "bad_request",

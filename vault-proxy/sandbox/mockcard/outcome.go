@@ -70,6 +70,14 @@ const (
 	codeIncorrectCVV  = "82"
 )
 
+// noPreviousTransaction declines a merchant-initiated payment that does
+// not name the scheme transaction id of the payment that set it up, as
+// schemes require: without it the issuer cannot tell the payment from a
+// card-not-present charge nobody authorized. Its code is "12" (invalid
+// transaction); its decline code says what is missing. Not an amount's.
+var noPreviousTransaction = response{"12", "previous_scheme_transaction_id_required",
+	"Invalid transaction: no scheme transaction id of the payment that set up the merchant-initiated series", false}
+
 // amountBase is added to a response code to make its amount.
 const amountBase = 4000
 
@@ -96,8 +104,9 @@ type verdict struct {
 	held     bool // AmountHeld: the answer waits
 }
 
-// decide is the simulated issuer: the card first (its number, its expiry,
-// the test cards' table), then the amount. req has passed validate.
+// decide is the simulated issuer: the card first (its number, its expiry),
+// a merchant-initiated payment's reference to the first, the test cards'
+// table, then the amount. req has passed validate.
 func decide(req *authorizeRequest, now time.Time) verdict {
 	v := verdict{scheme: cardscheme.Detect(req.Card.Number), held: req.Amount == AmountHeld}
 	switch {
@@ -105,6 +114,8 @@ func decide(req *authorizeRequest, now time.Time) verdict {
 		v.response = declineByCode[codeInvalidNumber]
 	case expired(req.Card.ExpiryMonth, req.Card.ExpiryYear, now):
 		v.response = declineByCode[codeExpired]
+	case req.MerchantInitiated && req.PreviousSchemeTransactionID == "":
+		v.response = noPreviousTransaction
 	default:
 		if tc, ok := card.LookupTestCard([]byte(req.Card.Number)); ok && tc.ProcessorDecline != "" {
 			v.response = declineByCode[tc.ProcessorDecline]

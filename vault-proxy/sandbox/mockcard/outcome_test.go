@@ -215,8 +215,29 @@ func TestMerchantInitiatedPayments(t *testing.T) {
 	first := s.authorize(t, "cit", request(1000, field("payment_source", "recurring")))
 	mit := s.authorize(t, "mit", request(1000, withoutCardField("security_code"), field("merchant_initiated", true),
 		field("payment_source", "recurring"), field("previous_scheme_transaction_id", str(first.SchemeTransactionID))))
-	if mit.Status != "authorized" || !mit.MerchantInitiated || mit.PaymentSource != "recurring" || mit.CVVResult != nil {
+	if mit.Status != "authorized" || !mit.MerchantInitiated || mit.PaymentSource != "recurring" || mit.CVVResult != nil ||
+		str(mit.PreviousSchemeTransactionID) != str(first.SchemeTransactionID) {
 		t.Fatalf("merchant-initiated: %+v", mit)
+	}
+	if first.PreviousSchemeTransactionID != nil {
+		t.Fatalf("the first payment names a previous one: %s", str(first.PreviousSchemeTransactionID))
+	}
+	// Without the first payment's id the issuer declines, whatever the
+	// amount table says of the amount; a customer-initiated payment needs
+	// none, with or without a security code.
+	for _, source := range []string{"recurring", "installment", "card_on_file"} {
+		a := s.authorize(t, "mit-alone-"+source, request(1000, withoutCardField("security_code"), field("merchant_initiated", true),
+			field("payment_source", source)))
+		if a.Status != "declined" || a.ResponseCode != "12" || str(a.DeclineCode) != "previous_scheme_transaction_id_required" ||
+			a.AuthorizedAmount != 0 || a.SchemeTransactionID != nil {
+			t.Fatalf("merchant-initiated %s without the first payment: %+v", source, a)
+		}
+	}
+	if a := s.authorize(t, "cit-no-code", request(1000, withoutCardField("security_code"), field("payment_source", "recurring"))); a.Status != "authorized" || a.CVVResult != nil {
+		t.Fatalf("customer-initiated without a security code: %+v", a)
+	}
+	if a := s.authorize(t, "cit-no-code-declined", request(4051, withoutCardField("security_code"))); a.Status != "declined" || str(a.DeclineCode) != "insufficient_funds" {
+		t.Fatalf("customer-initiated without a security code, amount 4051: %+v", a)
 	}
 	if str(mit.SchemeTransactionID) == str(first.SchemeTransactionID) {
 		t.Fatal("a new payment has the first one's scheme transaction id")

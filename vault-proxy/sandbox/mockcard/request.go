@@ -215,10 +215,9 @@ func (r *authorizeRequest) validate() error {
 	case r.MerchantInitiated && !slices.Contains(mitSources, r.PaymentSource):
 		p.add("/payment_source", "a merchant-initiated payment must be one of "+strings.Join(mitSources, ", "), "value_error.enum")
 	}
-	switch id := r.PreviousSchemeTransactionID; {
-	case id == "" && r.MerchantInitiated:
-		p.add("/previous_scheme_transaction_id", "a merchant-initiated payment names the scheme transaction id of the payment that set it up", "value_error.missing")
-	case len(id) > maxPreviousSTI || !alnum(id):
+	// A merchant-initiated payment without one is no malformed request:
+	// the issuer declines it (decide).
+	if id := r.PreviousSchemeTransactionID; len(id) > maxPreviousSTI || !alnum(id) {
 		p.add("/previous_scheme_transaction_id", "must be 1 to 64 letters and digits", "value_error.scheme_transaction_id")
 	}
 	if o := bytes.TrimSpace(r.Options); len(o) > 0 && o[0] != '{' && string(o) != "null" {

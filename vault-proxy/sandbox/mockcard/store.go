@@ -52,12 +52,15 @@ type Authorization struct {
 	// The descriptors the authorization was sent with (null: none): what
 	// the buyer's statement would show, answered so that a sandbox user
 	// sees which of a connector's settings and options arrived.
-	MerchantDescriptor *string     `json:"merchant_descriptor"`
-	SoftDescriptor     *string     `json:"soft_descriptor"`
-	Captures           []Operation `json:"captures"`
-	Refunds            []Operation `json:"refunds"`
-	CreatedAt          time.Time   `json:"created_at"`
-	VoidedAt           *time.Time  `json:"voided_at"`
+	MerchantDescriptor *string `json:"merchant_descriptor"`
+	SoftDescriptor     *string `json:"soft_descriptor"`
+	// PreviousSchemeTransactionID is the request's, as sent (null when
+	// none): a test can see what a connector sent.
+	PreviousSchemeTransactionID *string     `json:"previous_scheme_transaction_id"`
+	Captures                    []Operation `json:"captures"`
+	Refunds                     []Operation `json:"refunds"`
+	CreatedAt                   time.Time   `json:"created_at"`
+	VoidedAt                    *time.Time  `json:"voided_at"`
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
@@ -87,6 +90,9 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 	}
 	if v.scheme != "" {
 		a.Scheme = ptr(string(v.scheme))
+	}
+	if req.PreviousSchemeTransactionID != "" {
+		a.PreviousSchemeTransactionID = ptr(req.PreviousSchemeTransactionID)
 	}
 	switch {
 	case v.approved:

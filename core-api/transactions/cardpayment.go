@@ -1,0 +1,50 @@
+package transactions
+
+import (
+	"context"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/zone"
+)
+
+// VaultProxy is vault-proxy's internal API (mutual TLS) as card payments
+// need it: a vaulted card's metadata, which says whether vault-proxy
+// holds its security code.
+type VaultProxy interface {
+	Card(ctx context.Context, merchant, token string) (*zone.CardMetadata, error)
+}
+
+// securityCodeHeld reports whether the connector may ask vault-proxy for
+// the security code of n's card: only when the request says vault-proxy
+// holds it (n.SecurityCodeHeld, a header any client could send to
+// core-api's public listener) and vault-proxy confirms it over its
+// mutual-TLS listener. A failed confirmation authorizes without the code,
+// as a payment without one would be: asking for a code vault-proxy does
+// not hold would make the call fail instead.
+func (s *Service) securityCodeHeld(ctx context.Context, merchant string, n coreapi.NewTransaction) bool {
+	if !n.SecurityCodeHeld || s.VaultProxy == nil || n.PaymentMethodID == nil {
+		return false
+	}
+	m, err := s.VaultProxy.Card(ctx, merchant, *n.PaymentMethodID)
+	return err == nil && m.SecurityCodeHeld
+}
+
+// previousSchemeTransactionID is the scheme transaction id of the payment
+// that set up t's series: the request's, when it names one; else, for a
+// merchant-initiated payment, the one stored on its payment method (by
+// the customer-initiated payment that stored it, or PUT
+// /payment-methods/{id}); "" when there is none, which a processor
+// declines for a merchant-initiated payment.
+func (s *Service) previousSchemeTransactionID(ctx context.Context, n coreapi.NewTransaction, t *coreapi.Transaction) string {
+	if n.PreviousSchemeTransactionID != nil {
+		return *n.PreviousSchemeTransactionID
+	}
+	if !t.MerchantInitiated || t.PaymentMethod.ID == nil {
+		return ""
+	}
+	pm, err := s.Store.PaymentMethod(ctx, t.MerchantAccountID, *t.PaymentMethod.ID)
+	if err != nil || pm.SchemeTransactionID == nil {
+		return ""
+	}
+	return *pm.SchemeTransactionID
+}
