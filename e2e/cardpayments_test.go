@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/zone"
@@ -28,7 +30,7 @@ func cardPayment(pan, code string, amount int64) map[string]any {
 // with reference (a transaction's id), as the processor keeps it.
 func mockCardAuthorization(t *testing.T, s *stack.Stack, pm, reference string) map[string]any {
 	t.Helper()
-	code, raw, out, _ := mockCardCall(t, s, pm, http.MethodGet, "/v1/authorizations?idempotency_key="+reference, "", "", 10000)
+	code, raw, out, _ := mockCardCall(t, s, pm, http.MethodGet, "/v1/authorizations?idempotency_key="+url.QueryEscape(connector.MockCardKey(reference)), "", "", 10000)
 	var a map[string]any
 	if code != http.StatusOK || out.Status != http.StatusOK || json.Unmarshal(out.Body, &a) != nil {
 		t.Fatalf("mock-card lookup of %s: %d %s", reference, code, raw)

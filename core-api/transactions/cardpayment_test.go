@@ -7,9 +7,7 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
-	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
-	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/zone"
 )
 
@@ -78,7 +76,8 @@ func TestSecurityCodeHeldIsConfirmedWithVaultProxy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cards := &recordingCards{answer: approval("")}
-			s := &transactions.Service{Store: postgres.TransactionsStore{DB: db}, Cards: cards, VaultProxy: tc.vault}
+			s, _ := routedTo(t, db, cards)
+			s.VaultProxy = tc.vault
 			if _, err := s.PayByCard(ctx, "default", coreapi.NewTransaction{Amount: 100, Currency: "EUR", PaymentMethodID: &pm, SecurityCodeHeld: tc.hint}); err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +97,7 @@ func TestSecurityCodeHeldIsConfirmedWithVaultProxy(t *testing.T) {
 func TestPaymentsUseAndStoreTheirPaymentMethod(t *testing.T) {
 	db := postgrestest.New(t)
 	cards := &recordingCards{}
-	s := &transactions.Service{Store: postgres.TransactionsStore{DB: db}, Cards: cards}
+	s, _ := routedTo(t, db, cards)
 	pm := postgrestest.StorePaymentMethod(t, db, &coreapi.PaymentMethod{Method: coreapi.MethodCard, Scheme: "mastercard", Label: "4444", SinglePayment: true})
 	read := func() *coreapi.PaymentMethod {
 		t.Helper()

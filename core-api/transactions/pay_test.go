@@ -60,14 +60,22 @@ func (c *cards) Refund(_ context.Context, r connector.CardOperation) (coreapi.Co
 func routed(t *testing.T, db *postgres.DB, production bool) (*transactions.Service, *paymentservices.Service, *cards) {
 	t.Helper()
 	c := &cards{}
+	s, pss := routedTo(t, db, c)
+	if production {
+		s.Cards = nil
+	}
+	return s, pss, c
+}
+
+// routedTo is routed's service with c as the registry's only connector
+// and the built-in sandbox one.
+func routedTo(t *testing.T, db *postgres.DB, c transactions.CardConnector) (*transactions.Service, *paymentservices.Service) {
+	t.Helper()
 	reg := connector.NewRegistry(c)
 	pss := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: db}, Connectors: reg, Crypter: vaulttransittest.New(t).Client}
 	s := service(db)
-	s.PaymentServices, s.Connectors = pss, reg
-	if !production {
-		s.Cards = c
-	}
-	return s, pss, c
+	s.PaymentServices, s.Connectors, s.Cards = pss, reg, c
+	return s, pss
 }
 
 func newPaymentService(t *testing.T, pss *paymentservices.Service, key string, mutate ...func(*coreapi.PaymentServiceFields)) *coreapi.PaymentService {
