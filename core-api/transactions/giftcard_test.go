@@ -3,6 +3,7 @@ package transactions_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -27,12 +28,16 @@ type giftCards struct {
 	refunds   []connector.CardOperation
 	balances  map[string]int64 // by token; absent: invalid_pin; -1: never answers
 	declineAt int64
+	lostAt    int64 // the amount whose redemption's answer is lost (recorded all the same)
 }
 
 func (g *giftCards) Redeem(_ context.Context, r connector.GiftCardRedemption) (coreapi.ConnectorResult, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.redeemed = append(g.redeemed, r)
+	if r.Amount == g.lostAt {
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, fmt.Errorf("%w: no answer", connector.ErrOutcomeUnknown)
+	}
 	if r.Amount == g.declineAt {
 		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: "red-" + r.Reference, ErrorCode: "insufficient_balance"}, nil
 	}
@@ -44,6 +49,19 @@ func (g *giftCards) RefundRedemption(_ context.Context, r connector.CardOperatio
 	defer g.mu.Unlock()
 	g.refunds = append(g.refunds, r)
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "rf-" + r.Reference}, nil
+}
+
+// LookupRedemption finds every redemption sent: approved unless declined.
+func (g *giftCards) LookupRedemption(_ context.Context, r connector.CardLookup) (connector.CardState, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, red := range g.redeemed {
+		if red.Reference == r.Reference {
+			return connector.CardState{ConnectorResult: coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "red-" + r.Reference},
+				AuthorizedAmount: red.Amount, CapturedAmount: red.Amount}, nil
+		}
+	}
+	return connector.CardState{}, connector.ErrNotFound
 }
 
 func (g *giftCards) Balance(ctx context.Context, r connector.GiftCardBalanceQuery) (int64, error) {
@@ -60,7 +78,7 @@ func (g *giftCards) Balance(ctx context.Context, r connector.GiftCardBalanceQuer
 
 func giftCardService(t *testing.T, db *postgres.DB) (*transactions.Service, *paymentservices.Service, *giftCards) {
 	t.Helper()
-	g := &giftCards{declineAt: 4051, balances: map[string]int64{}}
+	g := &giftCards{declineAt: 4051, lostAt: 4098, balances: map[string]int64{}}
 	reg := connector.NewRegistry(g)
 	pss := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: db}, Connectors: reg, Crypter: vaulttransittest.New(t).Client}
 	s := service(db)
@@ -120,6 +138,20 @@ func TestGiftCardPayment(t *testing.T) {
 	}
 	if pm, _ := s.Store.PaymentMethod(ctx, "default", *d.PaymentMethodID); pm.Usage.UsageCount != 0 {
 		t.Fatalf("a declined redemption counted a use: %+v", pm.Usage)
+	}
+
+	// A redemption whose answer was lost stays processing; its lookup
+	// settles it as the sale it was, and counts the use then.
+	l := giftCardPayment(t, db, 4098)
+	tx, err = s.PayByCard(ctx, "default", l)
+	if err != nil || tx.Status != coreapi.TransactionProcessing {
+		t.Fatalf("lost answer: %+v (%v)", tx, err)
+	}
+	if tx, err = s.Sync(ctx, "default", tx.ID); err != nil || tx.Status != coreapi.TransactionCaptureSucceeded || tx.CapturedAmount != 4098 {
+		t.Fatalf("synced: %+v (%v)", tx, err)
+	}
+	if pm, _ := s.Store.PaymentMethod(ctx, "default", *l.PaymentMethodID); pm.Usage.UsageCount != 1 {
+		t.Fatalf("a synced redemption counted %d uses", pm.Usage.UsageCount)
 	}
 
 	// A gift card is no card: asking for a card payment with it is refused.
