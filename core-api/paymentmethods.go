@@ -73,6 +73,13 @@ type PaymentMethod struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
+// GiftCardBalance is a gift card's balance as its processor gave it, or
+// why there is none.
+type GiftCardBalance struct {
+	Balance   *int64 // minor units; nil when it could not be had
+	ErrorCode string // why Balance is nil
+}
+
 // Usage counts uses of a payment method; transactions record them. Every
 // use counts in UsageCount/LastUsedAt; customer-initiated ones (CIT) also
 // in CITUsageCount/CITLastUsedAt.

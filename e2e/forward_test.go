@@ -962,6 +962,7 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 		{"index out of range", tok, `{"n":"{{ CARD_NUMBER_2 }}"}`, good, 400, "bad_request", "{{ CARD_NUMBER_2 }}"},
 		{"security code is never forwarded", tok, `{"n":"{{ CARD_SECURITY_CODE_1 }}"}`, good, 400, "bad_request", "{{ CARD_SECURITY_CODE_1 }}"},
 		{"not a card", tok, `{"n":"{{ CARD_NUMBER_1 }}"}`, []string{"x-vault-forward-url", tg.URL + "/pay", "x-vault-forward-payment-methods", gift.ID}, 400, "bad_request", "{{ CARD_NUMBER_1 }}"},
+		{"gift card PIN is never forwarded", tok, `{"p":"{{ GIFT_CARD_PIN_1 }}"}`, []string{"x-vault-forward-url", tg.URL + "/pay", "x-vault-forward-payment-methods", gift.ID}, 400, "bad_request", "{{ GIFT_CARD_PIN_1 }}"},
 		{"timeout 61", tok, `{}`, with("x-vault-forward-timeout", "61"), 400, "bad_request", "x-vault-forward-timeout"},
 		{"timeout 0", tok, `{}`, with("x-vault-forward-timeout", "0"), 400, "bad_request", "x-vault-forward-timeout"},
 		{"method not allowed", tok, `{}`, with("x-vault-forward-http-method", "TRACE"), 400, "bad_request", "x-vault-forward-http-method"},
@@ -985,6 +986,7 @@ func TestForwardRefusalsSendNothing(t *testing.T) {
 		"index out of range":               "value_error.placeholder.index_out_of_range",
 		"security code is never forwarded": "value_error.placeholder.placeholder_not_allowed",
 		"not a card":                       "value_error.placeholder.placeholder_not_allowed",
+		"gift card PIN is never forwarded": "value_error.placeholder.placeholder_not_allowed",
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -85,7 +85,7 @@ func TestGiftCardsOfABuyerSortedByUsage(t *testing.T) {
 	first := list["items"].([]any)[0].(map[string]any)
 	if first["type"] != "gift-card" || first["id"] != ids[0] || first["merchant_account_id"] != "default" ||
 		first["bin"] != "600649" || first["sub_bin"] != nil || first["last4"] != "1111" || first["currency"] != nil ||
-		first["expiration_date"] != exp || first["balance"] != nil || first["balance_error_code"] != "balance_unavailable" ||
+		first["expiration_date"] != exp || first["balance"] != 10000.0 || first["balance_error_code"] != nil ||
 		first["usage_count"] != 3.0 || first["cit_usage_count"] != 0.0 || first["last_used_at"] == nil || first["cit_last_used_at"] != nil {
 		t.Fatalf("gift card item %v", first)
 	}

@@ -65,7 +65,7 @@ func (MockCard) Schemas() Schemas {
 		return Field{Name: name, Kind: KindString, MaxLength: 22, Pattern: descriptorRE, PatternText: descriptorText}
 	}
 	return Schemas{
-		Methods: []string{coreapi.MethodCard},
+		Methods: []string{coreapi.MethodCard, coreapi.MethodGiftCard},
 		Credentials: Schema{{Name: "api_key", Kind: KindString, Required: true, MinLength: 8, MaxLength: 128,
 			Pattern: apiKeyRE, PatternText: "letters, digits, _ and - only"}},
 		Settings:          Schema{descriptor("merchant_descriptor")},

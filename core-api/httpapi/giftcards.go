@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/apierror"
 )
 
@@ -19,9 +20,10 @@ import (
 // Decisions: sub_bin (digits 7-9) is always null: the vault's metadata has
 // only the first 6 and last 4, and core-api never sees the number, so it
 // cannot be derived here; adding it would mean widening the zone contract.
-// currency is null (vault-proxy takes no currency for a gift card). No
-// balance service exists yet, so balance is null with balance_error_code
-// "balance_unavailable".
+// currency is null (vault-proxy takes no currency for a gift card).
+// balance is the gift card connector's (transactions.GiftCardBalances:
+// each card at once, bounded); one it could not give is null with its
+// balance_error_code.
 func (h *paymentMethods) giftCards(w http.ResponseWriter, r *http.Request) error {
 	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
 	if err != nil {
@@ -42,9 +44,13 @@ func (h *paymentMethods) giftCards(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return buyerQueryError(id, err)
 	}
+	balances := make([]coreapi.GiftCardBalance, len(rows))
+	if h.Transactions != nil {
+		balances = h.Transactions.GiftCardBalances(r.Context(), c.MerchantAccountID, rows)
+	}
 	items := make([]giftCardJSON, len(rows))
 	for i := range rows {
-		items[i] = giftCardView(&rows[i])
+		items[i] = giftCardView(&rows[i], balances[i])
 	}
 	return WriteJSON(w, http.StatusOK, map[string]any{"items": items})
 }
@@ -63,14 +69,16 @@ type giftCardJSON struct {
 	usageJSON
 }
 
-var balanceUnavailable = "balance_unavailable"
-
-func giftCardView(pm *coreapi.PaymentMethod) giftCardJSON {
+func giftCardView(pm *coreapi.PaymentMethod, b coreapi.GiftCardBalance) giftCardJSON {
 	bin := pm.BIN
 	if len(bin) > 6 {
 		bin = bin[:6]
 	}
-	return giftCardJSON{Type: "gift-card", ID: pm.ID, MerchantAccountID: pm.MerchantAccountID, BIN: orNull(bin),
+	v := giftCardJSON{Type: "gift-card", ID: pm.ID, MerchantAccountID: pm.MerchantAccountID, BIN: orNull(bin),
 		Last4: pm.Label, Currency: orNull(pm.Currency), ExpirationDate: orNull(pm.ExpirationDate),
-		BalanceErrorCode: &balanceUnavailable, usageJSON: usageView(pm.Usage)}
+		Balance: b.Balance, BalanceErrorCode: orNull(b.ErrorCode), usageJSON: usageView(pm.Usage)}
+	if v.Balance == nil && v.BalanceErrorCode == nil {
+		v.BalanceErrorCode = orNull(transactions.BalanceUnavailable)
+	}
+	return v
 }

@@ -22,7 +22,7 @@ type VaultProxy interface {
 // as a payment without one would be: asking for a code vault-proxy does
 // not hold would make the call fail instead.
 func (s *Service) securityCodeHeld(ctx context.Context, merchant string, n coreapi.NewTransaction) bool {
-	if !n.SecurityCodeHeld || s.VaultProxy == nil || n.PaymentMethodID == nil {
+	if !n.SecurityCodeHeld || s.VaultProxy == nil || n.PaymentMethodID == nil || *n.Method != coreapi.MethodCard {
 		return false
 	}
 	m, err := s.VaultProxy.Card(ctx, merchant, *n.PaymentMethodID)

@@ -37,11 +37,21 @@ const ErrorCodeConnector = "connector_error"
 // *coreapi.PaymentServiceError, and nothing is stored.
 func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewTransaction) (*coreapi.Transaction, error) {
 	if n.Method == nil {
-		card := coreapi.MethodCard
-		n.Method = &card // a stored payment method of another kind is refused
+		// A card or a gift card; a stored payment method of another kind
+		// is refused (Create).
+		m := s.storedMethod(ctx, merchant, n.PaymentMethodID)
+		if m != coreapi.MethodGiftCard {
+			m = coreapi.MethodCard
+		}
+		n.Method = &m
 	}
 	if err := n.Validate(); err != nil {
 		return nil, err
+	}
+	if *n.Method == coreapi.MethodGiftCard {
+		// A redemption takes the amount at once: a sale, whatever the
+		// request's intent (docs/transactions.md, "Gift cards").
+		n.Intent = coreapi.IntentCapture
 	}
 	cards, cfg, options, err := s.route(ctx, merchant, &n)
 	if err != nil {
@@ -88,10 +98,17 @@ func (s *Service) card(ctx context.Context, merchant, id string) (CardConnector,
 	if err != nil {
 		return nil, connector.Config{}, err
 	}
-	if t.PaymentMethod.Method != coreapi.MethodCard || t.PaymentMethod.ID == nil {
+	if !cardPayment(t) {
 		return nil, connector.Config{}, coreapi.ErrNotACardPayment
 	}
 	return s.cardsOf(ctx, t)
+}
+
+// cardPayment reports whether t is paid with a stored card or gift card,
+// whose operations go to a card connector.
+func cardPayment(t *coreapi.Transaction) bool {
+	m := t.PaymentMethod.Method
+	return t.PaymentMethod.ID != nil && (m == coreapi.MethodCard || m == coreapi.MethodGiftCard)
 }
 
 // operation is the connector's request about reservation ref of t.

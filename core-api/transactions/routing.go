@@ -23,10 +23,11 @@ type PaymentServices interface {
 // Connectors are the environment's connectors by name (connector.Registry).
 type Connectors interface {
 	Cards(name string) (connector.CardConnector, error)
+	GiftCards(name string) (connector.GiftCardConnector, error)
 	Schemas(name string) (connector.Schemas, error)
 }
 
-// route chooses the card connector of a new payment (docs/payment-
+// route chooses the card (or gift card: connectorFor) connector of a new payment (docs/payment-
 // services.md, "Routing"): the payment service n names, else the merchant
 // account's default for cards, else, outside production, the built-in
 // sandbox connector (s.Cards) with the zero configuration. It sets n's
@@ -39,13 +40,13 @@ func (s *Service) route(ctx context.Context, merchant string, n *coreapi.NewTran
 	case err != nil:
 		return nil, cfg, nil, err
 	case ps != nil:
-		c, err := s.Connectors.Cards(ps.Connector)
+		c, err := s.connectorFor(*n.Method, ps.Connector)
 		if err != nil {
 			return nil, cfg, nil, coreapi.ErrPaymentServiceConnector
 		}
 		cards, n.PaymentServiceID = c, &ps.ID
-	case s.Cards != nil:
-		cards = s.Cards
+	case s.builtIn(*n.Method) != nil:
+		cards = s.builtIn(*n.Method)
 	default:
 		return nil, cfg, nil, coreapi.ErrPaymentServiceUnavailable
 	}
@@ -65,16 +66,17 @@ func (s *Service) route(ctx context.Context, merchant string, n *coreapi.NewTran
 // the built-in sandbox connector's for a payment that had none.
 func (s *Service) cardsOf(ctx context.Context, t *coreapi.Transaction) (CardConnector, connector.Config, error) {
 	if t.PaymentServiceID == nil {
-		if s.Cards == nil {
+		c := s.builtIn(t.PaymentMethod.Method)
+		if c == nil {
 			return nil, connector.Config{}, coreapi.ErrCardPaymentsUnavailable
 		}
-		return s.Cards, connector.Config{}, nil
+		return c, connector.Config{}, nil
 	}
 	ps, cfg, err := s.PaymentServices.ForOperation(ctx, t.MerchantAccountID, *t.PaymentServiceID)
 	if err != nil {
 		return nil, cfg, err
 	}
-	c, err := s.Connectors.Cards(ps.Connector)
+	c, err := s.connectorFor(t.PaymentMethod.Method, ps.Connector)
 	if err != nil {
 		return nil, cfg, coreapi.ErrPaymentServiceConnector
 	}

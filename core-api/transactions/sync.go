@@ -52,7 +52,7 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if err != nil {
 		return nil, err
 	}
-	if t.PaymentMethod.Method != coreapi.MethodCard || t.PaymentMethod.ID == nil {
+	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}
 	authorizing := t.Status == coreapi.TransactionProcessing

@@ -188,7 +188,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 			c.Zero()
 		}
 	}()
-	if err := checkKinds(tpl, cards); err != nil {
+	if err := checkKinds(tpl, cards, r.Options); err != nil {
 		audit("failure: "+err.(*substitute.Error).Code, 0, "")
 		return res, err
 	}
@@ -286,14 +286,21 @@ func putDetail(d map[string]any) {
 	detailPool.Put(d)
 }
 
-// checkKinds refuses placeholders that name a payment method that is not a
-// card (a gift card or bank account) before anything is rendered.
-func checkKinds(tpl *substitute.Template, cards []*vaulting.Revealed) error {
+// checkKinds refuses, before anything is rendered, placeholders that
+// name a payment method of another kind than theirs: a card's fields of
+// a gift card or bank account, a gift card's PIN of anything else. A gift
+// card's number goes only where its PIN may (opts.AllowGiftCards: core-
+// api's gift card calls), never to a merchant's /vault-forward.
+func checkKinds(tpl *substitute.Template, cards []*vaulting.Revealed, opts substitute.Options) error {
 	for _, p := range tpl.Placeholders() {
-		c := cards[p.Index-1]
-		if c.Card.Kind != vaultproxy.KindCard {
+		kind := cards[p.Index-1].Card.Kind
+		ok := kind == vaultproxy.KindCard && p.Field != substitute.GiftCardPIN
+		if kind == vaultproxy.KindGiftCard && opts.AllowGiftCards {
+			ok = p.Field == substitute.GiftCardPIN || p.Field == substitute.CardNumber
+		}
+		if !ok {
 			return &substitute.Error{Placeholder: p.Name, Code: "placeholder_not_allowed",
-				Message: fmt.Sprintf("placeholder %s: payment method %d is not a card", p.Name, p.Index)}
+				Message: fmt.Sprintf("placeholder %s: not available for payment method %d (a %s)", p.Name, p.Index, kind)}
 		}
 	}
 	return nil
@@ -357,6 +364,11 @@ func (rv *resolver) resolve(p substitute.Placeholder) ([]byte, error) {
 			return nil, unavailable(p, "no security code is held for this payment method")
 		}
 		return c.SecurityCode, nil
+	case substitute.GiftCardPIN:
+		if len(c.PIN) == 0 {
+			return nil, unavailable(p, "no PIN is held for this payment method")
+		}
+		return c.PIN, nil
 	}
 	v, err := rv.networkValue(p, c)
 	if err != nil {

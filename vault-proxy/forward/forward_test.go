@@ -15,6 +15,7 @@ import (
 	"github.com/payorch/vault-proxy/forward"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/substitute"
 	"github.com/payorch/vault-proxy/vaulting"
 	"github.com/payorch/vault-proxy/vaulting/vaultingtest"
 	"github.com/valyala/fasthttp"
@@ -157,6 +158,60 @@ func TestSendWritesOnlyASoundRequestLine(t *testing.T) {
 			}
 			if n := countReveals(); n != before {
 				t.Fatalf("a card was opened for a refused request line (%d audit records)", n-before)
+			}
+		})
+	}
+}
+
+// A gift card's number and PIN go only where Options.AllowGiftCards lets
+// them (core-api's gift card calls), the PIN only of a gift card, and a
+// gift card never fills a card's other fields; a refusal is made before
+// anything is sent.
+func TestGiftCardPlaceholdersByKindAndPermission(t *testing.T) {
+	ctx := context.Background()
+	_, _, svc, caller, cardToken := vaultedCard(t)
+	gift, err := svc.VaultCard(ctx, caller, vaulting.CardRequest{Kind: vaultproxy.KindGiftCard,
+		Number: []byte("6035710000001234"), SecurityCode: []byte("4321")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &forward.Engine{Vaulting: svc}
+	u, _ := url.Parse("https://processor.example/redeem")
+	allow := substitute.Options{AllowGiftCards: true}
+	for _, tc := range []struct {
+		name  string
+		body  string
+		token uuid.UUID
+		opts  substitute.Options
+		sent  string // "" when refused
+	}{
+		{"number and PIN, allowed", `{"n":"{{ CARD_NUMBER_1 }}","p":"{{ GIFT_CARD_PIN_1 }}"}`, gift.Token, allow, `{"n":"6035710000001234","p":"4321"}`},
+		{"number, not allowed (a merchant's forward)", `{"n":"{{ CARD_NUMBER_1 }}"}`, gift.Token, substitute.Options{}, ""},
+		{"expiry of a gift card", `{"e":"{{ CARD_EXPIRATION_DATE_1 }}"}`, gift.Token, allow, ""},
+		{"PIN of a card", `{"p":"{{ GIFT_CARD_PIN_1 }}"}`, cardToken, allow, ""},
+		{"card number of a card, allowed too", `{"n":"{{ CARD_NUMBER_1 }}"}`, cardToken, allow, `{"n":"4111111111111111"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sent string
+			var resp fasthttp.Response
+			_, err := e.Send(ctx, forward.Request{Caller: caller, Action: "detokenize", Purpose: vaulting.PurposeRedemption, Method: "POST", URL: u,
+				ContentType: "application/json", Body: []byte(tc.body), Tokens: []uuid.UUID{tc.token}, Options: tc.opts},
+				&resp, func(_ context.Context, req *fasthttp.Request, _ *fasthttp.Response) error {
+					sent = string(req.Body())
+					return nil
+				})
+			if tc.sent == "" {
+				var se *substitute.Error
+				if !errors.As(err, &se) || se.Code != "placeholder_not_allowed" || sent != "" {
+					t.Fatalf("send = %v, sent %q; want placeholder_not_allowed and nothing sent", err, sent)
+				}
+				if strings.Contains(se.Message, "6035710000001234") || strings.Contains(se.Message, "4321") {
+					t.Fatalf("the refusal quotes the gift card: %s", se.Message)
+				}
+				return
+			}
+			if err != nil || sent != tc.sent {
+				t.Fatalf("send = %v, sent %q; want %q", err, sent, tc.sent)
 			}
 		})
 	}

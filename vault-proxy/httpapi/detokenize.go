@@ -104,7 +104,8 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	_, err = h.Engine.Send(rctx, forward.Request{
 		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
 		ContentType: ct, Body: []byte(in.Body), Tokens: tokens, Audit: audit,
-		Options: substitute.Options{AllowSecurityCode: in.Purpose == vaulting.PurposeAuthorization},
+		Options: substitute.Options{AllowSecurityCode: in.Purpose == vaulting.PurposeAuthorization,
+			AllowGiftCards: vaulting.GiftCardPurpose(in.Purpose)},
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {
 		if err := h.Destinations.Do(ctx, req, resp, timeout); err != nil {
 			return err

@@ -37,6 +37,7 @@ const (
 	NetworkTokenExpiry
 	Cryptogram
 	SecurityCode
+	GiftCardPIN
 )
 
 func (f Field) String() string {
@@ -53,6 +54,8 @@ func (f Field) String() string {
 		return "cryptogram"
 	case SecurityCode:
 		return "security code"
+	case GiftCardPIN:
+		return "gift card PIN"
 	}
 	return "unknown"
 }
@@ -103,6 +106,21 @@ type Options struct {
 	// AllowSecurityCode enables CARD_SECURITY_CODE_X; only detokenized
 	// authorization calls from core-api set it, never /vault-forward.
 	AllowSecurityCode bool
+	// AllowGiftCards enables GIFT_CARD_PIN_X, and the gift-card tokens
+	// that CARD_NUMBER_X may name: only detokenized gift card calls from
+	// core-api (a redemption or a balance) set it, never /vault-forward.
+	AllowGiftCards bool
+}
+
+// allowed reports whether opts let a caller use field.
+func (opts Options) allowed(f Field) bool {
+	switch f {
+	case SecurityCode:
+		return opts.AllowSecurityCode
+	case GiftCardPIN:
+		return opts.AllowGiftCards
+	}
+	return true
 }
 
 // Parse scans body for placeholders. It keeps a reference to body.
@@ -138,7 +156,7 @@ func (t *Template) parse(body []byte, opts Options) error {
 		// their own copy once the body is read.
 		name := unsafe.String(&inner[0], len(inner))
 		k, idx, ok := knownName(name)
-		if !ok || (k.field == SecurityCode && !opts.AllowSecurityCode) {
+		if !ok || !opts.allowed(k.field) {
 			_, err := parseName(string(inner), opts)
 			return err
 		}
@@ -275,7 +293,7 @@ func parseName(name string, opts Options) (Placeholder, error) {
 		name = shown(name)
 		return Placeholder{}, &Error{Placeholder: name, Code: "unknown_placeholder", Message: "unknown placeholder " + name}
 	}
-	if p.Field == SecurityCode && !opts.AllowSecurityCode {
+	if !opts.allowed(p.Field) {
 		name = shown(name)
 		return Placeholder{}, &Error{Placeholder: name, Code: "placeholder_not_allowed", Message: "placeholder " + name + " is not allowed here"}
 	}
@@ -412,6 +430,7 @@ var bases = []struct {
 	{"CARD_NUMBER", CardNumber, false},
 	{"CARD_CRYPTOGRAM", Cryptogram, false},
 	{"CARD_SECURITY_CODE", SecurityCode, false},
+	{"GIFT_CARD_PIN", GiftCardPIN, false},
 }
 
 // Placeholders lists what the body asks for, in order.

@@ -151,6 +151,8 @@ func TestParseRejects(t *testing.T) {
 		{"{{ CARD_CVV_1 }}", "unknown_placeholder"},
 		{"{{ CARD_NUMBER_x }}", "unknown_placeholder"},
 		{"{{ CARD_SECURITY_CODE_1 }}", "placeholder_not_allowed"},
+		{"{{ GIFT_CARD_PIN_1 }}", "placeholder_not_allowed"},
+		{"{{ GIFT_CARD_PIN }}", "unknown_placeholder"},
 		{"{{ _1 }}", "unknown_placeholder"},
 		// Extra braces around a misspelt name do not hide it.
 		{"{{{CARD_NUMBR_1}}}", "unknown_placeholder"},
@@ -510,6 +512,28 @@ func TestEncodingFor(t *testing.T) {
 func TestSecurityCodeOnlyWhenAllowed(t *testing.T) {
 	if _, err := Parse([]byte("{{ CARD_SECURITY_CODE_1 }}"), Options{AllowSecurityCode: true}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The gift card PIN has its own permission: the security code's does not
+// open it, nor the PIN's the security code.
+func TestGiftCardPINOnlyWhenAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		opts Options
+		ok   bool
+	}{
+		{"{{ GIFT_CARD_PIN_1 }}", Options{AllowGiftCards: true}, true},
+		{"{{ GIFT_CARD_PIN_1 }}", Options{AllowSecurityCode: true}, false},
+		{"{{ CARD_SECURITY_CODE_1 }}", Options{AllowGiftCards: true}, false},
+	} {
+		tpl, err := Parse([]byte(tc.body), tc.opts)
+		if (err == nil) != tc.ok {
+			t.Fatalf("Parse(%s, %+v) = %v, want ok %v", tc.body, tc.opts, err, tc.ok)
+		}
+		if tc.ok && tpl.Placeholders()[0].Field != GiftCardPIN {
+			t.Fatalf("field = %v, want the gift card PIN", tpl.Placeholders()[0].Field)
+		}
 	}
 }
 

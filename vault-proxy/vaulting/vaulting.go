@@ -262,6 +262,19 @@ func (r *Revealed) Zero() {
 // the one use a held security code may have.
 const PurposeAuthorization = "authorization"
 
+// The purposes of core-api's detokenized gift card calls, the only uses
+// of a gift card's number and PIN.
+const (
+	PurposeRedemption = "redemption"
+	PurposeBalance    = "balance"
+)
+
+// GiftCardPurpose reports whether purpose may use a gift card's number
+// and PIN.
+func GiftCardPurpose(purpose string) bool {
+	return purpose == PurposeRedemption || purpose == PurposeBalance
+}
+
 // Reveal opens the merchant's cards for tokens, in order. Before any card
 // is opened it holds room in the audit log for the record of what is
 // done with them (vaultproxy.ErrAuditUnavailable when there is none); the

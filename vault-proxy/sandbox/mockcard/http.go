@@ -21,6 +21,7 @@ import (
 // server is the simulator's HTTP API (docs/sandbox/mock-card.md).
 type server struct {
 	store   *store
+	gifts   *giftStore
 	log     *slog.Logger
 	now     func() time.Time
 	hold    time.Duration
@@ -44,7 +45,8 @@ type route func(r *http.Request) (reply, error)
 type methods map[string]route
 
 func newServer(st *store, log *slog.Logger, now func() time.Time, hold time.Duration, closing <-chan struct{}) *server {
-	s := &server{store: st, log: log, now: now, hold: hold, closing: closing, mux: http.NewServeMux()}
+	s := &server{store: st, gifts: newGiftStore(st.max, st.fingerprint), log: log, now: now, hold: hold, closing: closing, mux: http.NewServeMux()}
+	s.giftRoutes()
 	s.handle("/v1/authorizations", methods{http.MethodPost: s.authorize, http.MethodGet: s.lookup})
 	s.handle("/v1/authorizations/{id}", methods{http.MethodGet: s.get})
 	for _, op := range []opKind{captureOp, voidOp, refundOp} {
