@@ -276,7 +276,7 @@ func BenchmarkTxPairHTTP(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(txParallelism())
 	b.ResetTimer()
-	cpu0 := cpuNow()
+	cpu0, m0 := cpuNow(), machineCPUNow()
 	b.RunParallel(func(pb *testing.PB) {
 		req, resp := new(fasthttp.Request), new(fasthttp.Response)
 		for pb.Next() {
@@ -290,6 +290,7 @@ func BenchmarkTxPairHTTP(b *testing.B) {
 	reportPairs(b)
 	reportRefused(b, refused.Load())
 	reportCPU(b, cpu0)
+	reportMachineCPU(b, m0)
 }
 
 func BenchmarkTxPairBare(b *testing.B) {
@@ -301,7 +302,7 @@ func BenchmarkTxPairBare(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(txParallelism())
 	b.ResetTimer()
-	cpu0 := cpuNow()
+	cpu0, m0 := cpuNow(), machineCPUNow()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := c.pairBare(ctx); err != nil {
@@ -311,6 +312,7 @@ func BenchmarkTxPairBare(b *testing.B) {
 	})
 	reportPairs(b)
 	reportCPU(b, cpu0)
+	reportMachineCPU(b, m0)
 }
 
 // reportRefused adds the share of pairs refused by the connector
@@ -320,6 +322,39 @@ func reportRefused(b *testing.B, n int64) {
 	b.ReportMetric(float64(n)/float64(b.N), "refused/op")
 	if float64(n) > maxRefused*float64(b.N) {
 		b.Fatalf("%d of %d pairs refused by the card connector", n, b.N)
+	}
+}
+
+// machineCPUNow is the CPU time all of the machine's CPUs have spent
+// busy so far (/proc/stat: user, nice, system, irq, softirq, steal), or
+// 0 where it cannot be read: with cpuNow's figure it tells this
+// process's share from PostgreSQL's (and from whatever else runs).
+func machineCPUNow() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 9 || string(f[0]) != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7, 8} {
+		n, err := strconv.ParseInt(string(f[i]), 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// reportMachineCPU adds the machine's busy CPU time per operation since
+// start (from machineCPUNow) to the output, in microseconds.
+func reportMachineCPU(b *testing.B, start time.Duration) {
+	if start > 0 && b.N > 0 {
+		b.ReportMetric(float64(machineCPUNow()-start)/float64(b.N)/1e3, "machineCPUus/op")
 	}
 }
 
