@@ -170,10 +170,9 @@ func (c *txBench) post(path string, body []byte, want int, req *fasthttp.Request
 	return resp.Body(), nil
 }
 
-// statusIs reports whether a transaction answer has status st: its
-// "status" member comes after the nested objects' members in no answer
-// (payment_method has none named status), so the first is the
-// transaction's.
+// statusIs reports whether a transaction answer has status st: the
+// transaction's is its only member named "status" (no nested object of a
+// transaction has one).
 func statusIs(body []byte, st coreapi.TransactionStatus) bool {
 	return bytes.Contains(body, []byte(`"status":"`+string(st)+`"`))
 }
