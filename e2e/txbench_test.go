@@ -275,7 +275,7 @@ func BenchmarkTxPairHTTP(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(txParallelism())
 	b.ResetTimer()
-	cpu0, m0 := cpuNow(), machineCPUNow()
+	cpu0, m0, pg0 := cpuNow(), machineCPUNow(), c.pgCPUNow()
 	b.RunParallel(func(pb *testing.PB) {
 		req, resp := new(fasthttp.Request), new(fasthttp.Response)
 		for pb.Next() {
@@ -290,6 +290,7 @@ func BenchmarkTxPairHTTP(b *testing.B) {
 	reportRefused(b, refused.Load())
 	reportCPU(b, cpu0)
 	reportMachineCPU(b, m0)
+	c.reportPGCPU(b, pg0)
 }
 
 func BenchmarkTxPairBare(b *testing.B) {
@@ -301,7 +302,7 @@ func BenchmarkTxPairBare(b *testing.B) {
 	b.ReportAllocs()
 	b.SetParallelism(txParallelism())
 	b.ResetTimer()
-	cpu0, m0 := cpuNow(), machineCPUNow()
+	cpu0, m0, pg0 := cpuNow(), machineCPUNow(), c.pgCPUNow()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if err := c.pairBare(ctx); err != nil {
@@ -312,6 +313,7 @@ func BenchmarkTxPairBare(b *testing.B) {
 	reportPairs(b)
 	reportCPU(b, cpu0)
 	reportMachineCPU(b, m0)
+	c.reportPGCPU(b, pg0)
 }
 
 // reportRefused adds the share of pairs refused by the connector
@@ -354,6 +356,65 @@ func machineCPUNow() time.Duration {
 func reportMachineCPU(b *testing.B, start time.Duration) {
 	if start > 0 && b.N > 0 {
 		b.ReportMetric(float64(machineCPUNow()-start)/float64(b.N)/1e3, "machineCPUus/op")
+	}
+}
+
+// pgCPUNow is the CPU time the PostgreSQL backends serving the stack's
+// two databases have used so far (from /proc: the database is local in
+// tests), or 0 where /proc cannot be read. Backends that end meanwhile
+// take theirs with them; the pools keep theirs for the run. PostgreSQL's
+// shared processes (WAL writer, checkpointer) are not counted.
+func (c *txBench) pgCPUNow() time.Duration {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	// A backend's title: "postgres: 15/main: USER DATABASE HOST(PORT) STATE".
+	names := [][]byte{[]byte(" " + c.s.DBs.Core.Name + " "), []byte(" " + c.s.DBs.Vault.Name + " ")}
+	var sum time.Duration
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		title, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err != nil || !bytes.HasPrefix(title, []byte("postgres: ")) ||
+			!(bytes.Contains(title, names[0]) || bytes.Contains(title, names[1])) {
+			continue
+		}
+		if t, ok := processCPU(pid); ok {
+			sum += t
+		}
+	}
+	return sum
+}
+
+// processCPU is the user and system CPU time of process pid (Linux).
+func processCPU(pid int) (time.Duration, bool) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+	f := bytes.Fields(raw[bytes.LastIndexByte(raw, ')')+1:])
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(string(f[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(f[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, true // USER_HZ is 100 on Linux
+}
+
+// reportPGCPU adds the stack's PostgreSQL backends' CPU time per
+// operation since start (from pgCPUNow) to the output, in microseconds.
+func (c *txBench) reportPGCPU(b *testing.B, start time.Duration) {
+	if b.N > 0 {
+		if now := c.pgCPUNow(); now > 0 {
+			b.ReportMetric(float64(now-start)/float64(b.N)/1e3, "pgCPUus/op")
+		}
 	}
 }
 
