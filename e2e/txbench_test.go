@@ -38,9 +38,11 @@ import (
 //   - BenchmarkTxPairBare (the baseline): the same flow's database work
 //     alone, through the transactions service on a *postgres.DB opened on
 //     the same database (postgres.TransactionsStore, as core-api wires
-//     it): Create (the stored payment method's read, the insert),
-//     ApplyAuthorization of an approval, the capture's card check (the
-//     transaction's read), ReserveCapture and SettleCapture of a success.
+//     it): the routing's read of the merchant account's default payment
+//     service (it has none: the sandbox connector), Create (the stored
+//     payment method's read, the insert), ApplyAuthorization of an
+//     approval, the capture's card check (the transaction's read),
+//     ReserveCapture and SettleCapture of a success.
 //     The same statements in the same transactions; no HTTP, no
 //     authentication, no JSON, no connector, no vault-proxy. The service's
 //     own Go work (validation, the state machine) is a few microseconds of
@@ -127,19 +129,6 @@ func vaultCardTB(tb testing.TB, s *stack.Stack, tok, pan string) string {
 	return pm.ID
 }
 
-// errConnectorRefused is a pair that mock-card refused (core-api's 502
-// bad_gateway: the transaction or capture recorded as failed). mock-card
-// refuses an Idempotency-Key that panscan.InIdentifier reads as holding a
-// card number, and ~0.5% of random UUIDs do (a run of 13-19 digits across
-// their groups that passes Luhn): the transaction's or the capture's id,
-// the references core-api sends, is such a key for ~1% of pairs. The
-// benchmarks count these (refused/op) instead of stopping at the first,
-// and fail when they are more than maxRefused of the pairs, which no
-// other cause of a 502 would stay under.
-var errConnectorRefused = errors.New("the card connector's call was refused (502 bad_gateway)")
-
-const maxRefused = 0.05
-
 // txAnswer is what the pair reads of an answer: the transaction's id and
 // status.
 type txAnswer struct {
@@ -160,9 +149,6 @@ func (c *txBench) post(path string, body []byte, want int, req *fasthttp.Request
 	}
 	if err := c.client.Do(req, resp); err != nil {
 		return nil, fmt.Errorf("POST %s: %w", path, err)
-	}
-	if resp.StatusCode() == http.StatusBadGateway && bytes.Contains(resp.Body(), []byte(`"code":"bad_gateway"`)) {
-		return nil, fmt.Errorf("POST %s: %w", path, errConnectorRefused)
 	}
 	if resp.StatusCode() != want {
 		return nil, fmt.Errorf("POST %s = %d, want %d: %.300s", path, resp.StatusCode(), want, resp.Body())
@@ -217,15 +203,10 @@ func (c *txBench) pairHTTP(full bool, req *fasthttp.Request, resp *fasthttp.Resp
 	return nil
 }
 
-// check makes one pair over HTTP with each answer decoded in full: a
-// pair refused by the connector (errConnectorRefused) is tried again.
+// check makes one pair over HTTP with each answer decoded in full.
 func (c *txBench) check(tb testing.TB) {
 	tb.Helper()
-	err := errConnectorRefused
-	for i := 0; i < 3 && errors.Is(err, errConnectorRefused); i++ {
-		err = c.pairHTTP(true, new(fasthttp.Request), new(fasthttp.Response))
-	}
-	if err != nil {
+	if err := c.pairHTTP(true, new(fasthttp.Request), new(fasthttp.Response)); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -234,6 +215,11 @@ func (c *txBench) check(tb testing.TB) {
 // ask of the store, with the connector's approvals given.
 func (c *txBench) pairBare(ctx context.Context) error {
 	card := coreapi.MethodCard
+	// PayByCard's routing: the merchant account's default payment service
+	// for cards, which it does not have (the sandbox connector then).
+	if _, _, err := c.db.DefaultPaymentService(ctx, txBenchMerchant, card); !errors.Is(err, coreapi.ErrNotFound) {
+		return fmt.Errorf("default payment service: %v", err)
+	}
 	t, err := c.svc.Create(ctx, txBenchMerchant, coreapi.NewTransaction{
 		Amount: txBenchAmount, Currency: "EUR", Country: ptr("DE"), PaymentMethodID: &c.pm, Method: &card,
 	})
@@ -271,7 +257,6 @@ func ptr[T any](v T) *T { return &v }
 func BenchmarkTxPairHTTP(b *testing.B) {
 	c := newTxBench(b)
 	c.check(b)
-	var refused atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(txParallelism())
 	b.ResetTimer()
@@ -279,15 +264,12 @@ func BenchmarkTxPairHTTP(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		req, resp := new(fasthttp.Request), new(fasthttp.Response)
 		for pb.Next() {
-			if err := c.pairHTTP(false, req, resp); errors.Is(err, errConnectorRefused) {
-				refused.Add(1)
-			} else if err != nil {
+			if err := c.pairHTTP(false, req, resp); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	reportPairs(b)
-	reportRefused(b, refused.Load())
 	reportCPU(b, cpu0)
 	reportMachineCPU(b, m0)
 	c.reportPGCPU(b, pg0)
@@ -314,16 +296,6 @@ func BenchmarkTxPairBare(b *testing.B) {
 	reportCPU(b, cpu0)
 	reportMachineCPU(b, m0)
 	c.reportPGCPU(b, pg0)
-}
-
-// reportRefused adds the share of pairs refused by the connector
-// (errConnectorRefused) to the output, and fails b when it is over
-// maxRefused.
-func reportRefused(b *testing.B, n int64) {
-	b.ReportMetric(float64(n)/float64(b.N), "refused/op")
-	if float64(n) > maxRefused*float64(b.N) {
-		b.Fatalf("%d of %d pairs refused by the card connector", n, b.N)
-	}
 }
 
 // machineCPUNow is the CPU time all of the machine's CPUs have spent
@@ -443,27 +415,20 @@ func TestTransactionLatency(t *testing.T) {
 	workers := 256 // a free worker for every pair in flight unless something stalls for most of a second
 	c := newTxBench(t)
 	c.check(t)
-	var refused atomic.Int64
 	run := func(d time.Duration) loadgen.Result {
-		refused.Store(0)
 		var firstErr atomic.Pointer[error]
 		r := loadgen.Run(context.Background(), rate, d, workers, func(context.Context) error {
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
 			err := c.pairHTTP(false, req, resp)
-			if errors.Is(err, errConnectorRefused) {
-				refused.Add(1)
-			} else if err != nil {
+			if err != nil {
 				firstErr.CompareAndSwap(nil, &err)
 			}
 			return err
 		})
 		if e := firstErr.Load(); e != nil {
 			t.Errorf("%d errors, first: %v", r.Errors, *e)
-		}
-		if n := refused.Load(); float64(n) > maxRefused*float64(r.Sent) {
-			t.Errorf("%d of %d pairs refused by the card connector", n, r.Sent)
 		}
 		return r
 	}
@@ -473,7 +438,7 @@ func TestTransactionLatency(t *testing.T) {
 	if r.P99 >= goal {
 		result = "not_met"
 	}
-	t.Logf("TX_LATENCY rate=%d seconds=%d sent=%d errors=%d refused=%d achieved_pairs_per_s=%.0f p50_us=%d p90_us=%d p99_us=%d p999_us=%d max_us=%d goal_p99_us=%d result=%s gomaxprocs=%d",
-		rate, int(d.Seconds()), r.Sent, r.Errors, refused.Load(), r.AchievedPerSec, r.P50.Microseconds(), r.P90.Microseconds(), r.P99.Microseconds(),
+	t.Logf("TX_LATENCY rate=%d seconds=%d sent=%d errors=%d achieved_pairs_per_s=%.0f p50_us=%d p90_us=%d p99_us=%d p999_us=%d max_us=%d goal_p99_us=%d result=%s gomaxprocs=%d",
+		rate, int(d.Seconds()), r.Sent, r.Errors, r.AchievedPerSec, r.P50.Microseconds(), r.P90.Microseconds(), r.P99.Microseconds(),
 		r.P999.Microseconds(), r.Max.Microseconds(), goal.Microseconds(), result, runtime.GOMAXPROCS(0))
 }

@@ -59,7 +59,7 @@ summary() {
     /^FORWARD_LATENCY_PAIR / { added = added (added == "" ? "" : ", ") field("added_p99_us") }
     /^FORWARD_LATENCY_ADDED / { p99 = field("p99_us"); goalUs = field("goal_us"); result = field("result"); npl = field("pairs") }
     $1 ~ /^BenchmarkTxPairHTTP-[0-9]+$/ && txRate == "" { for (i = 2; i < NF; i++) if ($(i + 1) == "pairs/s") txRate = $i }
-    /^TX_LATENCY / { txP50 = field("p50_us"); txP99 = field("p99_us"); txMax = field("max_us"); txAt = field("rate"); txGoal = field("goal_p99_us"); txResult = field("result"); txRefused = field("refused"); txSent = field("sent") }
+    /^TX_LATENCY / { txP50 = field("p50_us"); txP99 = field("p99_us"); txMax = field("max_us"); txAt = field("rate"); txGoal = field("goal_p99_us"); txResult = field("result") }
     END {
       if (when == "") when = "date not recorded"
       if (machine != "") print "measured on " machine
@@ -97,7 +97,7 @@ summary() {
       else row(f, sprintf("%.0f/s", txRate), ">= 500/s", verdict(txRate, 500))
       f = "Transactions: pair latency at a constant " (txAt == "" ? "300" : txAt) " pairs/s"
       if (txP99 == "") row(f, "not measured", "p99 < 50 ms", "")
-      else row(f " (p50 " sprintf("%.1f", txP50 / 1000) " ms, max " sprintf("%.1f", txMax / 1000) " ms; " txRefused " of " txSent " refused)", "p99 " sprintf("%.1f", txP99 / 1000) " ms", "p99 < " txGoal / 1000 " ms", txResult == "met" ? "met" : "**not met**")
+      else row(f " (p50 " sprintf("%.1f", txP50 / 1000) " ms, max " sprintf("%.1f", txMax / 1000) " ms)", "p99 " sprintf("%.1f", txP99 / 1000) " ms", "p99 < " txGoal / 1000 " ms", txResult == "met" ? "met" : "**not met**")
       if ("ShipAudit" in pgcpu) row("Audit shipper: PostgreSQL CPU to store one /vault-forward audit record, batches of 500", pgcpu["ShipAudit"] " us", "none: information", "")
     }
   ' "$1"
