@@ -158,8 +158,15 @@ func (m *Main) open(ctx context.Context) error {
 		return err
 	}
 	m.VaultProxy = &vaultclient.Client{Base: m.Config.VaultProxyURL, HTTP: &http.Client{
-		Timeout:   70 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true},
+		Timeout: 70 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: tlsCfg, MaxIdleConnsPerHost: 64, ForceAttemptHTTP2: true,
+			// vault-proxy ends a connection that has carried no request
+			// after its 30 s read timeout (net/http's transport keeps
+			// connections it dialled for a request another one served):
+			// closing ours first keeps a call from being sent on a
+			// connection vault-proxy is closing, a POST net/http does not
+			// retry and whose outcome is then unknown.
+			IdleConnTimeout: 20 * time.Second},
 		// A detokenized call is never redirected: the destination is vault-proxy.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}

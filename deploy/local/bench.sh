@@ -58,6 +58,8 @@ summary() {
     /^FORWARD_LATENCY path=/ && rate == "" { rate = field("rate") }
     /^FORWARD_LATENCY_PAIR / { added = added (added == "" ? "" : ", ") field("added_p99_us") }
     /^FORWARD_LATENCY_ADDED / { p99 = field("p99_us"); goalUs = field("goal_us"); result = field("result"); npl = field("pairs") }
+    $1 ~ /^BenchmarkTxPairHTTP-[0-9]+$/ && txRate == "" { for (i = 2; i < NF; i++) if ($(i + 1) == "pairs/s") txRate = $i }
+    /^TX_LATENCY / { txP50 = field("p50_us"); txP99 = field("p99_us"); txMax = field("max_us"); txAt = field("rate"); txGoal = field("goal_p99_us"); txResult = field("result") }
     END {
       if (when == "") when = "date not recorded"
       if (machine != "") print "measured on " machine
@@ -89,6 +91,13 @@ summary() {
       }
       info("Vault forward vs a direct call to the target (first pair)", "ForwardVault", "ForwardDirect")
       info("Plain pass-through vs a direct call to the target (first pair)", "ForwardPassThrough", "ForwardDirect")
+      ratio("Transactions: create+authorize then capture (stored card, via vault-proxy and mock-card) vs the same statements through pgx", "TxPairHTTP", "TxPairBare", 0.5)
+      f = "Transactions: create+authorize then capture pairs per second (maximum)"
+      if (txRate == "") row(f, "not measured", ">= 500/s", "")
+      else row(f, sprintf("%.0f/s", txRate), ">= 500/s", verdict(txRate, 500))
+      f = "Transactions: pair latency at a constant " (txAt == "" ? "300" : txAt) " pairs/s"
+      if (txP99 == "") row(f, "not measured", "p99 < 50 ms", "")
+      else row(f " (p50 " sprintf("%.1f", txP50 / 1000) " ms, max " sprintf("%.1f", txMax / 1000) " ms)", "p99 " sprintf("%.1f", txP99 / 1000) " ms", "p99 < " txGoal / 1000 " ms", txResult == "met" ? "met" : "**not met**")
       if ("ShipAudit" in pgcpu) row("Audit shipper: PostgreSQL CPU to store one /vault-forward audit record, batches of 500", pgcpu["ShipAudit"] " us", "none: information", "")
     }
   ' "$1"
@@ -118,6 +127,9 @@ bench vault-proxy ./vaulting/ 'OpenCached|RawAES|VaultCard|BareInsert'
 # machine that runs both (BENCHMARKS.md, "Audit spool and shipper").
 bench vault-proxy ./postgres/ 'ShipAudit'
 bench e2e . 'BenchmarkCore|BenchmarkForwardDirect'
+# A card payment and its capture through vault-proxy, core-api and
+# mock-card, against the same statements through pgx (BenchmarkTxPairBare).
+bench e2e . 'BenchmarkTxPair'
 
 # The forward figure alternates the baseline and /vault-forward in
 # FORWARD_PAIRS pairs (default 5) and reports each pair's ratio and their
@@ -159,6 +171,12 @@ rm -f "$out.e2e"
 # the added p99 is the median of the pairs' differences. Goal: under 1 ms.
 echo
 (cd e2e && BENCH_LATENCY=1 go test -run 'TestForwardLatency' -count 1 -v .) | grep -o 'FORWARD_LATENCY.*' | tee -a "$out" || true
+
+# The payment-and-capture pair at a constant 300 pairs/s
+# (TX_LATENCY_RATE), latency from each pair's scheduled start. Goal: p99
+# under 50 ms.
+echo
+(cd e2e && BENCH_LATENCY=1 go test -run 'TestTransactionLatency' -count 1 -v .) | grep -o 'TX_LATENCY.*' | tee -a "$out" || true
 
 echo
 summary "$out"
