@@ -15,8 +15,6 @@ package vaulttransit
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -26,6 +24,7 @@ import (
 	"time"
 
 	vaultapi "github.com/hashicorp/vault/api"
+	"github.com/payorch/shared/vaulthttp"
 )
 
 // CredentialsKey is the transit key of payment service credentials.
@@ -68,9 +67,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	hc, err := httpClient(cfg.CAFile)
+	hc, err := vaulthttp.NewClient(cfg.CAFile, 16)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrVault, err)
 	}
 	// Not vaultapi.DefaultConfig, which reads VAULT_* from the environment
 	// past core-api's strict loader (VAULT_SKIP_VERIFY would turn
@@ -87,33 +86,6 @@ func New(cfg Config) (*Client, error) {
 	vc.SetHeaders(http.Header{vaultapi.RequestHeaderName: {"true"}})
 	vc.SetToken(cfg.Token)
 	return &Client{vc: vc, mount: strings.Trim(cfg.Mount, "/"), key: cfg.Key}, nil
-}
-
-func httpClient(caFile string) (*http.Client, error) {
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: CA file: %v", ErrVault, err)
-		}
-		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: CA file %s holds no PEM certificate", ErrVault, caFile)
-		}
-	}
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:               nil,
-			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
-			TLSHandshakeTimeout: 10 * time.Second,
-			ForceAttemptHTTP2:   true,
-			MaxIdleConnsPerHost: 16,
-			IdleConnTimeout:     90 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
 }
 
 // Encrypt encrypts plaintext under the key derived for binding, the

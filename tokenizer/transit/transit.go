@@ -1,5 +1,6 @@
 // Package transit is vault-proxy's narrow client for HashiCorp Vault's
-// transit engine: the only code in the product that talks to Vault.
+// transit engine: the only code of vault-proxy that talks to Vault (core-api
+// has its own client, for its own key: core-api/vaulttransit).
 //
 // It exposes exactly what envelope encryption needs (wrapped data keys,
 // unwrapping, rewrap on rotation, key metadata, the fingerprint HMAC key) so
@@ -8,17 +9,15 @@ package transit
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
 	vaultapi "github.com/hashicorp/vault/api"
+	"github.com/payorch/shared/vaulthttp"
 )
 
 // Config selects the Vault, its token and the transit mount.
@@ -53,9 +52,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	hc, err := httpClient(cfg.CAFile)
+	hc, err := vaulthttp.NewClient(cfg.CAFile, 64)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrVault, err)
 	}
 	// Not vaultapi.DefaultConfig: it reads its own environment variables,
 	// leniently and past the service's loader (VAULT_SKIP_VERIFY=TRUE turns
@@ -80,36 +79,6 @@ func New(cfg Config) (*Client, error) {
 	c.SetHeaders(http.Header{vaultapi.RequestHeaderName: {"true"}})
 	c.SetToken(cfg.Token)
 	return &Client{vc: c, mount: cfg.Mount}, nil
-}
-
-// httpClient is the client to Vault: TLS 1.2 or later against the system's
-// roots and caFile's, no proxy, no redirects followed (vault/api handles
-// the ones Vault sends itself).
-func httpClient(caFile string) (*http.Client, error) {
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		roots = x509.NewCertPool()
-	}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w: CA file: %v", ErrVault, err)
-		}
-		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: CA file %s holds no PEM certificate", ErrVault, caFile)
-		}
-	}
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:               nil,
-			TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
-			TLSHandshakeTimeout: 10 * time.Second,
-			ForceAttemptHTTP2:   true,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}, nil
 }
 
 func (c *Client) path(parts ...string) string {
