@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -158,4 +161,21 @@ func (v *Vault) Request(ctx context.Context, token, method, path string, body an
 		}
 	}
 	return out, nil
+}
+
+// VaultWithMount is StartVault for test t (stopped when it ends), and a
+// fresh transit mount name under prefix for it alone: tests that share a
+// Vault never share keys.
+func VaultWithMount(t testing.TB, prefix string) (*Vault, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, err := StartVault(ctx)
+	if err != nil {
+		t.Fatalf("vault: %v", err)
+	}
+	t.Cleanup(v.Close)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return v, prefix + hex.EncodeToString(b)
 }

@@ -5,8 +5,6 @@ package vaulttransittest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"path/filepath"
 	"testing"
 	"time"
@@ -27,16 +25,10 @@ type Env struct {
 // bootstraps a fresh mount for this test.
 func New(t testing.TB) *Env {
 	t.Helper()
+	v, mount := testsupport.VaultWithMount(t, "core-transit-")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	v, err := testsupport.StartVault(ctx)
-	if err != nil {
-		t.Fatalf("vaulttransittest: %v", err)
-	}
-	t.Cleanup(v.Close)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	cfg := vaulttransit.Config{Addr: v.Addr, Token: v.RootToken, Mount: "core-transit-" + hex.EncodeToString(b)}
+	cfg := vaulttransit.Config{Addr: v.Addr, Token: v.RootToken, Mount: mount}
 	root, err := vaulttransit.New(cfg)
 	if err != nil {
 		t.Fatalf("vaulttransittest: %v", err)
