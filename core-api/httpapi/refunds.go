@@ -18,24 +18,8 @@ import (
 
 // refunds serves GET /transactions/{transaction_id}/refunds.
 func (h transactionHandlers) refunds(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "transaction_id")
-	if err != nil {
-		return err
-	}
-	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), "transaction-refunds", pagination.Binding(c.MerchantAccountID, id))
-	if err != nil {
-		return err
-	}
-	rows, err := h.d.Transactions.Refunds(r.Context(), c.MerchantAccountID, id, page)
-	if err != nil {
-		return transactionError(err)
-	}
-	env := pagination.Build(page, rows, func(rf coreapi.Refund) pagination.Key { return pagination.Key{Time: rf.CreatedAt, ID: rf.ID} })
-	return WriteJSON(w, http.StatusOK, pageOf(env, refundOut))
+	return transactionPage(h, w, r, "transaction-refunds", h.d.Transactions.Refunds,
+		func(rf coreapi.Refund) pagination.Key { return pagination.Key{Time: rf.CreatedAt, ID: rf.ID} }, refundOut)
 }
 
 // getRefund serves GET /refunds/{refund_id}.

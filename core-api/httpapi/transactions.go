@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -415,6 +416,16 @@ func transactionFilter(q url.Values) (coreapi.TransactionFilter, error) {
 // events serves GET /transactions/{transaction_id}/events?limit=&cursor=,
 // newest first.
 func (h transactionHandlers) events(w http.ResponseWriter, r *http.Request) error {
+	return transactionPage(h, w, r, "transaction-events", h.d.Transactions.Events,
+		func(e coreapi.TransactionEvent) pagination.Key { return pagination.Key{Time: e.CreatedAt, ID: e.ID} }, eventOut)
+}
+
+// transactionPage serves a page of one transaction's records (kind names
+// their cursors), newest first: list reads them, key is a record's
+// place in the keyset, view its wire form.
+func transactionPage[T, J any](h transactionHandlers, w http.ResponseWriter, r *http.Request, kind string,
+	list func(ctx context.Context, merchant, id string, page pagination.Page) ([]T, error),
+	key func(T) pagination.Key, view func(*T) J) error {
 	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
 	if err != nil {
 		return err
@@ -423,16 +434,15 @@ func (h transactionHandlers) events(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), "transaction-events", pagination.Binding(c.MerchantAccountID, id))
+	page, err := h.d.Cursors.ParseRequest(r.URL.Query(), kind, pagination.Binding(c.MerchantAccountID, id))
 	if err != nil {
 		return err
 	}
-	rows, err := h.d.Transactions.Events(r.Context(), c.MerchantAccountID, id, page)
+	rows, err := list(r.Context(), c.MerchantAccountID, id, page)
 	if err != nil {
 		return transactionError(err)
 	}
-	env := pagination.Build(page, rows, func(e coreapi.TransactionEvent) pagination.Key { return pagination.Key{Time: e.CreatedAt, ID: e.ID} })
-	return WriteJSON(w, http.StatusOK, pageOf(env, eventOut))
+	return WriteJSON(w, http.StatusOK, pageOf(pagination.Build(page, rows, key), view))
 }
 
 // transactionEventJSON is a transaction event on the wire.
