@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -351,31 +350,7 @@ func TestCardGivenInFullConcurrentRetries(t *testing.T) {
 	tok := s.Token(t, "payment-methods.write", "transactions.write")
 	cardsBefore := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
 	body := cardPayment("4111111111111111", "837", 2222)
-	const n = 20
-	codes, ids := make([]int, n), make([]any, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Not pay: a goroutine must not end the test (t.Fatal).
-			code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", "raw-concurrent")
-			var tx map[string]any
-			_ = json.Unmarshal(raw, &tx)
-			codes[i], ids[i] = code, tx["id"]
-		}()
-	}
-	wg.Wait()
-	var id any
-	for i, code := range codes {
-		switch {
-		case code == http.StatusConflict:
-		case code == http.StatusCreated && (id == nil || ids[i] == id):
-			id = ids[i]
-		default:
-			t.Fatalf("request %d: %d %v (first id %v)", i, code, ids[i], id)
-		}
-	}
+	id := payConcurrently(t, s, tok, body, "raw-concurrent", 20)
 	if id == nil {
 		status, tx := pay(t, s, tok, body, "Idempotency-Key", "raw-concurrent")
 		if status != http.StatusCreated {

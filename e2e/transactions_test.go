@@ -93,31 +93,7 @@ func TestCardPayment(t *testing.T) {
 	t.Run("100 concurrent requests with one Idempotency-Key: one transaction, one charge", func(t *testing.T) {
 		body := payment(pm, 321)
 		body["external_identifier"] = "order-concurrent"
-		var wg sync.WaitGroup
-		codes := make([]int, 100)
-		ids := make([]any, 100)
-		for i := range codes {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// Not pay: a goroutine must not end the test (t.Fatal).
-				code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", "order-concurrent")
-				var tx map[string]any
-				_ = json.Unmarshal(raw, &tx)
-				codes[i], ids[i] = code, tx["id"]
-			}()
-		}
-		wg.Wait()
-		var id any
-		for i, code := range codes {
-			switch {
-			case code == http.StatusConflict: // concurrent_request: the first still runs
-			case code == http.StatusCreated && (id == nil || ids[i] == id):
-				id = ids[i]
-			default:
-				t.Fatalf("request %d: %d %v (first id %v)", i, code, ids[i], id)
-			}
-		}
+		id := payConcurrently(t, s, tok, body, "order-concurrent", 100)
 		if id == nil {
 			t.Fatal("no request got the transaction")
 		}
@@ -287,4 +263,37 @@ func TestCardPayment(t *testing.T) {
 	logging.AssertNoPANIn(t, "core-api's answers", string(all), pan)
 	logging.AssertNoPANIn(t, "the core database", s.Dump(t, "core"), pan)
 	assertNoCardDataLogged(t, s, pan)
+}
+
+// payConcurrently sends n identical POST /transactions under one
+// Idempotency-Key at once and returns the one transaction's id they
+// answer (nil when every one was 409 concurrent_request: the first still
+// ran). Any other answer, or two transactions, fails the test.
+func payConcurrently(t *testing.T, s *stack.Stack, tok string, body map[string]any, key string, n int) any {
+	t.Helper()
+	codes, ids := make([]int, n), make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Not pay: a goroutine must not end the test (t.Fatal).
+			code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, "Idempotency-Key", key)
+			var tx map[string]any
+			_ = json.Unmarshal(raw, &tx)
+			codes[i], ids[i] = code, tx["id"]
+		}()
+	}
+	wg.Wait()
+	var id any
+	for i, code := range codes {
+		switch {
+		case code == http.StatusConflict: // concurrent_request: the first still runs
+		case code == http.StatusCreated && (id == nil || ids[i] == id):
+			id = ids[i]
+		default:
+			t.Fatalf("request %d: %d %v (first id %v)", i, code, ids[i], id)
+		}
+	}
+	return id
 }
