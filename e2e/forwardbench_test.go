@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -174,16 +175,7 @@ func newForwardBench(tb testing.TB) *forwardBench {
 	if extraCAs != nil {
 		roots.AppendCertsFromPEM(extraCAs.CertPEM())
 	}
-	fb.client = &fasthttp.Client{
-		TLSConfig:                &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(0)},
-		MaxConnsPerHost:          1024,
-		MaxIdleConnDuration:      time.Minute,
-		ReadTimeout:              30 * time.Second,
-		WriteTimeout:             30 * time.Second,
-		NoDefaultUserAgentHeader: true,
-		DisablePathNormalizing:   true,
-	}
-	tb.Cleanup(fb.client.CloseIdleConnections)
+	fb.client = benchClient(tb, roots)
 
 	fb.pass = startPassThrough(tb, s, fb.target.Host, caFile)
 	fb.same = startSameWorkProxy(tb, s)
@@ -573,4 +565,21 @@ func medianDuration(ds []time.Duration) time.Duration {
 		return ds[n/2]
 	}
 	return (ds[n/2-1] + ds[n/2]) / 2
+}
+
+// benchClient is the load generator's HTTP client to the product: many
+// connections kept alive, TLS sessions resumed, nothing added to the
+// requests it is given; closed when tb ends.
+func benchClient(tb testing.TB, roots *x509.CertPool) *fasthttp.Client {
+	c := &fasthttp.Client{
+		TLSConfig:                &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(0)},
+		MaxConnsPerHost:          1024,
+		MaxIdleConnDuration:      time.Minute,
+		ReadTimeout:              30 * time.Second,
+		WriteTimeout:             30 * time.Second,
+		NoDefaultUserAgentHeader: true,
+		DisablePathNormalizing:   true,
+	}
+	tb.Cleanup(c.CloseIdleConnections)
+	return c
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,18 +96,9 @@ func newTxBench(tb testing.TB) *txBench {
 	}
 	c := &txBench{
 		s: s, db: db,
-		svc: &transactions.Service{Store: postgres.TransactionsStore{DB: db}},
-		client: &fasthttp.Client{
-			TLSConfig:                &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(0)},
-			MaxConnsPerHost:          1024,
-			MaxIdleConnDuration:      time.Minute,
-			ReadTimeout:              30 * time.Second,
-			WriteTimeout:             30 * time.Second,
-			NoDefaultUserAgentHeader: true,
-			DisablePathNormalizing:   true,
-		},
+		svc:    &transactions.Service{Store: postgres.TransactionsStore{DB: db}},
+		client: benchClient(tb, roots),
 	}
-	tb.Cleanup(c.client.CloseIdleConnections)
 	tok := s.Token(tb, "payment-methods.write", "transactions.write", "transactions.read")
 	c.token = "Bearer " + tok
 	c.pm = vaultCardTB(tb, s, tok, "4111111111111111")
