@@ -34,16 +34,13 @@ func (s *Service) securityCodeHeld(ctx context.Context, merchant string, n corea
 // merchant-initiated payment, the one stored on its payment method (by
 // the customer-initiated payment that stored it, or PUT
 // /payment-methods/{id}); "" when there is none, which a processor
-// declines for a merchant-initiated payment.
-func (s *Service) previousSchemeTransactionID(ctx context.Context, n coreapi.NewTransaction, t *coreapi.Transaction) string {
+// declines for a merchant-initiated payment. pm is the stored payment
+// method as the payment read it (nil: none).
+func previousSchemeTransactionID(n coreapi.NewTransaction, t *coreapi.Transaction, pm *coreapi.PaymentMethod) string {
 	if n.PreviousSchemeTransactionID != nil {
 		return *n.PreviousSchemeTransactionID
 	}
-	if !t.MerchantInitiated || t.PaymentMethod.ID == nil {
-		return ""
-	}
-	pm, err := s.Store.PaymentMethod(ctx, t.MerchantAccountID, *t.PaymentMethod.ID)
-	if err != nil || pm.SchemeTransactionID == nil {
+	if !t.MerchantInitiated || pm == nil || pm.SchemeTransactionID == nil {
 		return ""
 	}
 	return *pm.SchemeTransactionID

@@ -70,17 +70,17 @@ func (s *Service) builtIn(method string) CardConnector {
 	return nil
 }
 
-// storedMethod is the method of stored payment method id: card when it
-// cannot be read, which Create then reports.
-func (s *Service) storedMethod(ctx context.Context, merchant string, id *string) string {
+// storedPaymentMethod is stored payment method id, nil when none is
+// named or it cannot be read (create reads it again and says why).
+func (s *Service) storedPaymentMethod(ctx context.Context, merchant string, id *string) *coreapi.PaymentMethod {
 	if id == nil {
-		return coreapi.MethodCard
+		return nil
 	}
 	pm, err := s.Store.PaymentMethod(ctx, merchant, *id)
 	if err != nil {
-		return coreapi.MethodCard
+		return nil
 	}
-	return pm.Method
+	return pm
 }
 
 // Gift card balances are asked for each card at once, at most

@@ -36,12 +36,15 @@ const ErrorCodeConnector = "connector_error"
 // *coreapi.ConnectorError. A payment service the payment cannot use is a
 // *coreapi.PaymentServiceError, and nothing is stored.
 func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewTransaction) (*coreapi.Transaction, error) {
+	// The stored payment method is read once, here: its kind picks the
+	// flow, and create and the recurring reference take it as read.
+	pm := s.storedPaymentMethod(ctx, merchant, n.PaymentMethodID)
 	if n.Method == nil {
 		// A card or a gift card; a stored payment method of another kind
-		// is refused (Create).
-		m := s.storedMethod(ctx, merchant, n.PaymentMethodID)
-		if m != coreapi.MethodGiftCard {
-			m = coreapi.MethodCard
+		// is refused (create).
+		m := coreapi.MethodCard
+		if pm != nil && pm.Method == coreapi.MethodGiftCard {
+			m = coreapi.MethodGiftCard
 		}
 		n.Method = &m
 	}
@@ -57,7 +60,7 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.Create(ctx, merchant, n)
+	t, err := s.create(ctx, merchant, n, pm)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +68,7 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
-		PreviousSchemeTransactionID: s.previousSchemeTransactionID(ctx, n, t),
+		PreviousSchemeTransactionID: previousSchemeTransactionID(n, t, pm),
 		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
 		Options:                     options, Config: cfg,
 	})

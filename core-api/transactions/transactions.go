@@ -125,6 +125,12 @@ const settleTimeout = 10 * time.Second
 // ApplyAuthorization records. A stored payment method (n.PaymentMethodID)
 // gives its display data and, without n.BuyerID, its buyer.
 func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTransaction) (*coreapi.Transaction, error) {
+	return s.create(ctx, merchant, n, nil)
+}
+
+// create is Create with n's stored payment method as already read (nil:
+// read it here).
+func (s *Service) create(ctx context.Context, merchant string, n coreapi.NewTransaction, pm *coreapi.PaymentMethod) (*coreapi.Transaction, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
@@ -139,7 +145,7 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 	if t.PaymentSource == "" {
 		t.PaymentSource = coreapi.PaymentSourceECommerce
 	}
-	if err := s.paymentMethod(ctx, merchant, n, t); err != nil {
+	if err := s.paymentMethod(ctx, merchant, n, pm, t); err != nil {
 		return nil, err
 	}
 	if err := s.buyer(ctx, merchant, n, t); err != nil {
@@ -159,18 +165,21 @@ func (s *Service) Create(ctx context.Context, merchant string, n coreapi.NewTran
 }
 
 // paymentMethod sets t's payment method summary: the stored one's display
-// data, or the method named.
-func (s *Service) paymentMethod(ctx context.Context, merchant string, n coreapi.NewTransaction, t *coreapi.Transaction) error {
+// data (pm, when already read), or the method named.
+func (s *Service) paymentMethod(ctx context.Context, merchant string, n coreapi.NewTransaction, pm *coreapi.PaymentMethod, t *coreapi.Transaction) error {
 	if n.PaymentMethodID == nil {
 		t.PaymentMethod.Method = *n.Method
 		return nil
 	}
-	pm, err := s.Store.PaymentMethod(ctx, merchant, *n.PaymentMethodID)
-	if errors.Is(err, coreapi.ErrNotFound) {
-		return invalid("/payment_method/id", "no stored payment method with this id in this merchant account", "value_error.payment_method.not_found")
-	}
-	if err != nil {
-		return err
+	if pm == nil || pm.ID != *n.PaymentMethodID {
+		var err error
+		pm, err = s.Store.PaymentMethod(ctx, merchant, *n.PaymentMethodID)
+		if errors.Is(err, coreapi.ErrNotFound) {
+			return invalid("/payment_method/id", "no stored payment method with this id in this merchant account", "value_error.payment_method.not_found")
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if n.Method != nil && *n.Method != pm.Method {
 		return invalid("/payment_method/method", "the stored payment method is a "+pm.Method, "value_error.payment_method.method")
