@@ -205,6 +205,41 @@ func TestPixPayment(t *testing.T) {
 		}
 	})
 
+	t.Run("through a payment service, verified with its webhook_secret", func(t *testing.T) {
+		psCore := newCore(s, s.Token(t, "payment-services.write"), "")
+		newPS := func(secret string) string {
+			return psCore.ok(t, http.StatusCreated, http.MethodPost, "/payment-services", map[string]any{
+				"connector": "mock-bank", "method": "pix",
+				"credentials": map[string]any{"api_key": "mb_test_merchant_" + uuid.NewString()[:8], "webhook_secret": secret}})["id"].(string)
+		}
+		// mock-bank signs with its one secret: a payment service that
+		// holds it verifies mock-bank's notifications, another does not.
+		right, wrong := newPS(mockbank.SandboxWebhookSecret), newPS("whsec_not_what_mock_bank_signs_with")
+		body := pixPayment(1100)
+		body["payment_service_id"] = right
+		code, tx := payPix(t, s, tok, body)
+		if code != http.StatusCreated || tx["status"] != "capture_pending" || tx["payment_service_id"] != right {
+			t.Fatalf("pix payment: %d %v", code, tx)
+		}
+		if code, out := payQR(t, s, tx["payment_service_transaction_id"].(string)); code != http.StatusOK || out["delivery"].(map[string]any)["status_code"] != 200.0 {
+			t.Fatalf("pay at mock-bank: %d %v", code, out)
+		}
+		if got := get(t, tx["id"].(string)); got["status"] != "capture_succeeded" {
+			t.Fatalf("after the notification: %v", got)
+		}
+		body["payment_service_id"] = wrong
+		code, tx = payPix(t, s, tok, body)
+		if code != http.StatusCreated || tx["status"] != "capture_pending" {
+			t.Fatalf("pix payment: %d %v", code, tx)
+		}
+		if code, raw := notify(t, s, merchant, connector.MockBankSandboxWebhookSecret, "mbn_other_secret", tx["id"].(string)); code != http.StatusUnauthorized {
+			t.Fatalf("signed with another secret than the payment service's: %d %s", code, raw)
+		}
+		if code, _ := notify(t, s, merchant, "whsec_not_what_mock_bank_signs_with", "mbn_its_secret", tx["id"].(string)); code != http.StatusOK {
+			t.Fatalf("signed with the payment service's secret: %d", code)
+		}
+	})
+
 	t.Run("expired unpaid: failed by the sweep, no longer payable", func(t *testing.T) {
 		code, tx := payPix(t, s, tok, pixPayment(900))
 		if code != http.StatusCreated || tx["status"] != "capture_pending" {
