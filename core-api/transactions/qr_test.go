@@ -76,6 +76,24 @@ func TestNotificationRacingTheCreation(t *testing.T) {
 	if n := notificationEvents(t, s, tx.ID); n != 1 {
 		t.Fatalf("%d notification events, want 1", n)
 	}
+
+	// Another notification (a new id) about the settled charge is
+	// recorded, the status unchanged.
+	body, _ := json.Marshal(mockbank.Notification{ID: "mbn_again", Type: "qr_charge.paid", CreatedAt: time.Now(),
+		Data: mockbank.Charge{ID: "mbq_race", Reference: tx.ID, Amount: 1500, Currency: "BRL", Status: "paid"}})
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	h := http.Header{"Mock-Bank-Timestamp": {ts}, "Mock-Bank-Signature": {mockbank.Sign(connector.MockBankSandboxWebhookSecret, ts, body)}}
+	if out, err := s.HandleNotification(ctx, connector.MockBankName, "default", h, body, time.Now()); err != nil || out != transactions.NotificationRecorded {
+		t.Fatalf("a later notification: %v, %v", out, err)
+	}
+	evs, err := s.Events(ctx, "default", tx.ID, allPage())
+	if err != nil || evs[0].Name != coreapi.EventNotificationReceived || evs[0].StatusBefore != coreapi.TransactionCaptureSucceeded ||
+		evs[0].StatusAfter != coreapi.TransactionCaptureSucceeded || evs[0].Notification == nil || evs[0].Notification.ID != "mbn_again" {
+		t.Fatalf("latest event: %+v, %v", evs[0], err)
+	}
+	if got, _ := s.Get(ctx, "default", tx.ID); got.CapturedAmount != 1500 {
+		t.Fatalf("captured %d after a later notification", got.CapturedAmount)
+	}
 }
 
 // noPaymentServices is a merchant account without payment services: the
@@ -104,4 +122,3 @@ func notificationEvents(t *testing.T, s *transactions.Service, id string) int {
 	}
 	return n
 }
-
