@@ -8,6 +8,7 @@ import (
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
+	"github.com/payorch/shared/logging/panscan"
 	"github.com/payorch/shared/pgtext"
 )
 
@@ -98,20 +99,25 @@ func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
 	return t.PaymentServiceID == nil && s.QR != nil && s.QR.BuiltIn != nil && s.QR.BuiltIn.Name() == name
 }
 
-// storedNotification is the notification as its event keeps it.
+// storedNotification is the notification as its event keeps it: as
+// received, but with any card number masked (the core database holds
+// none, whatever a processor sends) and what PostgreSQL's text cannot
+// hold replaced.
 func storedNotification(name, id string, headers map[string][]string, body []byte) *coreapi.Notification {
 	h := make(map[string][]string, len(headers))
 	for k, v := range headers {
 		if k = textproto.CanonicalMIMEHeaderKey(k); !secretHeaders[k] {
 			vs := make([]string, len(v))
 			for i := range v {
-				vs[i] = string(pgtext.AppendStorable(nil, v[i]))
+				vs[i] = storable(v[i])
 			}
 			h[k] = vs
 		}
 	}
-	return &coreapi.Notification{ID: id, Connector: name, Headers: h, Body: string(pgtext.AppendStorable(nil, string(body)))}
+	return &coreapi.Notification{ID: id, Connector: name, Headers: h, Body: storable(string(body))}
 }
+
+func storable(s string) string { return string(pgtext.AppendStorable(nil, panscan.Redact(s))) }
 
 // applyNotification records notification nt on t under its row lock:
 // once per id. The capture c the charge made (nil: none still processing)
