@@ -49,11 +49,43 @@ var adapters = []string{
 	module + "/vaulttransit",
 }
 
+// simulators are the sandbox's third parties (mock-bank): HTTP servers of
+// their own, shipped in the tree but never linked into core-api.
+const simulators = module + "/sandbox"
+
 // isService reports whether package p of core-api is a service: anything
-// but the domain at the root, the adapters and the connectors (which will
-// speak HTTP to processors).
+// but the domain at the root, the adapters, the connectors (which speak
+// HTTP to processors) and the simulators with their commands.
 func isService(p string) bool {
-	return p != module && !underAny(p, adapters) && !under(p, module+"/connector")
+	return p != module && !underAny(p, adapters) && !under(p, module+"/connector") && !under(p, simulators) &&
+		!under(p, module+"/cmd/mock-bank")
+}
+
+// The core-api binary reaches a simulator only over the wire, as it would
+// a real processor: it never links one, and no simulator links core-api's
+// services or adapters (its own wire types, as a third party's).
+func TestCoreAPIDoesNotLinkTheSimulators(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, d := range pkgs[module+"/cmd/core-api"].deps {
+		if under(d, simulators) {
+			t.Errorf("the core-api binary links %s", d)
+		}
+	}
+	found := false
+	for path, p := range pkgs {
+		if !under(path, simulators) {
+			continue
+		}
+		found = true
+		for _, d := range p.deps {
+			if d == module || under(d, module+"/transactions") || under(d, module+"/connector") || underAny(d, adapters) {
+				t.Errorf("simulator %s links %s", path, d)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no simulator package to judge")
+	}
 }
 
 // The domain at the module root holds types and rules, free of transport

@@ -179,3 +179,20 @@ type TransitionError struct {
 func (e *TransitionError) Error() string {
 	return "transaction " + string(e.Status) + ": " + string(e.Operation) + " refused: " + e.Code
 }
+
+// Inbound notifications' refusals (docs/notifications.md).
+var (
+	// ErrNotificationSignature: the signature is missing, wrong or too
+	// old. Nothing is recorded.
+	ErrNotificationSignature = errors.New("the notification's signature does not verify")
+	// ErrNotificationMalformed: a verified notification the connector
+	// cannot read.
+	ErrNotificationMalformed = errors.New("the notification cannot be read")
+	// ErrNotificationConnector: no connector of that name takes
+	// notifications in this environment.
+	ErrNotificationConnector = errors.New("no connector of this name takes notifications")
+	// ErrNotificationEarly: the notification is about a transaction whose
+	// creation has not recorded the connector's answer yet; the processor
+	// is asked to send it again.
+	ErrNotificationEarly = errors.New("the transaction's creation is still in progress")
+)

@@ -12,6 +12,9 @@ const (
 	MethodCard     = "card"
 	MethodGiftCard = "gift-card"
 	MethodBank     = "bank"
+	// MethodPix is an instant bank transfer the buyer pays by scanning a
+	// QR code: it has no stored payment method.
+	MethodPix = "pix"
 )
 
 // VaultProxyKind is the kind vault-proxy records for a payment method of the

@@ -68,6 +68,11 @@ type Transaction struct {
 	AVSResponseCode        *string
 	CVVResponseCode        *string
 	SchemeTransactionID    *string
+	// QRCode is the payload an instant bank transfer is paid with (the
+	// buyer's banking app reads it), and ApprovalExpiresAt when it stops
+	// being payable: after it, the payment fails (OpSaleExpired).
+	QRCode            *string
+	ApprovalExpiresAt *time.Time
 	// Store: the approved authorization stores the payment method and
 	// records its scheme transaction id on it (NewTransaction.Store).
 	Store bool
@@ -170,7 +175,25 @@ type TransactionEvent struct {
 	RefundID               *string // the refund it is about
 	RawResponseCode        *string
 	RawResponseDescription *string
-	CreatedAt              time.Time
+	// Notification is the processor's notification the event records,
+	// as received; nil for an event of core-api's own calls.
+	Notification *Notification
+	CreatedAt    time.Time
+}
+
+// EventNotificationReceived names the event of a processor's
+// notification that the state machine had nothing to apply for (the
+// transaction already stood where it said): recorded, status unchanged.
+const EventNotificationReceived = "notification-received"
+
+// Notification is a processor's notification as received: its id (the
+// processor's, the same on each of its retries), its headers less any
+// that carry a secret, and its body, storable text.
+type Notification struct {
+	ID        string
+	Connector string
+	Headers   map[string][]string
+	Body      string
 }
 
 // Outcome is a connector's answer about an operation.
@@ -206,6 +229,10 @@ type ConnectorResult struct {
 	CVVResponseCode     string
 	SchemeTransactionID string
 	ApprovalURL         string
+	// An instant bank transfer's: what the buyer pays with, and until
+	// when.
+	QRCode    string
+	ExpiresAt time.Time
 }
 
 // The operations each outcome is, by what was asked (tables, as the state
@@ -331,6 +358,13 @@ func (t *Transaction) Advance(step Step, now time.Time) (*Transaction, *Transact
 			}
 			if url := storableReference(r.ApprovalURL, maxURLLen); url != nil {
 				next.PaymentMethod.ApprovalURL = url
+			}
+			if qr := storableReference(r.QRCode, maxURLLen); qr != nil {
+				next.QRCode = qr
+			}
+			if !r.ExpiresAt.IsZero() {
+				at := r.ExpiresAt.UTC()
+				next.ApprovalExpiresAt = &at
 			}
 		}
 	}

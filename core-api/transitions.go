@@ -41,6 +41,10 @@ const (
 	OpAuthorizationFailed    TransactionOperation = "authorization-failed"
 	OpSaleSucceeded          TransactionOperation = "sale-succeeded" // intent capture: authorized and captured at once
 	OpSalePending            TransactionOperation = "sale-pending"   // intent capture: authorized, the capture settles later (an instant bank transfer)
+	// OpSaleExpired: a pending sale's capture (an instant bank transfer)
+	// was never paid before its expiry: its amount, captured nowhere, is
+	// no longer authorized either.
+	OpSaleExpired TransactionOperation = "sale-expired"
 
 	OpCaptureRequested TransactionOperation = "capture-requested"
 	OpCapturePending   TransactionOperation = "capture-pending" // accepted, settles later
@@ -68,7 +72,7 @@ const EventTransactionCreated = "transaction-created"
 // TransactionOperations are all the operations.
 var TransactionOperations = []TransactionOperation{
 	OpApprovalRequested, OpAuthorizationPending, OpAuthorizationSucceeded, OpAuthorizationDeclined, OpAuthorizationFailed,
-	OpSaleSucceeded, OpSalePending,
+	OpSaleSucceeded, OpSalePending, OpSaleExpired,
 	OpCaptureRequested, OpCapturePending, OpCaptureSucceeded, OpCaptureDeclined, OpCaptureFailed,
 	OpVoidRequested, OpVoidPending, OpVoidSucceeded, OpVoidDeclined, OpVoidFailed,
 	OpRefundRequested, OpRefundPending, OpRefundSucceeded, OpRefundDeclined, OpRefundFailed,
@@ -156,6 +160,10 @@ var transitions = map[TransactionOperation]transition{
 	OpAuthorizationFailed:    {from: authorizing, to: TransactionAuthorizationFailed, refused: CodeTransactionNotAuthorizable},
 	OpSaleSucceeded:          {from: authorizing, to: byCaptures, amount: fullAmount, authorized: 1, captured: 1, refused: CodeTransactionNotAuthorizable},
 	OpSalePending:            {from: authorizing, to: byCaptures, amount: fullAmount, authorized: 1, capturePending: 1, refused: CodeTransactionNotAuthorizable},
+	// The step's amount is the pending sale's capture, which is the
+	// whole authorization: nothing is left authorized.
+	OpSaleExpired: {from: []TransactionStatus{TransactionCapturePending}, to: TransactionAuthorizationFailed, amount: stepAmount,
+		authorized: -1, capturePending: -1, refused: CodeNoCapturePending, exceeds: CodeNoCapturePending},
 
 	OpCaptureRequested: {from: capturable, to: byCaptures, amount: stepAmount, capturePending: 1, refused: CodeTransactionNotCapturable, exceeds: CodeCaptureExceedsAuthorized},
 	OpCapturePending:   {from: capturing, to: unchanged, refused: CodeNoCapturePending},

@@ -74,6 +74,18 @@ type Config struct {
 	TransactionSyncInterval time.Duration
 	TransactionSyncMinAge   time.Duration
 
+	// Pix payments (docs/transactions.md, "Pix"). MockBankURL
+	// (CORE_API_MOCK_BANK_URL) is where the mock-bank simulator listens,
+	// outside production ("": pix payments through it fail as
+	// connector_error). PublicURL (CORE_API_PUBLIC_URL, default
+	// http://127.0.0.1:8080) is core-api's base URL as processors reach
+	// it, which notification URLs are built on. QRExpiry
+	// (CORE_API_QR_EXPIRY, default 15m) is how long a QR code can be paid;
+	// the sweep (TransactionSyncInterval) fails the payment after it.
+	MockBankURL string
+	PublicURL   string
+	QRExpiry    time.Duration
+
 	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
 	// long a request's claim on its Idempotency-Key outlives a process
 	// that died holding it (package idempotency).
@@ -184,6 +196,10 @@ func LoadConfig(l *config.Loader) Config {
 			config.Default(transactions.DefaultSyncMinAge.String())),
 		IdempotencyLease: l.Duration("CORE_API_IDEMPOTENCY_LEASE", time.Second, time.Hour,
 			config.Default(idempotency.DefaultLease.String())),
+		MockBankURL: strings.TrimRight(l.String("CORE_API_MOCK_BANK_URL", config.Optional()), "/"),
+		PublicURL:   strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
+		QRExpiry: l.Duration("CORE_API_QR_EXPIRY", time.Second, 24*time.Hour,
+			config.Default(transactions.DefaultQRExpiry.String())),
 	}
 }
 

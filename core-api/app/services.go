@@ -21,7 +21,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL)
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -51,7 +51,8 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 	if m.txs == nil {
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
-			VaultProxy: m.VaultProxy}
+			VaultProxy: m.VaultProxy,
+			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.PublicURL, Expiry: m.Config.QRExpiry}}
 	}
 	return m.txs
 }
@@ -68,15 +69,26 @@ func cardsOf(registry *connector.Registry) transactions.CardConnector {
 	return cards
 }
 
+// qrsOf is the built-in sandbox QR connector, which pix payments go to
+// when they name no payment service and their merchant account has no
+// default for pix: mock-bank, where the environment registers it.
+func qrsOf(registry *connector.Registry) transactions.QRConnector {
+	qrs, err := registry.QRs(connector.MockBankName)
+	if err != nil {
+		return nil
+	}
+	return qrs
+}
+
 // connectorsOf registers the connectors of env and names the one new bank
 // mandates go to. The sandbox simulators run in the sandbox and
 // development environments only (mock-card's connector reaches the
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
 // there ("" names none).
-func connectorsOf(env config.Environment, vp connector.Detokenizer) (registry *connector.Registry, mandates string) {
+func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL string) (registry *connector.Registry, mandates string) {
 	if env == config.Sandbox || env == config.Development {
-		return connector.NewRegistry(connector.MockBank{}, connector.MockCard{VaultProxy: vp}), connector.MockBankName
+		return connector.NewRegistry(connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}), connector.MockBankName
 	}
 	return connector.NewRegistry(), ""
 }

@@ -6,17 +6,21 @@ import (
 	"github.com/payorch/shared/config"
 )
 
-// Card payments go to mock-card where the sandbox simulators run, and to
-// no connector in production (PayByCard refuses them there).
+// Card payments go to mock-card and pix payments to mock-bank where the
+// sandbox simulators run, and to no connector in production (PayByCard
+// and PayByQR refuse them there).
 func TestCardConnectorOfEachEnvironment(t *testing.T) {
 	for _, tc := range []struct {
 		env  config.Environment
 		want bool
 	}{{config.Development, true}, {config.Sandbox, true}, {config.Production, false}} {
 		t.Run(string(tc.env), func(t *testing.T) {
-			registry, _ := connectorsOf(tc.env, nil)
+			registry, _ := connectorsOf(tc.env, nil, "")
 			if got := cardsOf(registry) != nil; got != tc.want {
 				t.Fatalf("card connector present = %v, want %v", got, tc.want)
+			}
+			if got := qrsOf(registry) != nil; got != tc.want {
+				t.Fatalf("QR connector present = %v, want %v", got, tc.want)
 			}
 		})
 	}

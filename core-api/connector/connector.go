@@ -6,7 +6,9 @@
 // never know which one they talk to.
 //
 // [MandateConnector] sets up and revokes bank debit mandates (ACH, SEPA,
-// Bacs); [MockBank] ("mock-bank") is its sandbox simulator.
+// Bacs); [QRConnector] issues instant bank transfers paid by QR code (pix)
+// and reads the processor's signed notifications about them; [MockBank]
+// ("mock-bank") is the connector of the sandbox bank for both.
 // [CardConnector] authorizes, captures, voids and refunds card payments
 // through vault-proxy's detokenized call; [MockCard] ("mock-card") is its
 // connector to the sandbox card processor.

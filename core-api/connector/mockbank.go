@@ -5,17 +5,20 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/http"
 	"strings"
 )
 
 // MockBankName is the registry name of the bank sandbox simulator.
 const MockBankName = "mock-bank"
 
-// MockBank is the sandbox simulator for bank debit mandates (ACH, SEPA,
-// Bacs), shipped with the product and registered as "mock-bank" in the
-// sandbox and development environments only.
+// MockBank is the connector of mock-bank, the sandbox bank, registered
+// as "mock-bank" in the sandbox and development environments only. Its
+// instant bank transfers by QR code (QRConnector, mockbankqr.go) go over
+// HTTP to the mock-bank simulator at BaseURL (docs/sandbox/mock-bank.md);
+// its bank debit mandates (ACH, SEPA, Bacs) are still answered in process.
 //
-// Behaviour, so tests and merchants in the sandbox can rely on it:
+// Mandate behaviour, so tests and merchants in the sandbox can rely on it:
 //
 //   - CreateMandate answers at once with a new reference "mbm_" + 24 hex
 //     characters and status "active" (a real scheme goes through "pending"
@@ -28,7 +31,10 @@ const MockBankName = "mock-bank"
 //     (idempotent), and ErrMockBankUnknownMandate for any other reference.
 //
 // It keeps no state: the core database's mandates table is the record.
-type MockBank struct{}
+type MockBank struct {
+	BaseURL string       // the simulator's; "" refuses QR charges
+	HTTP    *http.Client // nil: a client with a 30 s timeout
+}
 
 // ErrMockBankUnknownMandate is a mandate reference mock-bank never issued.
 var ErrMockBankUnknownMandate = errors.New("mock-bank: unknown mandate")

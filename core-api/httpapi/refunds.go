@@ -68,7 +68,7 @@ func (h transactionHandlers) sync(w http.ResponseWriter, r *http.Request) error 
 // of the route's own answer. Nothing is sent to the processor again.
 func (h transactionHandlers) resumeTransaction(status int) ResumeHandler {
 	return func(w http.ResponseWriter, r *http.Request, c Caller, id string) error {
-		t, err := h.d.Transactions.Sync(r.Context(), c.MerchantAccountID, id)
+		t, err := h.d.Transactions.Resume(r.Context(), c.MerchantAccountID, id)
 		if err != nil {
 			return transactionError(err)
 		}

@@ -87,4 +87,9 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))
 	rt.Handle("POST /refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refundAlias(), txs.resumeRefund))
 	rt.Handle("GET /refunds/{refund_id}", txs.getRefund)
+
+	// Processors' notifications: no bearer, each connector verifies its
+	// own signature (webhooks.go).
+	rt.Handle("POST /webhooks/{connector}/{merchant_account_id}", txs.notification)
+	rt.Handle("GET /metrics", txs.metrics)
 }

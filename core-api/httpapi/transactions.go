@@ -25,7 +25,7 @@ const (
 
 // The transaction routes (routes.go registers them):
 //
-//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id},buyer_id?,
+//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}|{method:"pix"},buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
 //	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=
@@ -46,6 +46,11 @@ const (
 //     vault-proxy, which sends the payment on this way with
 //     zone.SecurityCodeHeldHeader naming the card when it holds its
 //     security code (a hint the service confirms with vault-proxy).
+//   - A pix payment ({"method":"pix"}) is a sale by QR code through a
+//     QR connector, routed the same way (the built-in sandbox one is
+//     mock-bank): 201 capture_pending with qr_code and
+//     approval_expires_at; the processor's notification captures it
+//     (webhooks.go), the sweep fails it once expired unpaid.
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -102,23 +107,34 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.Amount != nil, "/amount")
 	need(in.Currency != nil, "/currency")
 	need(in.PaymentMethod != nil, "/payment_method")
-	if pm := in.PaymentMethod; pm != nil && pm.Method != "id" {
+	pm := in.PaymentMethod
+	switch {
+	case pm == nil:
+	case pm.Method == coreapi.MethodPix && pm.ID != "":
+		missing = append(missing, strictjson.BodyDetail("/payment_method/id", "a pix payment has no stored payment method", "value_error.payment_method.pix"))
+	case pm.Method != "id" && pm.Method != coreapi.MethodPix:
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id" here: a stored payment method; a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
+			`must be "id" (a stored payment method) or "pix" (an instant bank transfer by QR code); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
-	return coreapi.NewTransaction{
+	n := coreapi.NewTransaction{
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
-		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
+		BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
 		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
 		ConnectionOptions: in.ConnectionOptions,
 		TransactionDetails: coreapi.TransactionDetails{
 			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
 		},
-	}, nil
+	}
+	if pm.Method == coreapi.MethodPix {
+		n.Method = &pm.Method
+	} else {
+		n.PaymentMethodID = &pm.ID
+	}
+	return n, nil
 }
 
 func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Caller) error {
@@ -135,7 +151,11 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	if held := r.Header.Get(zone.SecurityCodeHeldHeader); held != "" {
 		n.SecurityCodeHeld = held == in.PaymentMethod.ID
 	}
-	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
+	pay := h.d.Transactions.PayByCard
+	if n.PaymentMethodID == nil {
+		pay = h.d.Transactions.PayByQR
+	}
+	t, err := pay(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {
 		p := "/buyer_id"
 		if in.BuyerID == nil {
@@ -214,6 +234,8 @@ type transactionJSON struct {
 	AuthorizedAt        *string            `json:"authorized_at"`
 	CapturedAt          *string            `json:"captured_at"`
 	VoidedAt            *string            `json:"voided_at"`
+	QRCode              *string            `json:"qr_code"`
+	ApprovalExpiresAt   *string            `json:"approval_expires_at"`
 }
 
 // answerJSON is the processor's answer to an operation, as a transaction
@@ -272,6 +294,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
+		QRCode: t.QRCode, ApprovalExpiresAt: timePtrJSON(t.ApprovalExpiresAt),
 	}
 }
 
@@ -458,7 +481,16 @@ type transactionEventJSON struct {
 	RefundID               *string                    `json:"refund_id"`
 	RawResponseCode        *string                    `json:"raw_response_code"`
 	RawResponseDescription *string                    `json:"raw_response_description"`
+	Notification           *notificationJSON          `json:"notification"`
 	CreatedAt              string                     `json:"created_at"`
+}
+
+// notificationJSON is the processor's notification an event records.
+type notificationJSON struct {
+	ID         string              `json:"id"`
+	Connector  string              `json:"connector"`
+	RawHeaders map[string][]string `json:"raw_headers"`
+	RawBody    string              `json:"raw_body"`
 }
 
 func eventOut(e *coreapi.TransactionEvent) transactionEventJSON {
@@ -467,6 +499,9 @@ func eventOut(e *coreapi.TransactionEvent) transactionEventJSON {
 		RawResponseCode: e.RawResponseCode, RawResponseDescription: e.RawResponseDescription, CreatedAt: timestamp(e.CreatedAt)}
 	if e.StatusBefore != "" {
 		out.StatusBefore = &e.StatusBefore
+	}
+	if n := e.Notification; n != nil {
+		out.Notification = &notificationJSON{ID: n.ID, Connector: n.Connector, RawHeaders: n.Headers, RawBody: n.Body}
 	}
 	return out
 }

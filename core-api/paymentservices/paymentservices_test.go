@@ -113,7 +113,9 @@ func TestCreateValidatesAgainstTheConnectorsSchemas(t *testing.T) {
 	}{
 		{"no connector", fields(func(f *coreapi.PaymentServiceFields) { f.Connector = "" }), []string{"/connector"}},
 		{"unknown connector", fields(func(f *coreapi.PaymentServiceFields) { f.Connector = "stripe" }), []string{"/connector"}},
-		{"a connector payment services do not configure", fields(func(f *coreapi.PaymentServiceFields) { f.Connector = "mock-bank" }), []string{"/connector"}},
+		// mock-bank is configured for pix: its own credentials, no settings.
+		{"another connector's configuration", fields(func(f *coreapi.PaymentServiceFields) { f.Connector = "mock-bank" }),
+			[]string{"/credentials/api_key", "/credentials/webhook_secret", "/settings/merchant_descriptor"}},
 		{"another method", fields(func(f *coreapi.PaymentServiceFields) { f.Method = "bank" }), []string{"/method"}},
 		{"no credentials", fields(func(f *coreapi.PaymentServiceFields) { f.Credentials = nil }), []string{"/credentials"}},
 		{"null credentials", fields(creds(`null`)), []string{"/credentials"}},

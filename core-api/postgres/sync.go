@@ -71,3 +71,25 @@ func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, a
 		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
 	})
 }
+
+// ExpiredQRTransactions returns up to limit pix payments of every
+// merchant account still waiting for their transfer after their QR code's
+// expiry by the database's clock, in the order (created_at, id), after
+// the transaction after; read through transactions_qr_expiry_idx.
+func (db *DB) ExpiredQRTransactions(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	afterID := after.ID
+	if afterID == "" {
+		afterID = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT merchant_account_id, id::text, created_at FROM transactions
+		WHERE status = 'capture_pending' AND approval_expires_at IS NOT NULL AND approval_expires_at <= now()
+		AND payment_method_method = 'pix' AND (created_at, id) > ($1::timestamptz, $2::uuid)
+		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (transactions.Unsettled, error) {
+		var u transactions.Unsettled
+		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
+	})
+}

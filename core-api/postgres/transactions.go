@@ -27,7 +27,7 @@ const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.auth
 	t.raw_response_description, t.avs_response_code, t.cvv_response_code, t.scheme_transaction_id,
 	t.payment_source, t.merchant_initiated, t.is_subsequent_payment, t.installment_count, t.cart_items,
 	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at, t.store,
-	ps.connector, ps.display_name`
+	ps.connector, ps.display_name, t.qr_code, t.approval_expires_at`
 
 const txFrom = ` FROM transactions t
 	LEFT JOIN buyers b ON b.merchant_account_id = t.merchant_account_id AND b.id = t.buyer_id
@@ -51,7 +51,7 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		&t.RawResponseDescription, &t.AVSResponseCode, &t.CVVResponseCode, &t.SchemeTransactionID,
 		&t.PaymentSource, &t.MerchantInitiated, &t.IsSubsequentPayment, &installments, &cart,
 		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt, &t.Store,
-		&psConnector, &psName)
+		&psConnector, &psName, &t.QRCode, &t.ApprovalExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
 	}
@@ -241,13 +241,13 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 			capture_pending_amount = $7, refund_pending_amount = $8, payment_method_approval_url = $9,
 			payment_service_transaction_id = $10, void_reference = $11, error_code = $12, raw_response_code = $13,
 			raw_response_description = $14, avs_response_code = $15, cvv_response_code = $16, scheme_transaction_id = $17,
-			updated_at = $18, authorized_at = $19, captured_at = $20, voided_at = $21
+			updated_at = $18, authorized_at = $19, captured_at = $20, voided_at = $21, qr_code = $22, approval_expires_at = $23
 		WHERE merchant_account_id = $1 AND id = $2`,
 		t.MerchantAccountID, t.ID, string(t.Status), t.AuthorizedAmount, t.CapturedAmount, t.RefundedAmount,
 		t.CapturePendingAmount, t.RefundPendingAmount, t.PaymentMethod.ApprovalURL,
 		t.PaymentServiceTransactionID, t.VoidReference, t.ErrorCode, t.RawResponseCode,
 		t.RawResponseDescription, t.AVSResponseCode, t.CVVResponseCode, t.SchemeTransactionID,
-		t.UpdatedAt, t.AuthorizedAt, t.CapturedAt, t.VoidedAt,
+		t.UpdatedAt, t.AuthorizedAt, t.CapturedAt, t.VoidedAt, t.QRCode, t.ApprovalExpiresAt,
 	).Exec(func(tag pgconn.CommandTag) error {
 		if tag.RowsAffected() != 1 {
 			return fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
@@ -261,14 +261,51 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 		queueOperation(&b, "refunds", "payment_service_refund_id", &r.OperationRecord,
 			[]string{"currency", "reason", "external_identifier"}, []any{r.Currency, r.Reason, r.ExternalIdentifier})
 	}
-	e := tr.Event
+	if err := queueEvent(&b, tr.Event); err != nil {
+		return err
+	}
+	return tx.tx.SendBatch(ctx, &b).Close()
+}
+
+// queueEvent queues the insert of e, with the notification it records.
+func queueEvent(b *pgx.Batch, e *coreapi.TransactionEvent) error {
+	var conn, nid, body *string
+	var headers []byte
+	if n := e.Notification; n != nil {
+		var err error
+		if headers, err = json.Marshal(n.Headers); err != nil {
+			return err
+		}
+		conn, nid, body = &n.Connector, &n.ID, &n.Body
+	}
 	b.Queue(`INSERT INTO transaction_events (merchant_account_id, transaction_id, name, status_before, status_after,
-			amount, capture_id, refund_id, raw_response_code, raw_response_description, created_at)
-		VALUES ($1, $2, $3, nullif($4, ''), $5, $6, $7, $8, $9, $10, $11) RETURNING id::text`,
+			amount, capture_id, refund_id, raw_response_code, raw_response_description, created_at,
+			notification_connector, notification_id, raw_headers, raw_body)
+		VALUES ($1, $2, $3, nullif($4, ''), $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING id::text`,
 		e.MerchantAccountID, e.TransactionID, e.Name, string(e.StatusBefore), string(e.StatusAfter),
 		e.Amount, e.CaptureID, e.RefundID, e.RawResponseCode, e.RawResponseDescription, e.CreatedAt,
+		conn, nid, headers, body,
 	).QueryRow(func(r pgx.Row) error { return r.Scan(&e.ID) })
+	return nil
+}
+
+// RecordEvent writes e alone.
+func (tx *Tx) RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) error {
+	var b pgx.Batch
+	if err := queueEvent(&b, e); err != nil {
+		return err
+	}
 	return tx.tx.SendBatch(ctx, &b).Close()
+}
+
+// NotificationRecorded reports whether an event of transaction
+// transactionID records notification id of connector.
+func (tx *Tx) NotificationRecorded(ctx context.Context, merchant, transactionID, connector, id string) (bool, error) {
+	var found bool
+	err := tx.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM transaction_events WHERE merchant_account_id = $1
+		AND transaction_id = $2 AND notification_connector = $3 AND notification_id = $4)`,
+		merchant, transactionID, connector, id).Scan(&found)
+	return found, err
 }
 
 // queueOperation queues the insert of a new capture or refund (table),
@@ -385,7 +422,8 @@ func (db *DB) ListTransactionEvents(ctx context.Context, merchant, transactionID
 		return []coreapi.TransactionEvent{}, nil
 	}
 	sql, args := keysetPage(`SELECT e.id::text, e.merchant_account_id, e.transaction_id::text, e.name, coalesce(e.status_before, ''),
-		e.status_after, e.amount, e.capture_id::text, e.refund_id::text, e.raw_response_code, e.raw_response_description, e.created_at
+		e.status_after, e.amount, e.capture_id::text, e.refund_id::text, e.raw_response_code, e.raw_response_description, e.created_at,
+		e.notification_connector, e.notification_id, e.raw_headers, e.raw_body
 		FROM transaction_events e WHERE e.merchant_account_id = $1 AND e.transaction_id = $2`,
 		[]any{merchant, transactionID}, "e", page)
 	rows, err := db.Pool.Query(ctx, sql, args...)
@@ -395,9 +433,16 @@ func (db *DB) ListTransactionEvents(ctx context.Context, merchant, transactionID
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.TransactionEvent, error) {
 		var e coreapi.TransactionEvent
 		var before, after string
+		var conn, nid, body *string
+		var headers []byte
 		err := r.Scan(&e.ID, &e.MerchantAccountID, &e.TransactionID, &e.Name, &before,
-			&after, &e.Amount, &e.CaptureID, &e.RefundID, &e.RawResponseCode, &e.RawResponseDescription, &e.CreatedAt)
+			&after, &e.Amount, &e.CaptureID, &e.RefundID, &e.RawResponseCode, &e.RawResponseDescription, &e.CreatedAt,
+			&conn, &nid, &headers, &body)
 		e.StatusBefore, e.StatusAfter = coreapi.TransactionStatus(before), coreapi.TransactionStatus(after)
+		if err == nil && nid != nil {
+			e.Notification = &coreapi.Notification{ID: *nid, Connector: deref(conn), Body: deref(body)}
+			err = unmarshalNullable(headers, &e.Notification.Headers)
+		}
 		return e, err
 	})
 }
@@ -421,4 +466,11 @@ func (db *DB) ListRefunds(ctx context.Context, merchant, transactionID string, p
 		}
 		return *rf, nil
 	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

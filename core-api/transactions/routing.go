@@ -24,6 +24,7 @@ type PaymentServices interface {
 type Connectors interface {
 	Cards(name string) (connector.CardConnector, error)
 	GiftCards(name string) (connector.GiftCardConnector, error)
+	QRs(name string) (connector.QRConnector, error)
 	Schemas(name string) (connector.Schemas, error)
 }
 

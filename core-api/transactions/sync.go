@@ -147,11 +147,16 @@ type SweepStore interface {
 	// for minAge, or a capture or refund requested more than minAge ago,
 	// still in flight; in the order (created_at, id), after after.
 	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
+	// ExpiredQRTransactions returns up to limit pix payments of every
+	// merchant account still capture_pending past their QR code's
+	// expiry, in the order (created_at, id), after after.
+	ExpiredQRTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
 // Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
 // answer or a failed settlement left with something in flight for longer
-// than the service's SyncMinAge. Instances may sweep at once: a
+// than the service's SyncMinAge, and fails the pix payments whose QR code
+// expired unpaid (Service.ExpireQR). Instances may sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
 	Service *Service
@@ -162,8 +167,9 @@ type Sweeper struct {
 
 // SweepResult is what one run did.
 type SweepResult struct {
-	Synced int // asked about and settled as far as the answer allowed
-	Failed int // the lookup or the settlement failed; the next run tries again
+	Synced  int // asked about and settled as far as the answer allowed
+	Failed  int // the lookup or the settlement failed; the next run tries again
+	Expired int // pix payments past their expiry, ended (or found paid)
 }
 
 // Run syncs every transaction found, a batch at a time, until none is
@@ -175,26 +181,48 @@ func (w *Sweeper) Run(ctx context.Context) (SweepResult, error) {
 		batch = 100
 	}
 	var res SweepResult
+	err := w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
+		return w.Store.UnsettledTransactions(ctx, w.Service.syncMinAge(), after, batch)
+	}, func(u Unsettled) error {
+		_, err := w.Service.Sync(ctx, u.MerchantAccountID, u.ID)
+		return err
+	}, &res.Synced, &res.Failed)
+	if err != nil {
+		return res, err
+	}
+	err = w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
+		return w.Store.ExpiredQRTransactions(ctx, after, batch)
+	}, func(u Unsettled) error {
+		_, err := w.Service.ExpireQR(ctx, u.MerchantAccountID, u.ID, time.Now())
+		return err
+	}, &res.Expired, &res.Failed)
+	return res, err
+}
+
+// each runs do on every transaction find returns, a batch at a time,
+// counting each in done or failed; the failure of one is logged and does
+// not stop the others.
+func (w *Sweeper) each(ctx context.Context, batch int, find func(after Unsettled) ([]Unsettled, error), do func(Unsettled) error, done, failed *int) error {
 	var after Unsettled
 	for {
-		found, err := w.Store.UnsettledTransactions(ctx, w.Service.syncMinAge(), after, batch)
+		found, err := find(after)
 		if err != nil {
-			return res, err
+			return err
 		}
 		for _, u := range found {
 			if ctx.Err() != nil {
-				return res, ctx.Err()
+				return ctx.Err()
 			}
-			if _, err := w.Service.Sync(ctx, u.MerchantAccountID, u.ID); err != nil {
-				res.Failed++
-				w.Log.WarnContext(ctx, "transaction sync failed; the next sweep tries again",
+			if err := do(u); err != nil {
+				*failed++
+				w.Log.WarnContext(ctx, "transaction sweep step failed; the next sweep tries again",
 					"merchant_account_id", u.MerchantAccountID, "transaction_id", u.ID, "err", err)
 				continue
 			}
-			res.Synced++
+			*done++
 		}
 		if len(found) < batch {
-			return res, nil
+			return nil
 		}
 		after = found[len(found)-1]
 	}
@@ -208,8 +236,8 @@ func (w *Sweeper) Every(ctx context.Context, interval time.Duration) {
 		case ctx.Err() != nil:
 		case err != nil:
 			w.Log.ErrorContext(ctx, "transaction sweep failed", "synced", res.Synced, "failed", res.Failed, "err", err)
-		case res.Synced+res.Failed > 0:
-			w.Log.InfoContext(ctx, "transaction sweep: synced what was in flight", "synced", res.Synced, "failed", res.Failed)
+		case res.Synced+res.Failed+res.Expired > 0:
+			w.Log.InfoContext(ctx, "transaction sweep: synced what was in flight", "synced", res.Synced, "expired", res.Expired, "failed", res.Failed)
 		}
 	})
 }

@@ -90,6 +90,12 @@ type Tx interface {
 	// RecordTransition writes a step: the transaction, its event, and the
 	// capture or refund it made or settled.
 	RecordTransition(ctx context.Context, tr coreapi.Transition) error
+	// NotificationRecorded reports whether an event of the transaction
+	// records connector's notification id already.
+	NotificationRecorded(ctx context.Context, merchant, transactionID, connector, id string) (bool, error)
+	// RecordEvent writes an event that changes nothing else (a
+	// notification with nothing to apply).
+	RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) error
 	// RecordPaymentMethodUse records an approved authorization on its
 	// payment method (coreapi.PaymentMethodUse); one deleted since is no
 	// error.
@@ -113,6 +119,8 @@ type Service struct {
 	// VaultProxy confirms that vault-proxy holds a card's security code
 	// before the connector is told so; nil: never told.
 	VaultProxy VaultProxy
+	// QR is what pix payments need (qr.go); nil: none are taken.
+	QR *QR
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

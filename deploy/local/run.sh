@@ -89,6 +89,17 @@ if [ "$ENVIRONMENT" != production ]; then
   export VAULT_PROXY_DESTINATIONS="${VAULT_PROXY_DESTINATIONS:+$VAULT_PROXY_DESTINATIONS,}mock-card=$mock_card"
 fi
 
+# 5b. mock-bank, the sandbox bank (docs/sandbox/mock-bank.md): core-api
+#     creates pix QR charges there, and it sends its signed notifications
+#     to core-api's POST /webhooks/mock-bank/{merchant_account_id}.
+mock_bank=http://127.0.0.1:9710
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_BANK_ADDR=${mock_bank#http://} "$bin/mock-bank" &
+  pids+=($!)
+  wait_http "$mock_bank/healthz"
+  export CORE_API_MOCK_BANK_URL=$mock_bank CORE_API_PUBLIC_URL=http://127.0.0.1:8080
+fi
+
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
@@ -122,6 +133,7 @@ payorch is running ($ENVIRONMENT)
 MSG
 if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"
+  echo "  mock-bank            $mock_bank   (sandbox bank: pix QR charges; POST /sandbox/qr/{id}/pay plays the buyer)"
 fi
 cat <<MSG
   token (24h, all scopes, every merchant account; mint others with:

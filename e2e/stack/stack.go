@@ -36,6 +36,8 @@ import (
 	vpapp "github.com/payorch/vault-proxy/app"
 	vpostgres "github.com/payorch/vault-proxy/postgres"
 	"github.com/payorch/vault-proxy/sandbox/mockcard"
+
+	"github.com/payorch/core-api/sandbox/mockbank"
 )
 
 // Stack is one running product.
@@ -45,6 +47,9 @@ type Stack struct {
 	// MockCard is the sandbox card processor, vault-proxy's destination
 	// MockCardDestination; nil in production, where it never runs.
 	MockCard *mockcard.Main
+	// MockBank is the sandbox bank, core-api's CORE_API_MOCK_BANK_URL,
+	// which sends its notifications to core-api; nil in production.
+	MockBank *mockbank.Main
 	DBs      *testsupport.Databases
 	Transit  *transittest.Env
 	PKI      certs.DevFiles
@@ -163,6 +168,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		AuthKeysFile:     keysFile,
 		AuthIssuer:       Issuer,
 		Vault:            coreVault,
+		PublicURL:        "http://" + core.Addr().String(),
 	}
 	for _, o := range opts {
 		o(&vcfg, &ccfg)
@@ -180,6 +186,13 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		s.MockCard = startMockCard(ctx, t, vcfg.Environment, log.With("service", "mock-card"))
 		if !names(vcfg.Destinations, MockCardDestination) {
 			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
+		}
+	}
+
+	if ccfg.Environment != config.Production {
+		s.MockBank = startMockBank(ctx, t, ccfg.Environment, log.With("service", "mock-bank"))
+		if ccfg.MockBankURL == "" {
+			ccfg.MockBankURL = s.MockBank.URL()
 		}
 	}
 
@@ -348,6 +361,26 @@ func startMockCard(ctx context.Context, t testing.TB, env config.Environment, lo
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-card: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// WithCoreAPI adjusts core-api's configuration (say a short QR expiry and
+// sweep interval).
+func WithCoreAPI(f func(*coreapp.Config)) Option {
+	return func(_ *vpapp.Config, c *coreapp.Config) { f(c) }
+}
+
+// startMockBank runs mock-bank on loopback port 0, as startMockCard.
+func startMockBank(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockbank.Main {
+	t.Helper()
+	m, err := mockbank.New(mockbank.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-bank config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-bank: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

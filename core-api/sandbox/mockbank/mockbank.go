@@ -1,0 +1,395 @@
+// Package mockbank is the sandbox bank simulator (docs/sandbox/mock-bank.md):
+// a third party in spirit, its own HTTP server that core-api's mock-bank
+// connector reaches over the wire. It issues instant bank transfer
+// charges paid by QR code, lets a tester play the buyer who pays one, and
+// then sends the processor's signed notification over HTTP to the URL the
+// charge was created with. It sees no card data and lives on the non-PCI
+// side of the tree, but it is never linked into the core-api binary
+// (core-api/deps_test.go).
+package mockbank
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/payorch/shared/config"
+)
+
+// The headers of a notification (docs/sandbox/mock-bank.md, "Notifications").
+const (
+	HeaderNotificationID = "Mock-Bank-Notification-Id"
+	HeaderTimestamp      = "Mock-Bank-Timestamp"
+	HeaderSignature      = "Mock-Bank-Signature" // "v1=" + hex HMAC-SHA256(secret, timestamp + "." + body)
+)
+
+// SandboxWebhookSecret is the secret mock-bank signs notifications with
+// unless configured otherwise: public, as a processor's published sandbox
+// test secret is, and the secret of core-api's built-in sandbox
+// configuration (connector.MockBankSandboxWebhookSecret).
+const SandboxWebhookSecret = "whsec_mock_bank_sandbox_public"
+
+// DefaultAddr is the listen address.
+const DefaultAddr = "127.0.0.1:9710"
+
+// Config is mock-bank's configuration.
+type Config struct {
+	Environment   config.Environment
+	Addr          string
+	WebhookSecret string
+	// DeliveryAttempts bounds the sends of one notification (the first
+	// and its retries on anything but a 2xx answer).
+	DeliveryAttempts int
+	// RetryDelay is the wait before the first retry, doubled after each.
+	RetryDelay time.Duration
+}
+
+// EnvPrefixes name mock-bank's own variables.
+var EnvPrefixes = []string{"MOCK_BANK_"}
+
+// LoadConfig reads the environment through l.
+func LoadConfig(l *config.Loader) Config {
+	return Config{
+		Environment:      l.Environment("ENVIRONMENT"),
+		Addr:             l.String("MOCK_BANK_ADDR", config.Default(DefaultAddr)),
+		WebhookSecret:    l.String("MOCK_BANK_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
+		DeliveryAttempts: l.Int("MOCK_BANK_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
+		RetryDelay:       l.Duration("MOCK_BANK_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
+	}
+}
+
+// Charge statuses.
+const (
+	StatusPending = "pending"
+	StatusPaid    = "paid"
+	StatusExpired = "expired"
+)
+
+// Charge is an instant bank transfer charge, as the API answers it.
+type Charge struct {
+	ID        string    `json:"id"`
+	Reference string    `json:"reference"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	Status    string    `json:"status"`
+	QRCode    string    `json:"qr_code"`
+	ExpiresAt time.Time `json:"expires_at"`
+
+	apiKey    string
+	notifyURL string
+}
+
+// createRequest is the body of POST /v1/qr-charges.
+type createRequest struct {
+	Reference        string `json:"reference"`
+	Amount           int64  `json:"amount"`
+	Currency         string `json:"currency"`
+	NotificationURL  string `json:"notification_url"`
+	ExpiresInSeconds int64  `json:"expires_in_seconds"`
+}
+
+// Main is the simulator.
+type Main struct {
+	Config   Config
+	Log      *slog.Logger
+	Listener net.Listener // optional: serve on it instead of Config.Addr
+	Now      func() time.Time
+
+	mu          sync.Mutex
+	charges     map[string]*Charge // by id
+	byReference map[string]string  // api key + "\x00" + reference -> id
+
+	ln     net.Listener
+	srv    *http.Server
+	client *http.Client
+}
+
+// New checks cfg and builds the simulator.
+func New(cfg Config, log *slog.Logger) (*Main, error) {
+	switch cfg.Environment {
+	case config.Development, config.Sandbox:
+	default:
+		return nil, errors.New("ENVIRONMENT: mock-bank is a sandbox simulator and runs in development or sandbox only")
+	}
+	if cfg.WebhookSecret == "" {
+		cfg.WebhookSecret = SandboxWebhookSecret
+	}
+	if cfg.DeliveryAttempts <= 0 {
+		cfg.DeliveryAttempts = 6
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 200 * time.Millisecond
+	}
+	return &Main{Config: cfg, Log: log, Now: time.Now, charges: map[string]*Charge{}, byReference: map[string]string{},
+		client: &http.Client{Timeout: 10 * time.Second}}, nil
+}
+
+// Run starts serving.
+func (m *Main) Run(ctx context.Context) error {
+	if m.ln = m.Listener; m.ln == nil {
+		var err error
+		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
+			return fmt.Errorf("mock-bank: listener: %w", err)
+		}
+	}
+	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("mock-bank: serve", "err", err)
+		}
+	}()
+	m.Log.Info("mock-bank listening", "addr", m.ln.Addr().String())
+	return nil
+}
+
+// URL is the simulator's base URL.
+func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+
+// Close drains in-flight requests.
+func (m *Main) Close() error {
+	if m.srv == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return m.srv.Shutdown(ctx)
+}
+
+// Handler routes the API and the sandbox endpoints.
+func (m *Main) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/qr-charges", m.create)
+	mux.HandleFunc("GET /v1/qr-charges/{id}", m.authorized(func(w http.ResponseWriter, c *Charge) { writeJSON(w, http.StatusOK, c) }))
+	mux.HandleFunc("POST /v1/qr-charges/{id}/cancel", m.authorized(m.cancel))
+	mux.HandleFunc("POST /sandbox/qr/{id}/pay", m.pay)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// apiKey is the request's bearer key: any key of the test form
+// "mb_test_" + at least 8 letters, digits, _ or -.
+func apiKey(r *http.Request) (string, bool) {
+	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || !strings.HasPrefix(k, "mb_test_") || len(k) < len("mb_test_")+8 || len(k) > 128 {
+		return "", false
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return "", false
+		}
+	}
+	return k, true
+}
+
+func (m *Main) create(w http.ResponseWriter, r *http.Request) {
+	key, ok := apiKey(r)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		return
+	}
+	var in createRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		return
+	}
+	switch {
+	case in.Reference == "" || len(in.Reference) > 255:
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
+		return
+	case in.Amount <= 0 || in.Amount > 99_999_999:
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
+		return
+	case in.Currency != "BRL":
+		// Pix settles in reais only.
+		writeJSON(w, http.StatusBadRequest, apiError{"unsupported_currency"})
+		return
+	case !strings.HasPrefix(in.NotificationURL, "http://") && !strings.HasPrefix(in.NotificationURL, "https://"):
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
+		return
+	case in.ExpiresInSeconds < 1 || in.ExpiresInSeconds > 86400:
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_expiry"})
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	refKey := key + "\x00" + in.Reference
+	if id, ok := m.byReference[refKey]; ok { // the same reference is the same charge
+		writeJSON(w, http.StatusOK, m.charges[id])
+		return
+	}
+	id := "mbq_" + randomHex(12)
+	c := &Charge{ID: id, Reference: in.Reference, Amount: in.Amount, Currency: in.Currency, Status: StatusPending,
+		QRCode:    qrPayload(id, in.Amount),
+		ExpiresAt: m.Now().Add(time.Duration(in.ExpiresInSeconds) * time.Second).UTC().Truncate(time.Second),
+		apiKey:    key, notifyURL: in.NotificationURL}
+	m.charges[id], m.byReference[refKey] = c, id
+	writeJSON(w, http.StatusCreated, c)
+}
+
+// qrPayload is an EMV-style "copia e cola" payload naming the charge.
+func qrPayload(id string, amount int64) string {
+	amt := strconv.FormatFloat(float64(amount)/100, 'f', 2, 64)
+	return "00020126" + strconv.Itoa(len(id)+14) + "0014br.gov.bcb.pix" + id + "5303986" + fmt.Sprintf("54%02d%s", len(amt), amt) + "5802BR6304MOCK"
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// authorized runs h on the charge the path names, for its own API key.
+func (m *Main) authorized(h func(http.ResponseWriter, *Charge)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		key, ok := apiKey(r)
+		if !ok {
+			writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		c, ok := m.charges[r.PathValue("id")]
+		if !ok || c.apiKey != key {
+			writeJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
+			return
+		}
+		m.expire(c)
+		h(w, c)
+	}
+}
+
+// expire moves a pending charge past its expiry to expired; m.mu held.
+func (m *Main) expire(c *Charge) {
+	if c.Status == StatusPending && !m.Now().Before(c.ExpiresAt) {
+		c.Status = StatusExpired
+	}
+}
+
+// cancel ends a pending charge (expired) so that it can no longer be
+// paid; a paid one stays paid, which the answer says.
+func (m *Main) cancel(w http.ResponseWriter, c *Charge) {
+	if c.Status == StatusPending {
+		c.Status = StatusExpired
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+// Notification is the body mock-bank sends.
+type Notification struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"` // "qr_charge.paid"
+	CreatedAt time.Time `json:"created_at"`
+	Data      Charge    `json:"data"`
+}
+
+// payResult answers POST /sandbox/qr/{id}/pay.
+type payResult struct {
+	Charge   *Charge  `json:"charge"`
+	Delivery delivery `json:"delivery"`
+}
+
+type delivery struct {
+	Attempts   int    `json:"attempts"`
+	StatusCode int    `json:"status_code"` // the last answer's; 0: none
+	Error      string `json:"error,omitempty"`
+}
+
+// pay plays the buyer: the charge is paid and its notification sent,
+// retried on anything but a 2xx. Paying a paid charge sends the same
+// notification again (the same id), as a processor's retry would.
+func (m *Main) pay(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	c, ok := m.charges[r.PathValue("id")]
+	if !ok {
+		m.mu.Unlock()
+		writeJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
+		return
+	}
+	m.expire(c)
+	if c.Status == StatusExpired {
+		m.mu.Unlock()
+		writeJSON(w, http.StatusConflict, apiError{"charge_expired"})
+		return
+	}
+	c.Status = StatusPaid
+	snapshot := *c
+	m.mu.Unlock()
+	body, _ := json.Marshal(Notification{ID: "mbn_" + strings.TrimPrefix(c.ID, "mbq_"), Type: "qr_charge.paid", CreatedAt: m.Now().UTC(), Data: snapshot})
+	d := m.deliver(r.Context(), snapshot.notifyURL, "mbn_"+strings.TrimPrefix(c.ID, "mbq_"), body)
+	writeJSON(w, http.StatusOK, payResult{Charge: &snapshot, Delivery: d})
+}
+
+// Sign is the signature header's value for body sent at timestamp ts.
+func Sign(secret, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts))
+	mac.Write([]byte("."))
+	mac.Write(body)
+	return "v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// deliver sends a notification until a 2xx answer or the attempts run out.
+func (m *Main) deliver(ctx context.Context, url, id string, body []byte) delivery {
+	var d delivery
+	wait := m.Config.RetryDelay
+	for d.Attempts < m.Config.DeliveryAttempts {
+		if d.Attempts > 0 {
+			select {
+			case <-ctx.Done():
+				d.Error = ctx.Err().Error()
+				return d
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		d.Attempts++
+		ts := strconv.FormatInt(m.Now().Unix(), 10)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			d.Error = err.Error()
+			return d
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(HeaderNotificationID, id)
+		req.Header.Set(HeaderTimestamp, ts)
+		req.Header.Set(HeaderSignature, Sign(m.Config.WebhookSecret, ts, body))
+		resp, err := m.client.Do(req)
+		if err != nil {
+			d.StatusCode, d.Error = 0, err.Error()
+			continue
+		}
+		resp.Body.Close()
+		d.StatusCode, d.Error = resp.StatusCode, ""
+		if resp.StatusCode/100 == 2 {
+			return d
+		}
+	}
+	return d
+}
