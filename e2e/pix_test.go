@@ -23,11 +23,11 @@ func pixPayment(amount int64) map[string]any {
 	return map[string]any{"amount": amount, "currency": "BRL", "country": "BR", "payment_method": map[string]any{"method": "pix"}}
 }
 
-// payPix sends POST /transactions to core-api (vault-proxy's
-// listener takes card payments; a pix payment has no card to vault).
+// payPix sends POST /transactions through vault-proxy's public URL, the
+// merchant's one base URL: it passes a pix payment on to core-api as sent.
 func payPix(t *testing.T, s *stack.Stack, tok string, body any, header ...string) (int, map[string]any) {
 	t.Helper()
-	code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/transactions", tok, body, header...)
+	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, header...)
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatalf("POST /transactions: %d %s", code, raw)
