@@ -51,9 +51,10 @@ var adapters = []string{
 
 // isService reports whether package p of core-api is a service: anything
 // but the domain at the root, the adapters and the connectors (which will
-// speak HTTP to processors).
+// speak HTTP to processors), and the sandbox simulators (HTTP servers of
+// their own).
 func isService(p string) bool {
-	return p != module && !underAny(p, adapters) && !under(p, module+"/connector")
+	return p != module && !underAny(p, adapters) && !under(p, module+"/connector") && !under(p, module+"/sandbox")
 }
 
 // The domain at the module root holds types and rules, free of transport
@@ -142,4 +143,15 @@ func underAny(p string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// The sandbox simulators on this side of the tree (mock-direct) are third
+// parties in spirit, run as their own servers: the core-api binary, and
+// everything it links, never links them; connectors reach them over HTTP.
+func TestCoreAPIBinaryDoesNotLinkTheSimulators(t *testing.T) {
+	for _, p := range goList(t, "-deps", module+"/cmd/core-api") {
+		if under(p, module+"/sandbox") {
+			t.Errorf("the core-api binary links %s", p)
+		}
+	}
 }

@@ -74,6 +74,21 @@ type Config struct {
 	TransactionSyncInterval time.Duration
 	TransactionSyncMinAge   time.Duration
 
+	// PublicURL (CORE_API_PUBLIC_URL) is the base of the absolute URLs
+	// core-api gives buyers' clients (a direct integration's
+	// default_completion_url): where core-api's routes are reached from
+	// outside, vault-proxy's public URL when it fronts core-api.
+	PublicURL string
+	// CompletionKey (CORE_API_COMPLETION_KEY or _FILE, at least 32 bytes)
+	// signs the completion tokens of direct integrations. Empty: a random
+	// key per start, so tokens do not survive a restart or cross
+	// instances.
+	CompletionKey secret.String
+	// MockDirectURL (CORE_API_MOCK_DIRECT_URL) is the sandbox wallet
+	// simulator mock-direct's base URL; empty: the mock-direct connector
+	// is not registered. Outside production only.
+	MockDirectURL string
+
 	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
 	// long a request's claim on its Idempotency-Key outlives a process
 	// that died holding it (package idempotency).
@@ -184,6 +199,9 @@ func LoadConfig(l *config.Loader) Config {
 			config.Default(transactions.DefaultSyncMinAge.String())),
 		IdempotencyLease: l.Duration("CORE_API_IDEMPOTENCY_LEASE", time.Second, time.Hour,
 			config.Default(idempotency.DefaultLease.String())),
+		PublicURL:     strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
+		CompletionKey: l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
+		MockDirectURL: strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
 	}
 }
 
@@ -226,6 +244,12 @@ func (c Config) Validate() error {
 	}
 	if err := pagination.CheckKey("CORE_API_CURSOR_KEY", c.CursorKey, c.Environment == config.Production); err != nil {
 		errs = append(errs, err)
+	}
+	if err := pagination.CheckKey("CORE_API_COMPLETION_KEY", c.CompletionKey, c.Environment == config.Production); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Environment == config.Production && c.MockDirectURL != "" {
+		errs = append(errs, errors.New("CORE_API_MOCK_DIRECT_URL: mock-direct is a sandbox simulator and is never used in production"))
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))
