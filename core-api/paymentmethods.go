@@ -11,7 +11,10 @@ import (
 const (
 	MethodCard     = "card"
 	MethodGiftCard = "gift-card"
-	MethodBank     = "bank"
+	// MethodPayPal is a wallet paid through a direct (client SDK)
+	// integration: the buyer approves in the wallet's SDK.
+	MethodPayPal = "paypal"
+	MethodBank   = "bank"
 )
 
 // VaultProxyKind is the kind vault-proxy records for a payment method of the

@@ -21,7 +21,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockDirectURL)
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -73,10 +73,15 @@ func cardsOf(registry *connector.Registry) transactions.CardConnector {
 // development environments only (mock-card's connector reaches the
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
-// there ("" names none).
-func connectorsOf(env config.Environment, vp connector.Detokenizer) (registry *connector.Registry, mandates string) {
+// there ("" names none). mock-direct's connector is registered when its
+// simulator's address is given (mockDirect), outside production only.
+func connectorsOf(env config.Environment, vp connector.Detokenizer, mockDirect string) (registry *connector.Registry, mandates string) {
 	if env == config.Sandbox || env == config.Development {
-		return connector.NewRegistry(connector.MockBank{}, connector.MockCard{VaultProxy: vp}), connector.MockBankName
+		cs := []connector.Connector{connector.MockBank{}, connector.MockCard{VaultProxy: vp}}
+		if mockDirect != "" {
+			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})
+		}
+		return connector.NewRegistry(cs...), connector.MockBankName
 	}
 	return connector.NewRegistry(), ""
 }
