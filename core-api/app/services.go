@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/rand"
 	"time"
 
 	"github.com/payorch/core-api/buyers"
@@ -51,9 +52,37 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 	if m.txs == nil {
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
-			VaultProxy: m.VaultProxy}
+			VaultProxy: m.VaultProxy,
+			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
+				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL}}
 	}
 	return m.txs
+}
+
+// Transactions is the transactions service the routes and the sweep use
+// (nil before Run).
+func (m *Main) Transactions() *transactions.Service { return m.txs }
+
+// directOf is the built-in sandbox connector of direct integrations:
+// mock-direct, where the environment registers it; none otherwise.
+func directOf(registry *connector.Registry) connector.DirectConnector {
+	d, err := registry.Directs(connector.MockDirectName)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// completionKey is the configured key of completion tokens, or a random
+// one (Config.CompletionKey; production requires one).
+func (m *Main) completionKey() []byte {
+	if !m.Config.CompletionKey.IsZero() {
+		return []byte(m.Config.CompletionKey.Reveal())
+	}
+	m.Log.Warn("CORE_API_COMPLETION_KEY is not set: completion URLs use a random key and do not survive a restart")
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return k
 }
 
 // cardsOf is the built-in sandbox card connector, which card payments go

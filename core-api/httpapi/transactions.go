@@ -82,6 +82,7 @@ type transactionCreateJSON struct {
 	IsSubsequentPayment bool                       `json:"is_subsequent_payment"`
 	InstallmentCount    *int32                     `json:"installment_count"`
 	CartItems           []coreapi.CartItem         `json:"cart_items"`
+	IntegrationClient   *string                    `json:"integration_client"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -102,16 +103,24 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.Amount != nil, "/amount")
 	need(in.Currency != nil, "/currency")
 	need(in.PaymentMethod != nil, "/payment_method")
-	if pm := in.PaymentMethod; pm != nil && pm.Method != "id" {
+	direct := in.PaymentMethod != nil && slices.Contains(coreapi.DirectMethods, in.PaymentMethod.Method)
+	switch pm := in.PaymentMethod; {
+	case pm != nil && pm.Method != "id" && !direct:
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id" here: a stored payment method; a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
+			`must be "id" (a stored payment method) or paypal (a direct integration); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
+	case direct && pm.ID != "":
+		missing = append(missing, strictjson.BodyDetail("/payment_method/id", "a direct integration has no stored payment method", "value_error.payment_method.direct"))
 	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
+	n := coreapi.NewTransaction{PaymentMethodID: &in.PaymentMethod.ID}
+	if direct {
+		n = coreapi.NewTransaction{Method: &in.PaymentMethod.Method}
+	}
 	return coreapi.NewTransaction{
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
-		PaymentMethodID: &in.PaymentMethod.ID, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
+		PaymentMethodID: n.PaymentMethodID, Method: n.Method, IntegrationClient: in.IntegrationClient, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
 		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
 		ConnectionOptions: in.ConnectionOptions,
 		TransactionDetails: coreapi.TransactionDetails{
@@ -135,7 +144,11 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	if held := r.Header.Get(zone.SecurityCodeHeldHeader); held != "" {
 		n.SecurityCodeHeld = held == in.PaymentMethod.ID
 	}
-	t, err := h.d.Transactions.PayByCard(r.Context(), c.MerchantAccountID, n)
+	pay := h.d.Transactions.PayByCard
+	if n.Method != nil {
+		pay = h.d.Transactions.PayDirect // the one method named without a stored payment method (newTransaction)
+	}
+	t, err := pay(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {
 		p := "/buyer_id"
 		if in.BuyerID == nil {
@@ -172,6 +185,9 @@ func transactionError(err error) error {
 	}
 	if errors.Is(err, coreapi.ErrNotACardPayment) {
 		return apierror.Unprocessable("the transaction is not a card payment")
+	}
+	if err := directError(err); err != nil {
+		return err
 	}
 	return domainError(err, "transaction")
 }
@@ -214,6 +230,9 @@ type transactionJSON struct {
 	AuthorizedAt        *string            `json:"authorized_at"`
 	CapturedAt          *string            `json:"captured_at"`
 	VoidedAt            *string            `json:"voided_at"`
+	// SessionToken: a direct integration's, in the answer that created
+	// it only.
+	SessionToken *string `json:"session_token"`
 }
 
 // answerJSON is the processor's answer to an operation, as a transaction
@@ -272,6 +291,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		InstallmentCount: t.InstallmentCount, CartItems: items, ExternalIdentifier: t.ExternalIdentifier, Metadata: meta,
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
+		SessionToken: t.SessionToken,
 	}
 }
 

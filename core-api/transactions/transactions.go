@@ -113,6 +113,8 @@ type Service struct {
 	// VaultProxy confirms that vault-proxy holds a card's security code
 	// before the connector is told so; nil: never told.
 	VaultProxy VaultProxy
+	// Direct serves direct (client SDK) integrations (direct.go).
+	Direct Direct
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

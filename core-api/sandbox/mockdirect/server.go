@@ -99,8 +99,8 @@ type ErrorDetail struct {
 	Description string `json:"description,omitempty"`
 }
 
-// RequestIDHeader makes a POST idempotent: the same id and body is the
-// stored answer, byte for byte.
+// RequestIDHeader makes a POST idempotent: once it succeeded, the same id
+// and body is the stored answer, byte for byte.
 const RequestIDHeader = "PayPal-Request-Id"
 
 // answer is a stored answer of a request id.
@@ -210,7 +210,9 @@ func (srv *server) idempotent(h handler) handler {
 		}
 		status, out := h(w, r, clientID, body)
 		raw, _ := json.Marshal(out)
-		if status < 500 {
+		// Only what was done is kept: a refusal (an order not approved
+		// yet) may be answered otherwise when the same request comes again.
+		if status < 300 {
 			srv.s.addAnswer(k, answer{bodyHash: sum, status: status, body: raw})
 		}
 		return status, json.RawMessage(raw)

@@ -59,6 +59,10 @@ func TestOrderLifecycle(t *testing.T) {
 			if st != 201 || o.Status != StatusCreated || o.Links[1].Href != "http://sandbox.example/checkoutnow?token="+o.ID {
 				t.Fatalf("create: %d %+v", st, o)
 			}
+			// Before the buyer decided: refused, and not kept under the id.
+			if st, _, e := c.do("POST", "/v2/checkout/orders/"+o.ID+"/"+tc.action, "r2", ""); st != 422 || e.Details[0].Issue == "" {
+				t.Fatalf("before the decision: %d %+v", st, e)
+			}
 			if tc.decision != "" {
 				resp, err := http.Post(c.url+"/sandbox/orders/"+o.ID+"/"+tc.decision, "", nil)
 				if err != nil || resp.StatusCode != 200 {
