@@ -50,7 +50,7 @@ func completion(t *testing.T, s *stack.Stack, u string) (int, map[string]any) {
 // transactions' completion tokens are refused and change nothing.
 func TestDirectIntegration(t *testing.T) {
 	s := stack.Start(t)
-	tok := s.Token(t, "transactions.write", "transactions.read")
+	tok := s.Token(t, "transactions.write", "transactions.read", "payment-services.write")
 	core := newCore(s, tok, "")
 	core.c, core.base = s.PublicClient, s.PublicURL
 
@@ -216,6 +216,29 @@ func TestDirectIntegration(t *testing.T) {
 		code, raw = core.do(t, http.MethodPost, "/transactions/6f1c2a5e-0c1d-4d2b-9f1e-2b7d1c3e4f50/session", map[string]any{})
 		if e := apiError(t, raw); code != http.StatusBadRequest || e.Details[0].Pointer != "/session_token" {
 			t.Errorf("session without a token: %d %s", code, raw)
+		}
+	})
+
+	t.Run("routed by a payment service", func(t *testing.T) {
+		ps := core.ok(t, http.StatusCreated, http.MethodPost, "/payment-services", map[string]any{"connector": "mock-direct", "display_name": "Wallet",
+			"credentials": map[string]any{"client_id": "merchant_app_42", "client_secret": "s3cret"}, "settings": map[string]any{"merchant_id": "MERCHANT_42"}})
+		if ps["method"] != "paypal" {
+			t.Fatalf("payment service: %v", ps)
+		}
+		body := directPayment(1100, "capture")
+		body["payment_service_id"] = ps["id"]
+		status, tx := pay(t, s, tok, body)
+		if status != http.StatusCreated || tx["payment_service_id"] != ps["id"] || tx["status"] != "buyer_approval_pending" {
+			t.Fatalf("payment: %d %v", status, tx)
+		}
+		session := core.ok(t, http.StatusOK, http.MethodPost, "/transactions/"+tx["id"].(string)+"/session", map[string]any{"session_token": tx["session_token"]})
+		sd := session["session_data"].(map[string]any)
+		if sd["client_id"] != "merchant_app_42" || sd["merchant_id"] != "MERCHANT_42" {
+			t.Fatalf("session data: %v", sd)
+		}
+		buyerDecides(t, s, sd["order_id"].(string), "approve")
+		if code, done := completion(t, s, session["default_completion_url"].(string)); code != http.StatusOK || done["status"] != "capture_succeeded" {
+			t.Fatalf("completion through the payment service: %d %v", code, done)
 		}
 	})
 

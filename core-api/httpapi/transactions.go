@@ -25,7 +25,8 @@ const (
 
 // The transaction routes (routes.go registers them):
 //
-//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id},buyer_id?,
+//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}
+//	                                             or {method:"paypal"} with integration_client (direct.go),buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
 //	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=
