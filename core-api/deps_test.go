@@ -49,7 +49,7 @@ var adapters = []string{
 	module + "/vaulttransit",
 }
 
-// simulators are the sandbox's third parties (mock-bank): HTTP servers of
+// simulators are the sandbox's third parties (mock-bank, mock-direct): HTTP servers of
 // their own, shipped in the tree but never linked into core-api.
 const simulators = module + "/sandbox"
 
@@ -58,7 +58,8 @@ const simulators = module + "/sandbox"
 // HTTP to processors) and the simulators with their commands.
 func isService(p string) bool {
 	return p != module && !underAny(p, adapters) && !under(p, module+"/connector") && !under(p, simulators) &&
-		!under(p, module+"/cmd/mock-bank")
+		!under(p, module+"/cmd/mock-bank") &&
+		!under(p, module+"/cmd/mock-direct")
 }
 
 // The core-api binary reaches a simulator only over the wire, as it would
@@ -174,4 +175,15 @@ func underAny(p string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// The sandbox simulators on this side of the tree (mock-direct) are third
+// parties in spirit, run as their own servers: the core-api binary, and
+// everything it links, never links them; connectors reach them over HTTP.
+func TestCoreAPIBinaryDoesNotLinkTheSimulators(t *testing.T) {
+	for _, p := range goList(t, "-deps", module+"/cmd/core-api") {
+		if under(p, module+"/sandbox") {
+			t.Errorf("the core-api binary links %s", p)
+		}
+	}
 }

@@ -15,6 +15,9 @@ const (
 	// MethodPix is an instant bank transfer the buyer pays by scanning a
 	// QR code: it has no stored payment method.
 	MethodPix = "pix"
+	// MethodPayPal is a wallet paid through a direct (client SDK)
+	// integration: the buyer approves in the wallet's SDK.
+	MethodPayPal = "paypal"
 )
 
 // VaultProxyKind is the kind vault-proxy records for a payment method of the

@@ -76,6 +76,10 @@ type Transaction struct {
 	// Store: the approved authorization stores the payment method and
 	// records its scheme transaction id on it (NewTransaction.Store).
 	Store bool
+	// SessionToken is a direct integration's session token, given once:
+	// in the answer that created the transaction; never stored (its
+	// digest is).
+	SessionToken *string
 	TransactionDetails
 
 	CreatedAt    time.Time
@@ -462,7 +466,11 @@ type NewTransaction struct {
 	// ConnectionOptions are per-connector options, keyed by connector
 	// name: only the connector that processes the payment receives its
 	// entry (a JSON object), and it alone checks it.
-	ConnectionOptions  map[string]json.RawMessage
+	ConnectionOptions map[string]json.RawMessage
+	// IntegrationClient selects a direct (client SDK) integration: one of
+	// IntegrationClients, required for a method of DirectMethods and
+	// refused for any other.
+	IntegrationClient  *string
 	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
 }
 
@@ -513,6 +521,18 @@ func (n NewTransaction) Validate() error {
 	}
 	if n.Method != nil && !methodPattern.MatchString(*n.Method) {
 		v.Add("/payment_method/method", "must be a method name such as card or gcash (lower case)", "value_error.str.regex")
+	}
+	direct := n.Method != nil && slices.Contains(DirectMethods, *n.Method)
+	switch {
+	case direct && n.IntegrationClient == nil:
+		v.Add("/integration_client", "is required for a direct integration (method "+*n.Method+"): web, ios or android", "value_error.missing")
+	case n.IntegrationClient != nil && !direct:
+		v.Add("/integration_client", "is only for a direct integration (method "+strings.Join(DirectMethods, ", ")+")", "value_error.integration_client.method")
+	case n.IntegrationClient != nil && !slices.Contains(IntegrationClients, *n.IntegrationClient):
+		v.Add("/integration_client", "must be one of web, ios, android", "value_error.const")
+	}
+	if direct && n.PaymentMethodID != nil {
+		v.Add("/payment_method/id", "a direct integration has no stored payment method", "value_error.payment_method.direct")
 	}
 	if n.BuyerID != nil && !IsUUID(*n.BuyerID) {
 		v.Add("/buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid")

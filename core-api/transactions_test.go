@@ -198,3 +198,38 @@ func TestNewTransactionValidate(t *testing.T) {
 		t.Errorf("capture above the maximum: %v", err)
 	}
 }
+
+// A direct integration (method paypal) needs an integration client, and
+// no other payment may name one.
+func TestNewTransactionIntegrationClient(t *testing.T) {
+	s := func(v string) *string { return &v }
+	var ve *coreapi.ValidationError
+	for _, tc := range []struct {
+		name           string
+		method, client *string
+		pmID           *string
+		want           string // the problem's type; "" valid
+	}{
+		{"paypal from the web", s("paypal"), s("web"), nil, ""},
+		{"paypal from ios", s("paypal"), s("ios"), nil, ""},
+		{"paypal from android", s("paypal"), s("android"), nil, ""},
+		{"paypal without a client", s("paypal"), nil, nil, "value_error.missing"},
+		{"paypal from a desktop app", s("paypal"), s("desktop"), nil, "value_error.const"},
+		{"a card with a client", s("card"), s("web"), nil, "value_error.integration_client.method"},
+		{"a stored payment method with a client", nil, s("web"), s("6f1c2a5e-0c1d-4d2b-9f1e-2b7d1c3e4f50"), "value_error.integration_client.method"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := coreapi.NewTransaction{Amount: 100, Currency: "USD", Method: tc.method, IntegrationClient: tc.client, PaymentMethodID: tc.pmID}
+			err := n.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.As(err, &ve) || ve.Problems[0].Pointer != "/integration_client" || ve.Problems[0].Type != tc.want {
+				t.Fatalf("Validate = %v", err)
+			}
+		})
+	}
+}

@@ -77,14 +77,30 @@ type Config struct {
 	// Pix payments (docs/transactions.md, "Pix"). MockBankURL
 	// (CORE_API_MOCK_BANK_URL) is where the mock-bank simulator listens,
 	// outside production ("": pix payments through it fail as
-	// connector_error). PublicURL (CORE_API_PUBLIC_URL, default
-	// http://127.0.0.1:8080) is core-api's base URL as processors reach
-	// it, which notification URLs are built on. QRExpiry
-	// (CORE_API_QR_EXPIRY, default 15m) is how long a QR code can be paid;
-	// the sweep (TransactionSyncInterval) fails the payment after it.
+	// connector_error). QRExpiry (CORE_API_QR_EXPIRY, default 15m) is how
+	// long a QR code can be paid; the sweep (TransactionSyncInterval)
+	// fails the payment after it.
 	MockBankURL string
-	PublicURL   string
 	QRExpiry    time.Duration
+	// PublicURL (CORE_API_PUBLIC_URL, default http://127.0.0.1:8080) is
+	// the base of the absolute URLs core-api gives buyers' clients (a
+	// direct integration's default_completion_url): where core-api's
+	// routes are reached from outside, vault-proxy's public URL when it
+	// fronts core-api.
+	PublicURL string
+	// NotificationURL (CORE_API_NOTIFICATION_URL, default PublicURL) is
+	// core-api's base URL as processors reach it, which the notification
+	// URLs given to connectors are built on (docs/notifications.md).
+	NotificationURL string
+	// CompletionKey (CORE_API_COMPLETION_KEY or _FILE, at least 32 bytes)
+	// signs the completion tokens of direct integrations. Empty: a random
+	// key per start, so tokens do not survive a restart or cross
+	// instances.
+	CompletionKey secret.String
+	// MockDirectURL (CORE_API_MOCK_DIRECT_URL) is the sandbox wallet
+	// simulator mock-direct's base URL; empty: the mock-direct connector
+	// is not registered. Outside production only.
+	MockDirectURL string
 
 	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
 	// long a request's claim on its Idempotency-Key outlives a process
@@ -148,6 +164,14 @@ func (c Config) idempotencyLease() time.Duration {
 	return c.IdempotencyLease
 }
 
+// notificationURL is NotificationURL, or PublicURL when it is not set.
+func (c Config) notificationURL() string {
+	if c.NotificationURL != "" {
+		return c.NotificationURL
+	}
+	return c.PublicURL
+}
+
 // requestTimeout is RequestTimeout or its default.
 func (c Config) requestTimeout() time.Duration {
 	if c.RequestTimeout == 0 {
@@ -197,9 +221,12 @@ func LoadConfig(l *config.Loader) Config {
 		IdempotencyLease: l.Duration("CORE_API_IDEMPOTENCY_LEASE", time.Second, time.Hour,
 			config.Default(idempotency.DefaultLease.String())),
 		MockBankURL: strings.TrimRight(l.String("CORE_API_MOCK_BANK_URL", config.Optional()), "/"),
-		PublicURL:   strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
 		QRExpiry: l.Duration("CORE_API_QR_EXPIRY", time.Second, 24*time.Hour,
 			config.Default(transactions.DefaultQRExpiry.String())),
+		PublicURL:       strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
+		NotificationURL: strings.TrimRight(l.String("CORE_API_NOTIFICATION_URL", config.Optional()), "/"),
+		CompletionKey:   l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
+		MockDirectURL:   strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
 	}
 }
 
@@ -242,6 +269,12 @@ func (c Config) Validate() error {
 	}
 	if err := pagination.CheckKey("CORE_API_CURSOR_KEY", c.CursorKey, c.Environment == config.Production); err != nil {
 		errs = append(errs, err)
+	}
+	if err := pagination.CheckKey("CORE_API_COMPLETION_KEY", c.CompletionKey, c.Environment == config.Production); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Environment == config.Production && c.MockDirectURL != "" {
+		errs = append(errs, errors.New("CORE_API_MOCK_DIRECT_URL: mock-direct is a sandbox simulator and is never used in production"))
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))

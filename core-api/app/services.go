@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/rand"
 	"time"
 
 	"github.com/payorch/core-api/buyers"
@@ -21,7 +22,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL)
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -52,9 +53,37 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
 			VaultProxy: m.VaultProxy,
-			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.PublicURL, Expiry: m.Config.QRExpiry}}
+			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
+			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
+				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL}}
 	}
 	return m.txs
+}
+
+// Transactions is the transactions service the routes and the sweep use
+// (nil before Run).
+func (m *Main) Transactions() *transactions.Service { return m.txs }
+
+// directOf is the built-in sandbox connector of direct integrations:
+// mock-direct, where the environment registers it; none otherwise.
+func directOf(registry *connector.Registry) connector.DirectConnector {
+	d, err := registry.Directs(connector.MockDirectName)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// completionKey is the configured key of completion tokens, or a random
+// one (Config.CompletionKey; production requires one).
+func (m *Main) completionKey() []byte {
+	if !m.Config.CompletionKey.IsZero() {
+		return []byte(m.Config.CompletionKey.Reveal())
+	}
+	m.Log.Warn("CORE_API_COMPLETION_KEY is not set: completion URLs use a random key and do not survive a restart")
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return k
 }
 
 // cardsOf is the built-in sandbox card connector, which card payments go
@@ -85,10 +114,15 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 // development environments only (mock-card's connector reaches the
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
-// there ("" names none).
-func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL string) (registry *connector.Registry, mandates string) {
+// there ("" names none). mock-direct's connector is registered when its
+// simulator's address is given (mockDirect), outside production only.
+func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect string) (registry *connector.Registry, mandates string) {
 	if env == config.Sandbox || env == config.Development {
-		return connector.NewRegistry(connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}), connector.MockBankName
+		cs := []connector.Connector{connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}}
+		if mockDirect != "" {
+			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})
+		}
+		return connector.NewRegistry(cs...), connector.MockBankName
 	}
 	return connector.NewRegistry(), ""
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"testing"
 
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/shared/config"
 )
 
@@ -15,7 +16,7 @@ func TestCardConnectorOfEachEnvironment(t *testing.T) {
 		want bool
 	}{{config.Development, true}, {config.Sandbox, true}, {config.Production, false}} {
 		t.Run(string(tc.env), func(t *testing.T) {
-			registry, _ := connectorsOf(tc.env, nil, "")
+			registry, _ := connectorsOf(tc.env, nil, "", "")
 			if got := cardsOf(registry) != nil; got != tc.want {
 				t.Fatalf("card connector present = %v, want %v", got, tc.want)
 			}
@@ -23,5 +24,20 @@ func TestCardConnectorOfEachEnvironment(t *testing.T) {
 				t.Fatalf("QR connector present = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// mock-direct's connector is registered where the sandbox simulators run
+// and its address is given; never in production.
+func TestDirectConnectorOfEachEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  config.Environment
+		url  string
+		want bool
+	}{{config.Sandbox, "http://127.0.0.1:9720", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9720", false}} {
+		registry, _ := connectorsOf(tc.env, nil, "", tc.url)
+		if _, err := registry.Directs(connector.MockDirectName); (err == nil) != tc.want {
+			t.Errorf("%s %q: mock-direct registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
+		}
 	}
 }

@@ -83,6 +83,8 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refund(), txs.resumeRefund))
 	rt.Handle("GET /transactions/{transaction_id}/refunds", txs.refunds)
 	rt.Handle("POST /transactions/{transaction_id}/sync", txs.sync)
+	rt.Handle("POST /transactions/{transaction_id}/session", txs.session)
+	rt.Handle("GET /transactions/{transaction_id}/complete", txs.complete)
 	rt.Handle("POST /captures", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.captureAlias(), resumeTx))
 	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))
 	rt.Handle("POST /refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refundAlias(), txs.resumeRefund))

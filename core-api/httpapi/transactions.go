@@ -25,7 +25,8 @@ const (
 
 // The transaction routes (routes.go registers them):
 //
-//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}|{method:"pix"},buyer_id?,
+//	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}|{method:"pix"}
+//	                                             |{method:"paypal"} with integration_client (direct.go),buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
 //	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=
@@ -87,6 +88,7 @@ type transactionCreateJSON struct {
 	IsSubsequentPayment bool                       `json:"is_subsequent_payment"`
 	InstallmentCount    *int32                     `json:"installment_count"`
 	CartItems           []coreapi.CartItem         `json:"cart_items"`
+	IntegrationClient   *string                    `json:"integration_client"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -108,20 +110,21 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.Currency != nil, "/currency")
 	need(in.PaymentMethod != nil, "/payment_method")
 	pm := in.PaymentMethod
+	direct := pm != nil && slices.Contains(coreapi.DirectMethods, pm.Method)
 	switch {
 	case pm == nil:
-	case pm.Method == coreapi.MethodPix && pm.ID != "":
-		missing = append(missing, strictjson.BodyDetail("/payment_method/id", "a pix payment has no stored payment method", "value_error.payment_method.pix"))
-	case pm.Method != "id" && pm.Method != coreapi.MethodPix:
+	case (pm.Method == coreapi.MethodPix || direct) && pm.ID != "":
+		missing = append(missing, strictjson.BodyDetail("/payment_method/id", "a "+pm.Method+" payment has no stored payment method", "value_error.payment_method."+pm.Method))
+	case pm.Method != "id" && pm.Method != coreapi.MethodPix && !direct:
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id" (a stored payment method) or "pix" (an instant bank transfer by QR code); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
+			`must be "id" (a stored payment method), "pix" (an instant bank transfer by QR code) or "paypal" (a direct integration); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
 	n := coreapi.NewTransaction{
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
-		BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
+		IntegrationClient: in.IntegrationClient, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
 		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
 		ConnectionOptions: in.ConnectionOptions,
 		TransactionDetails: coreapi.TransactionDetails{
@@ -129,7 +132,7 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
 		},
 	}
-	if pm.Method == coreapi.MethodPix {
+	if pm.Method == coreapi.MethodPix || direct {
 		n.Method = &pm.Method
 	} else {
 		n.PaymentMethodID = &pm.ID
@@ -152,8 +155,11 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 		n.SecurityCodeHeld = held == in.PaymentMethod.ID
 	}
 	pay := h.d.Transactions.PayByCard
-	if n.PaymentMethodID == nil {
+	switch {
+	case n.Method != nil && *n.Method == coreapi.MethodPix:
 		pay = h.d.Transactions.PayByQR
+	case n.Method != nil:
+		pay = h.d.Transactions.PayDirect // the other methods named without a stored payment method (newTransaction)
 	}
 	t, err := pay(r.Context(), c.MerchantAccountID, n)
 	if errors.Is(err, coreapi.ErrBuyerNotFound) {
@@ -192,6 +198,9 @@ func transactionError(err error) error {
 	}
 	if errors.Is(err, coreapi.ErrNotACardPayment) {
 		return apierror.Unprocessable("the transaction is not a card payment")
+	}
+	if err := directError(err); err != nil {
+		return err
 	}
 	return domainError(err, "transaction")
 }
@@ -236,6 +245,9 @@ type transactionJSON struct {
 	VoidedAt            *string            `json:"voided_at"`
 	QRCode              *string            `json:"qr_code"`
 	ApprovalExpiresAt   *string            `json:"approval_expires_at"`
+	// SessionToken: a direct integration's, in the answer that created
+	// it only.
+	SessionToken *string `json:"session_token"`
 }
 
 // answerJSON is the processor's answer to an operation, as a transaction
@@ -295,6 +307,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
 		QRCode: t.QRCode, ApprovalExpiresAt: timePtrJSON(t.ApprovalExpiresAt),
+		SessionToken: t.SessionToken,
 	}
 }
 

@@ -52,6 +52,9 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if err != nil {
 		return nil, err
 	}
+	if directPayment(t) {
+		return s.syncDirect(ctx, t)
+	}
 	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}

@@ -121,6 +121,8 @@ type Service struct {
 	VaultProxy VaultProxy
 	// QR is what pix payments need (qr.go); nil: none are taken.
 	QR *QR
+	// Direct serves direct (client SDK) integrations (direct.go).
+	Direct Direct
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

@@ -76,6 +76,9 @@ export AUTH_PUBLIC_KEYS_FILE="$data/auth/public-keys.pem"
 # List cursors are signed; a key kept in .data lets them survive restarts.
 [ -s "$data/cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/cursor.key")
 export CORE_API_CURSOR_KEY_FILE="$data/cursor.key"
+# Completion URLs of direct integrations are signed the same way.
+[ -s "$data/completion.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/completion.key")
+export CORE_API_COMPLETION_KEY_FILE="$data/completion.key"
 [ -s "$data/vault-proxy-cursor.key" ] || (umask 077; head -c 32 /dev/urandom > "$data/vault-proxy-cursor.key")
 
 # 5. mock-card, the sandbox card processor (docs/sandbox/mock-card.md),
@@ -97,8 +100,21 @@ if [ "$ENVIRONMENT" != production ]; then
   MOCK_BANK_ADDR=${mock_bank#http://} "$bin/mock-bank" &
   pids+=($!)
   wait_http "$mock_bank/healthz"
-  export CORE_API_MOCK_BANK_URL=$mock_bank CORE_API_PUBLIC_URL=http://127.0.0.1:8080
+  export CORE_API_MOCK_BANK_URL=$mock_bank CORE_API_NOTIFICATION_URL=http://127.0.0.1:8080
 fi
+
+# 5c. mock-direct, the sandbox wallet of direct (SDK) integrations
+#     (docs/sandbox/mock-direct.md): it sees no card data; core-api's
+#     mock-direct connector calls it directly. Completion URLs point at
+#     vault-proxy's public listener, which passes them on to core-api.
+mock_direct=http://127.0.0.1:9720
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_DIRECT_ADDR=${mock_direct#http://} "$bin/mock-direct" &
+  pids+=($!)
+  wait_http "$mock_direct/healthz"
+  export CORE_API_MOCK_DIRECT_URL=$mock_direct
+fi
+export CORE_API_PUBLIC_URL=https://127.0.0.1:8443
 
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
@@ -134,6 +150,7 @@ MSG
 if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"
   echo "  mock-bank            $mock_bank   (sandbox bank: pix QR charges; POST /sandbox/qr/{id}/pay plays the buyer)"
+  echo "  mock-direct          $mock_direct   (sandbox wallet of direct integrations; buyer page /checkoutnow?token=ORDER)"
 fi
 cat <<MSG
   token (24h, all scopes, every merchant account; mint others with:

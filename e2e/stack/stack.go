@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
 	corepostgres "github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/sandbox/mockdirect"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
@@ -50,10 +51,13 @@ type Stack struct {
 	// MockBank is the sandbox bank, core-api's CORE_API_MOCK_BANK_URL,
 	// which sends its notifications to core-api; nil in production.
 	MockBank *mockbank.Main
-	DBs      *testsupport.Databases
-	Transit  *transittest.Env
-	PKI      certs.DevFiles
-	Logs     *logging.LogCatcher
+	// MockDirect is the sandbox direct-integration (PayPal-like) wallet,
+	// core-api's mock-direct connector's processor; nil in production.
+	MockDirect *mockdirect.Main
+	DBs        *testsupport.Databases
+	Transit    *transittest.Env
+	PKI        certs.DevFiles
+	Logs       *logging.LogCatcher
 
 	PublicURL   string // vault-proxy public, https
 	InternalURL string // vault-proxy internal, https + client cert
@@ -168,7 +172,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		AuthKeysFile:     keysFile,
 		AuthIssuer:       Issuer,
 		Vault:            coreVault,
-		PublicURL:        "http://" + core.Addr().String(),
+		PublicURL:        "https://" + public.Addr().String(),
+		NotificationURL:  "http://" + core.Addr().String(),
 	}
 	for _, o := range opts {
 		o(&vcfg, &ccfg)
@@ -187,6 +192,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		if !names(vcfg.Destinations, MockCardDestination) {
 			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
 		}
+		s.MockDirect = startMockDirect(ctx, t, vcfg.Environment, log.With("service", "mock-direct"))
+		ccfg.MockDirectURL = s.MockDirect.URL()
 	}
 
 	if ccfg.Environment != config.Production {
@@ -381,6 +388,21 @@ func startMockBank(ctx context.Context, t testing.TB, env config.Environment, lo
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-bank: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// startMockDirect runs mock-direct on loopback port 0, its logs among the
+// stack's, and stops it when t ends.
+func startMockDirect(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockdirect.Main {
+	t.Helper()
+	m, err := mockdirect.New(mockdirect.Config{Environment: env, Addr: "127.0.0.1:0"}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-direct config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-direct: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

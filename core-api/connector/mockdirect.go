@@ -1,0 +1,227 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+)
+
+// MockDirectName is the registry name of the connector to mock-direct,
+// the sandbox wallet of direct integrations.
+const MockDirectName = "mock-direct"
+
+// The built-in sandbox configuration's client (a zero Config): public, as
+// a processor's published sandbox app is.
+const (
+	MockDirectSandboxClientID = "payorch_builtin_sandbox"
+	mockDirectSandboxSecret   = "sandbox"
+)
+
+// MockDirect is the direct-integration connector to mock-direct
+// (docs/sandbox/mock-direct.md), registered as "mock-direct" outside
+// production when core-api is given the simulator's address. It is
+// written as a real wallet's connector is: its own wire types from the
+// simulator's documented contract, over HTTP.
+type MockDirect struct {
+	BaseURL string       // the simulator's, no trailing slash
+	HTTP    *http.Client // nil: a client with a 30 s timeout
+}
+
+// Name is "mock-direct".
+func (MockDirect) Name() string { return MockDirectName }
+
+var mockDirectIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Schemas declares mock-direct's configuration: the client id and secret
+// the wallet issued the merchant, and the merchant id the SDK names.
+func (MockDirect) Schemas() Schemas {
+	id := func(name string, required bool) Field {
+		return Field{Name: name, Kind: KindString, Required: required, MinLength: 8, MaxLength: 128, Pattern: mockDirectIDRE, PatternText: "letters, digits, _ and - only"}
+	}
+	return Schemas{
+		Methods:     []string{coreapi.MethodPayPal},
+		Credentials: Schema{id("client_id", true), {Name: "client_secret", Kind: KindString, Required: true, MinLength: 1, MaxLength: 256}},
+		Settings:    Schema{id("merchant_id", false)},
+	}
+}
+
+// Client is the configuration's client id and merchant id.
+func (MockDirect) Client(c Config) DirectClient {
+	dc := DirectClient{ClientID: MockDirectSandboxClientID, FundingSource: "paypal"}
+	if v, ok := c.Credentials["client_id"]; ok {
+		dc.ClientID = v.Reveal()
+	}
+	if v, ok := c.Settings["merchant_id"].(string); ok {
+		dc.MerchantID = v
+	}
+	return dc
+}
+
+// mockDirectOrder is the simulator's order.
+type mockDirectOrder struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Intent   string `json:"intent"`
+	Payments *struct {
+		Captures       []struct{ ID string } `json:"captures"`
+		Authorizations []struct{ ID string } `json:"authorizations"`
+	} `json:"payments"`
+	Links []struct {
+		Href string `json:"href"`
+		Rel  string `json:"rel"`
+	} `json:"links"`
+}
+
+type mockDirectError struct {
+	Name    string `json:"name"`
+	Details []struct {
+		Issue string `json:"issue"`
+	} `json:"details"`
+}
+
+type mockDirectAmount struct {
+	CurrencyCode string `json:"currency_code"`
+	Value        int64  `json:"value"`
+}
+
+var mockDirectIntents = map[string]string{coreapi.IntentCapture: "CAPTURE", coreapi.IntentAuthorize: "AUTHORIZE"}
+
+// CreateOrder opens the order.
+func (m MockDirect) CreateOrder(ctx context.Context, r DirectOrder) (coreapi.ConnectorResult, error) {
+	body, _ := json.Marshal(struct {
+		Intent      string           `json:"intent"`
+		ReferenceID string           `json:"reference_id"`
+		Amount      mockDirectAmount `json:"amount"`
+	}{mockDirectIntents[r.Intent], r.Reference, mockDirectAmount{r.Currency, r.Amount}})
+	var o mockDirectOrder
+	_, e, err := m.call(ctx, r.Config, http.MethodPost, "/v2/checkout/orders", r.Reference+":order", body, &o)
+	if err != nil {
+		return unknown(MockDirectName, "create order", err)
+	}
+	if e != nil {
+		return coreapi.ConnectorResult{}, e
+	}
+	res := coreapi.ConnectorResult{Outcome: coreapi.OutcomeApprovalRequired, Reference: o.ID, RawResponseCode: o.Status}
+	for _, l := range o.Links {
+		if l.Rel == "approve" {
+			res.ApprovalURL = l.Href
+		}
+	}
+	return res, nil
+}
+
+// Complete captures or authorizes the approved order.
+func (m MockDirect) Complete(ctx context.Context, r DirectCompletion) (coreapi.ConnectorResult, error) {
+	action := "capture"
+	if r.Intent == coreapi.IntentAuthorize {
+		action = "authorize"
+	}
+	var o mockDirectOrder
+	_, e, err := m.call(ctx, r.Config, http.MethodPost, "/v2/checkout/orders/"+url.PathEscape(r.OrderID)+"/"+action, r.Reference+":"+action, nil, &o)
+	if err != nil {
+		return unknown(MockDirectName, action, err)
+	}
+	if e == nil {
+		return orderResult(o), nil
+	}
+	switch e.Code {
+	case "ORDER_DECLINED_BY_PAYER":
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: r.OrderID, ErrorCode: "buyer_declined", RawResponseCode: e.Code}, nil
+	case "ORDER_NOT_APPROVED":
+		return coreapi.ConnectorResult{}, ErrNotApproved
+	}
+	return coreapi.ConnectorResult{}, e
+}
+
+// LookupOrder reads the order.
+func (m MockDirect) LookupOrder(ctx context.Context, r DirectCompletion) (coreapi.ConnectorResult, error) {
+	var o mockDirectOrder
+	status, e, err := m.call(ctx, r.Config, http.MethodGet, "/v2/checkout/orders/"+url.PathEscape(r.OrderID), "", nil, &o)
+	switch {
+	case err != nil:
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, fmt.Errorf("%w: %s lookup: %w", ErrOutcomeUnknown, MockDirectName, err)
+	case status == http.StatusNotFound:
+		return coreapi.ConnectorResult{}, ErrNotFound
+	case e != nil:
+		return coreapi.ConnectorResult{}, e
+	}
+	switch o.Status {
+	case "COMPLETED":
+		return orderResult(o), nil
+	case "DECLINED":
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: o.ID, ErrorCode: "buyer_declined", RawResponseCode: o.Status}, nil
+	}
+	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeApprovalRequired, Reference: o.ID, RawResponseCode: o.Status}, nil
+}
+
+// orderResult is a completed order's success; the reference stays the
+// order's id, which later lookups name.
+func orderResult(o mockDirectOrder) coreapi.ConnectorResult {
+	res := coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: o.ID, RawResponseCode: o.Status}
+	if p := o.Payments; p != nil {
+		for _, c := range append(p.Captures, p.Authorizations...) {
+			res.RawResponseDescription = "payment " + c.ID
+		}
+	}
+	return res
+}
+
+// call sends one request and decodes a 2xx answer into out; another
+// answer is status and a *ProcessorError; err is a call without an answer.
+func (m MockDirect) call(ctx context.Context, cfg Config, method, path, requestID string, body []byte, out any) (int, *ProcessorError, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(m.BaseURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	id, secret := MockDirectSandboxClientID, mockDirectSandboxSecret
+	if v, ok := cfg.Credentials["client_id"]; ok {
+		id = v.Reveal()
+	}
+	if v, ok := cfg.Credentials["client_secret"]; ok {
+		secret = v.Reveal()
+	}
+	req.SetBasicAuth(id, secret)
+	req.Header.Set("Content-Type", "application/json")
+	if requestID != "" {
+		req.Header.Set("PayPal-Request-Id", requestID)
+	}
+	hc := m.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return 0, nil, err
+	}
+	if resp.StatusCode >= 500 {
+		return 0, nil, fmt.Errorf("processor answered %d", resp.StatusCode)
+	}
+	if resp.StatusCode >= 300 {
+		var e mockDirectError
+		_ = json.Unmarshal(raw, &e)
+		pe := &ProcessorError{Connector: MockDirectName, Status: resp.StatusCode, Code: e.Name}
+		if len(e.Details) > 0 {
+			pe.Code = e.Details[0].Issue
+		}
+		return resp.StatusCode, pe, nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return 0, nil, errors.New("undecodable answer")
+	}
+	return resp.StatusCode, nil, nil
+}
