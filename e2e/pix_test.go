@@ -23,18 +23,6 @@ func pixPayment(amount int64) map[string]any {
 	return map[string]any{"amount": amount, "currency": "BRL", "country": "BR", "payment_method": map[string]any{"method": "pix"}}
 }
 
-// payPix sends POST /transactions through vault-proxy's public URL, the
-// merchant's one base URL: it passes a pix payment on to core-api as sent.
-func payPix(t *testing.T, s *stack.Stack, tok string, body any, header ...string) (int, map[string]any) {
-	t.Helper()
-	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, body, header...)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("POST /transactions: %d %s", code, raw)
-	}
-	return code, m
-}
-
 // payQR plays the buyer at mock-bank: the charge is paid and its
 // notification sent over HTTP to core-api. It returns mock-bank's status
 // and answer.
@@ -109,7 +97,7 @@ func TestPixPayment(t *testing.T) {
 	var paid map[string]any
 	t.Run("created capture_pending with its QR code, the same for the same Idempotency-Key", func(t *testing.T) {
 		key := uuid.NewString()
-		code, tx := payPix(t, s, tok, pixPayment(1500), "Idempotency-Key", key)
+		code, tx := pay(t, s, tok, pixPayment(1500), "Idempotency-Key", key)
 		if code != http.StatusCreated || tx["status"] != "capture_pending" || tx["intent"] != "capture" ||
 			tx["authorized_amount"] != 1500.0 || tx["capture_pending_amount"] != 1500.0 || tx["captured_amount"] != 0.0 {
 			t.Fatalf("pix payment: %d %v", code, tx)
@@ -124,7 +112,7 @@ func TestPixPayment(t *testing.T) {
 		if pm := tx["payment_method"].(map[string]any); pm["method"] != "pix" || pm["id"] != nil {
 			t.Fatalf("payment_method %v", pm)
 		}
-		code, again := payPix(t, s, tok, pixPayment(1500), "Idempotency-Key", key)
+		code, again := pay(t, s, tok, pixPayment(1500), "Idempotency-Key", key)
 		if code != http.StatusCreated || again["id"] != tx["id"] || again["qr_code"] != tx["qr_code"] {
 			t.Fatalf("retry: %d %v", code, again)
 		}
@@ -171,7 +159,7 @@ func TestPixPayment(t *testing.T) {
 	})
 
 	t.Run("a bad or missing signature is 401, recorded nowhere", func(t *testing.T) {
-		code, tx := payPix(t, s, tok, pixPayment(700))
+		code, tx := pay(t, s, tok, pixPayment(700))
 		if code != http.StatusCreated {
 			t.Fatalf("pix payment: %d %v", code, tx)
 		}
@@ -217,7 +205,7 @@ func TestPixPayment(t *testing.T) {
 		right, wrong := newPS(mockbank.SandboxWebhookSecret), newPS("whsec_not_what_mock_bank_signs_with")
 		body := pixPayment(1100)
 		body["payment_service_id"] = right
-		code, tx := payPix(t, s, tok, body)
+		code, tx := pay(t, s, tok, body)
 		if code != http.StatusCreated || tx["status"] != "capture_pending" || tx["payment_service_id"] != right {
 			t.Fatalf("pix payment: %d %v", code, tx)
 		}
@@ -228,7 +216,7 @@ func TestPixPayment(t *testing.T) {
 			t.Fatalf("after the notification: %v", got)
 		}
 		body["payment_service_id"] = wrong
-		code, tx = payPix(t, s, tok, body)
+		code, tx = pay(t, s, tok, body)
 		if code != http.StatusCreated || tx["status"] != "capture_pending" {
 			t.Fatalf("pix payment: %d %v", code, tx)
 		}
@@ -241,7 +229,7 @@ func TestPixPayment(t *testing.T) {
 	})
 
 	t.Run("expired unpaid: failed by the sweep, no longer payable", func(t *testing.T) {
-		code, tx := payPix(t, s, tok, pixPayment(900))
+		code, tx := pay(t, s, tok, pixPayment(900))
 		if code != http.StatusCreated || tx["status"] != "capture_pending" {
 			t.Fatalf("pix payment: %d %v", code, tx)
 		}
@@ -283,7 +271,7 @@ func TestPixPaymentValidation(t *testing.T) {
 		{"store", map[string]any{"amount": 100, "currency": "BRL", "store": true, "payment_method": map[string]any{"method": "pix"}}, "/store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out := payPix(t, s, tok, tc.body)
+			code, out := pay(t, s, tok, tc.body)
 			if code != http.StatusBadRequest || out["type"] != "error" || !hasPointer(out, tc.pointer) {
 				t.Fatalf("%d %v; want 400 at %s", code, out, tc.pointer)
 			}
@@ -292,7 +280,7 @@ func TestPixPaymentValidation(t *testing.T) {
 	t.Run("a currency mock-bank does not settle is declined", func(t *testing.T) {
 		body := pixPayment(100)
 		body["currency"] = "EUR"
-		code, tx := payPix(t, s, tok, body)
+		code, tx := pay(t, s, tok, body)
 		if code != http.StatusCreated || tx["status"] != "authorization_declined" || tx["error_code"] != "unsupported_currency" {
 			t.Fatalf("%d %v", code, tx)
 		}
