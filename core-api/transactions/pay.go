@@ -90,7 +90,7 @@ func sent(res coreapi.ConnectorResult, err error) (coreapi.ConnectorResult, erro
 		return res, nil
 	}
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeConnector},
-		&coreapi.ConnectorError{Failed: "the card connector could not send the request; it is recorded as failed", Err: err}
+		&coreapi.ConnectorError{Failed: "the connector could not send the request; it is recorded as failed", Err: err}
 }
 
 // operations are a payment's captures, voids and refunds at its
