@@ -51,7 +51,7 @@ func TestDirectOperations(t *testing.T) {
 		}
 	}
 
-	id, _ := authorized(t, 1000)
+	id, order := authorized(t, 1000)
 	tx := "/transactions/" + id
 	got := post(t, http.StatusOK, tx+"/capture", map[string]any{"amount": 400}, "dcap-1")
 	if got["captured_amount"] != 400.0 || got["capture_pending_amount"] != 0.0 {
@@ -59,7 +59,8 @@ func TestDirectOperations(t *testing.T) {
 	}
 	refused(t, tx+"/capture", map[string]any{"amount": 601}, "dcap-2", "capture_exceeds_authorized")
 	refused(t, tx+"/void", nil, "dvoid-1", "transaction_not_voidable")
-	got = post(t, http.StatusOK, tx+"/capture", map[string]any{"amount": 600}, "dcap-3")
+	// The SPEC alias, the transaction in the body.
+	got = post(t, http.StatusOK, "/captures", map[string]any{"transaction_id": id, "amount": 600}, "dcap-3")
 	if got["captured_amount"] != 1000.0 || got["status"] != "capture_succeeded" {
 		t.Fatalf("second capture: %v", got)
 	}
@@ -84,6 +85,29 @@ func TestDirectOperations(t *testing.T) {
 	}
 	if want := "capture-requested,capture-succeeded,capture-requested,capture-succeeded,refund-requested,refund-succeeded,refund-requested,refund-succeeded"; !strings.HasSuffix(strings.Join(names, ","), want) {
 		t.Fatalf("events %v", names)
+	}
+
+	// The wallet holds two captures and two refunds: the refusals sent
+	// nothing, the retry was answered by core-api.
+	req, _ := http.NewRequest(http.MethodGet, s.MockDirect.URL()+"/v2/checkout/orders/"+order, nil)
+	req.SetBasicAuth("payorch_builtin_sandbox", "sandbox")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var o struct {
+		Payments struct {
+			Authorizations []struct{ Status string }
+			Captures       []struct {
+				RequestID string `json:"request_id"`
+			}
+			Refunds []struct{ Amount struct{ Value int64 } }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&o); err != nil || len(o.Payments.Captures) != 2 || len(o.Payments.Refunds) != 2 ||
+		o.Payments.Authorizations[0].Status != "CAPTURED" || o.Payments.Refunds[0].Amount.Value != 300 {
+		t.Fatalf("the wallet's order: %+v %v", o, err)
 	}
 
 	id2, _ := authorized(t, 500)

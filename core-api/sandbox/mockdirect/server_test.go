@@ -123,7 +123,11 @@ func TestPaymentOperations(t *testing.T) {
 	amount := func(v int) string { return `{"amount":{"currency_code":"USD","value":` + itoa(v) + `}}` }
 	order := func(c client, intent string) string {
 		_, o, _ := c.do("POST", "/v2/checkout/orders", "o-"+intent, `{"intent":"`+intent+`","amount":{"currency_code":"USD","value":1000}}`)
-		http.Post(c.url+"/sandbox/orders/"+o.ID+"/approve", "", nil)
+		resp, err := http.Post(c.url+"/sandbox/orders/"+o.ID+"/approve", "", nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("approve: %v %v", resp, err)
+		}
+		resp.Body.Close()
 		action := "authorize"
 		if intent == IntentCapture {
 			action = "capture"
