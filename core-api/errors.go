@@ -158,8 +158,9 @@ var (
 // the environment has no built-in card connector (production).
 var ErrCardPaymentsUnavailable = errors.New("no card connector is configured")
 
-// ErrNotACardPayment is a card operation (capture, void, refund through
-// the card connector) asked of a transaction not paid by a stored card.
+// ErrNotACardPayment is a capture, void or refund (or a sync) asked of a
+// transaction paid neither by a stored card nor through a direct
+// integration, whose connectors alone take them.
 var ErrNotACardPayment = errors.New("the transaction is not a card payment")
 
 // TransitionError is an operation the transaction state machine refuses

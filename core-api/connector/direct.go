@@ -30,6 +30,21 @@ type DirectCompletion struct {
 	Config            Config
 }
 
+// DirectOperation asks for a capture, void or refund of a completed
+// order's payment.
+type DirectOperation struct {
+	MerchantAccountID string
+	OrderID           string
+	// Amount is the capture's or refund's, in minor units; a void has
+	// none.
+	Amount   int64
+	Currency string
+	// Reference is the operation's idempotency reference (the capture's
+	// or refund's record id, the transaction's void reference).
+	Reference string
+	Config    Config
+}
+
 // DirectClient is what the buyer's client SDK is initialized with,
 // besides the order: the wallet's public identifiers of the merchant.
 type DirectClient struct {
@@ -63,6 +78,12 @@ type DirectConnector interface {
 	// completed, declined when the buyer declined; ErrNotFound for an
 	// order the processor has no record of.
 	LookupOrder(ctx context.Context, r DirectCompletion) (coreapi.ConnectorResult, error)
+	// Capture captures part of an authorized order, Void voids its
+	// authorization, Refund refunds part of its captures: succeeded, or
+	// declined when the wallet refuses the operation.
+	Capture(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
+	Void(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
+	Refund(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
 }
 
 // Directs returns the named connector if it handles direct integrations.

@@ -164,6 +164,47 @@ func (m MockDirect) LookupOrder(ctx context.Context, r DirectCompletion) (coreap
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeApprovalRequired, Reference: o.ID, RawResponseCode: o.Status}, nil
 }
 
+// Capture sends POST /v2/checkout/orders/{id}/captures.
+func (m MockDirect) Capture(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "captures", true)
+}
+
+// Void sends POST /v2/checkout/orders/{id}/void.
+func (m MockDirect) Void(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "void", false)
+}
+
+// Refund sends POST /v2/checkout/orders/{id}/refunds.
+func (m MockDirect) Refund(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "refunds", true)
+}
+
+// operation sends one operation on the order, with its reference as the
+// request id: the wallet's refusal of it (422) is a decline with the
+// wallet's issue, in lower case, as the error code.
+func (m MockDirect) operation(ctx context.Context, r DirectOperation, kind string, withAmount bool) (coreapi.ConnectorResult, error) {
+	var body []byte
+	if withAmount {
+		body, _ = json.Marshal(struct {
+			Amount mockDirectAmount `json:"amount"`
+		}{mockDirectAmount{r.Currency, r.Amount}})
+	}
+	var out struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	_, e, err := m.call(ctx, r.Config, http.MethodPost, "/v2/checkout/orders/"+url.PathEscape(r.OrderID)+"/"+kind, r.Reference, body, &out)
+	switch {
+	case err != nil:
+		return unknown(MockDirectName, kind, err)
+	case e != nil && e.Status == http.StatusUnprocessableEntity:
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: r.OrderID, ErrorCode: strings.ToLower(e.Code), RawResponseCode: e.Code}, nil
+	case e != nil:
+		return coreapi.ConnectorResult{}, e
+	}
+	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: out.ID, RawResponseCode: out.Status}, nil
+}
+
 // orderResult is a completed order's success; the reference stays the
 // order's id, which later lookups name.
 func orderResult(o mockDirectOrder) coreapi.ConnectorResult {

@@ -197,7 +197,7 @@ func transactionError(err error) error {
 		return apierror.New(http.StatusUnprocessableEntity, te.Code, msg)
 	}
 	if errors.Is(err, coreapi.ErrNotACardPayment) {
-		return apierror.Unprocessable("the transaction is not a card payment")
+		return apierror.Unprocessable("the transaction is paid neither by a stored card nor through a direct integration")
 	}
 	if err := directError(err); err != nil {
 		return err

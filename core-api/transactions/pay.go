@@ -90,21 +90,38 @@ func sent(res coreapi.ConnectorResult, err error) (coreapi.ConnectorResult, erro
 		return res, nil
 	}
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeConnector},
-		&coreapi.ConnectorError{Failed: "the card connector could not send the request; it is recorded as failed", Err: err}
+		&coreapi.ConnectorError{Failed: "the connector could not send the request; it is recorded as failed", Err: err}
 }
 
-// card checks that transaction id is a card payment and finds the
-// connector and configuration of the payment service that authorized it
-// (cardsOf): a refusal before anything is reserved.
-func (s *Service) card(ctx context.Context, merchant, id string) (CardConnector, connector.Config, error) {
+// operations are a payment's captures, voids and refunds at its
+// connector, each sent with its reservation's reference (package
+// comment): what the two-phase steps of CaptureCard, VoidCard and
+// RefundCard call between reserve and settle.
+type operations interface {
+	capture(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error)
+	void(ctx context.Context, t *coreapi.Transaction, ref string) (coreapi.ConnectorResult, error)
+	refund(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error)
+}
+
+// operationsOf finds the connector and configuration of the payment
+// service that authorized transaction id, by its payment method: a stored
+// card's (cardsOf) or a direct integration's (directOf). A refusal comes
+// before anything is reserved; a transaction paid otherwise is
+// coreapi.ErrNotACardPayment.
+func (s *Service) operationsOf(ctx context.Context, merchant, id string) (operations, error) {
 	t, err := s.Store.Transaction(ctx, merchant, id)
 	if err != nil {
-		return nil, connector.Config{}, err
+		return nil, err
 	}
-	if !cardPayment(t) {
-		return nil, connector.Config{}, coreapi.ErrNotACardPayment
+	switch {
+	case cardPayment(t):
+		c, cfg, err := s.cardsOf(ctx, t)
+		return cardOperations{c, cfg}, err
+	case directPayment(t):
+		d, cfg, err := s.directOf(ctx, t)
+		return directOperations{d, cfg}, err
 	}
-	return s.cardsOf(ctx, t)
+	return nil, coreapi.ErrNotACardPayment
 }
 
 // cardPayment reports whether t is paid with a stored card or gift card,
@@ -114,25 +131,67 @@ func cardPayment(t *coreapi.Transaction) bool {
 	return t.PaymentMethod.ID != nil && (m == coreapi.MethodCard || m == coreapi.MethodGiftCard)
 }
 
-// operation is the connector's request about reservation ref of t.
-func operation(t *coreapi.Transaction, amount int64, ref string, cfg connector.Config) connector.CardOperation {
-	op := connector.CardOperation{MerchantAccountID: t.MerchantAccountID, PaymentMethodID: *t.PaymentMethod.ID, Amount: amount, Reference: ref, Config: cfg}
+// cardOperations sends a card payment's operations to its card
+// connector, about the authorization the connector named.
+type cardOperations struct {
+	c   CardConnector
+	cfg connector.Config
+}
+
+func (o cardOperations) op(t *coreapi.Transaction, amount int64, ref string) connector.CardOperation {
+	op := connector.CardOperation{MerchantAccountID: t.MerchantAccountID, PaymentMethodID: *t.PaymentMethod.ID, Amount: amount, Reference: ref, Config: o.cfg}
 	if t.PaymentServiceTransactionID != nil {
 		op.AuthorizationID = *t.PaymentServiceTransactionID
 	}
 	return op
 }
 
-// CaptureCard captures amount (nil: all that is left) of card payment
-// id: ReserveCapture, the connector's Capture with the capture's id as
+func (o cardOperations) capture(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.c.Capture(ctx, o.op(t, amount, ref))
+}
+
+func (o cardOperations) void(ctx context.Context, t *coreapi.Transaction, ref string) (coreapi.ConnectorResult, error) {
+	return o.c.Void(ctx, o.op(t, 0, ref))
+}
+
+func (o cardOperations) refund(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.c.Refund(ctx, o.op(t, amount, ref))
+}
+
+// directOperations sends a direct payment's operations to its direct
+// connector, about the order (the transaction's connector reference).
+type directOperations struct {
+	d   connector.DirectConnector
+	cfg connector.Config
+}
+
+func (o directOperations) op(t *coreapi.Transaction, amount int64, ref string) connector.DirectOperation {
+	return connector.DirectOperation{MerchantAccountID: t.MerchantAccountID, OrderID: deref(t.PaymentServiceTransactionID),
+		Amount: amount, Currency: t.Currency, Reference: ref, Config: o.cfg}
+}
+
+func (o directOperations) capture(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.d.Capture(ctx, o.op(t, amount, ref))
+}
+
+func (o directOperations) void(ctx context.Context, t *coreapi.Transaction, ref string) (coreapi.ConnectorResult, error) {
+	return o.d.Void(ctx, o.op(t, 0, ref))
+}
+
+func (o directOperations) refund(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.d.Refund(ctx, o.op(t, amount, ref))
+}
+
+// CaptureCard captures amount (nil: all that is left) of card or direct
+// payment id (operationsOf): ReserveCapture, the connector's Capture with the capture's id as
 // the reference, SettleCapture (package comment). The transaction is
 // returned as the answer left it (the capture still reserved when the
 // outcome is unknown). Refusals are *coreapi.TransitionError; a call the
 // connector could not send is a *coreapi.ConnectorError, the capture
 // recorded as failed. A transaction paid otherwise than by a stored card
-// is coreapi.ErrNotACardPayment.
+// or a direct integration is coreapi.ErrNotACardPayment.
 func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *int64) (*coreapi.Transaction, error) {
-	cards, cfg, err := s.card(ctx, merchant, id)
+	ops, err := s.operationsOf(ctx, merchant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -140,17 +199,17 @@ func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(cards.Capture(ctx, operation(t, c.Amount, c.ID, cfg)))
+	res, sendErr := sent(ops.capture(ctx, t, c.Amount, c.ID))
 	if t, _, err = s.SettleCapture(ctx, merchant, id, c.ID, res); err != nil {
 		return nil, err
 	}
 	return t, sendErr
 }
 
-// VoidCard voids card payment id: RequestVoid, the connector's Void with
+// VoidCard voids card or direct payment id: RequestVoid, the connector's Void with
 // the void's reference, SettleVoid; as CaptureCard.
 func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
-	cards, cfg, err := s.card(ctx, merchant, id)
+	ops, err := s.operationsOf(ctx, merchant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -158,18 +217,18 @@ func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.T
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(cards.Void(ctx, operation(t, 0, ref, cfg)))
+	res, sendErr := sent(ops.void(ctx, t, ref))
 	if t, err = s.SettleVoid(ctx, merchant, id, ref, res); err != nil {
 		return nil, err
 	}
 	return t, sendErr
 }
 
-// RefundCard refunds card payment id: ReserveRefund, the connector's
+// RefundCard refunds card or direct payment id: ReserveRefund, the connector's
 // Refund with the refund's id as the reference, SettleRefund; as
 // CaptureCard. It returns the refund as the answer left it.
 func (s *Service) RefundCard(ctx context.Context, merchant, id string, n coreapi.NewRefund) (*coreapi.Refund, error) {
-	cards, cfg, err := s.card(ctx, merchant, id)
+	ops, err := s.operationsOf(ctx, merchant, id)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +236,7 @@ func (s *Service) RefundCard(ctx context.Context, merchant, id string, n coreapi
 	if err != nil {
 		return nil, err
 	}
-	res, sendErr := sent(cards.Refund(ctx, operation(t, r.Amount, r.ID, cfg)))
+	res, sendErr := sent(ops.refund(ctx, t, r.Amount, r.ID))
 	if _, r, err = s.SettleRefund(ctx, merchant, id, r.ID, res); err != nil {
 		return nil, err
 	}

@@ -39,6 +39,15 @@ const (
 	IssueAlreadyDone     = "ORDER_ALREADY_COMPLETED"
 	IssueRequestIDReused = "DUPLICATE_REQUEST_ID_MISMATCH" // a request id sent again with another request
 	IssueAlreadyDecided  = "ORDER_ALREADY_DECIDED"         // the buyer's decision cannot change
+	// Issues of the operations on a completed order's payment.
+	IssueNotCompleted     = "ORDER_NOT_COMPLETED"            // capture, void or refund before the order is completed
+	IssueNotAuthorized    = "ORDER_NOT_AUTHORIZED"           // capture or void of a CAPTURE order
+	IssueVoided           = "AUTHORIZATION_VOIDED"           // capture or void of a voided authorization
+	IssueAlreadyCaptured  = "AUTHORIZATION_ALREADY_CAPTURED" // void after a capture
+	IssueCaptureExceeded  = "MAX_CAPTURE_AMOUNT_EXCEEDED"    // captures beyond the authorized amount
+	IssueRefundExceeded   = "REFUND_AMOUNT_EXCEEDED"         // refunds beyond the captured amount
+	IssueCurrencyMismatch = "CURRENCY_MISMATCH"
+	IssueInvalidAmount    = "INVALID_PARAMETER_VALUE"
 )
 
 // Amount is an order's amount: PayPal's shape, the value in minor units.
@@ -50,7 +59,15 @@ type Amount struct {
 // Payment is a capture or authorization of a completed order.
 type Payment struct {
 	ID     string `json:"id"`
-	Status string `json:"status"` // COMPLETED (capture), CREATED (authorization)
+	Status string `json:"status"` // COMPLETED (capture, refund); CREATED, PARTIALLY_CAPTURED, CAPTURED or VOIDED (authorization)
+	Amount Amount `json:"amount"`
+	// RequestID is the PayPal-Request-Id the capture or refund was made
+	// with: what a merchant finds a lost answer's operation by.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// PaymentAmount is the body of a capture or refund of a completed order.
+type PaymentAmount struct {
 	Amount Amount `json:"amount"`
 }
 
@@ -71,6 +88,7 @@ type Order struct {
 	Payments    *struct {
 		Captures       []Payment `json:"captures,omitempty"`
 		Authorizations []Payment `json:"authorizations,omitempty"`
+		Refunds        []Payment `json:"refunds,omitempty"`
 	} `json:"payments,omitempty"`
 	Links      []Link    `json:"links"`
 	CreateTime time.Time `json:"create_time"`
@@ -157,6 +175,9 @@ func newServer(s *store, base string, now func() time.Time) http.Handler {
 	srv.mux.HandleFunc("GET /v2/checkout/orders/{id}", srv.merchant(srv.get))
 	srv.mux.HandleFunc("POST /v2/checkout/orders/{id}/capture", srv.merchant(srv.idempotent(srv.complete(IntentCapture))))
 	srv.mux.HandleFunc("POST /v2/checkout/orders/{id}/authorize", srv.merchant(srv.idempotent(srv.complete(IntentAuthorize))))
+	srv.mux.HandleFunc("POST /v2/checkout/orders/{id}/captures", srv.merchant(srv.idempotent(srv.captureAuthorization)))
+	srv.mux.HandleFunc("POST /v2/checkout/orders/{id}/void", srv.merchant(srv.idempotent(srv.void)))
+	srv.mux.HandleFunc("POST /v2/checkout/orders/{id}/refunds", srv.merchant(srv.idempotent(srv.refund)))
 	srv.mux.HandleFunc("GET /checkoutnow", srv.page)
 	srv.mux.HandleFunc("POST /sandbox/orders/{id}/approve", srv.decide(StatusApproved))
 	srv.mux.HandleFunc("POST /sandbox/orders/{id}/decline", srv.decide(StatusDeclined))
@@ -292,6 +313,7 @@ func (srv *server) complete(action string) handler {
 		o.Payments = &struct {
 			Captures       []Payment `json:"captures,omitempty"`
 			Authorizations []Payment `json:"authorizations,omitempty"`
+			Refunds        []Payment `json:"refunds,omitempty"`
 		}{}
 		if action == IntentCapture {
 			o.Payments.Captures = []Payment{{ID: newID("MDC"), Status: "COMPLETED", Amount: o.Amount}}
@@ -300,6 +322,119 @@ func (srv *server) complete(action string) handler {
 		}
 		return http.StatusCreated, o
 	}
+}
+
+// completed is the client's completed order of the request, or the
+// refusal.
+func (srv *server) completed(r *http.Request, clientID string) (*Order, int, *Error) {
+	o, e := srv.order(r.PathValue("id"), clientID)
+	switch {
+	case e != nil:
+		return nil, http.StatusNotFound, e
+	case o.Status != StatusCompleted:
+		e := unprocessable(IssueNotCompleted, "the order is "+o.Status)
+		return nil, http.StatusUnprocessableEntity, &e
+	}
+	return o, 0, nil
+}
+
+// operationAmount reads a capture's or refund's amount, in the order's
+// currency.
+func operationAmount(o *Order, body []byte) (Amount, int, *Error) {
+	var in PaymentAmount
+	if err := json.Unmarshal(body, &in); err != nil {
+		return Amount{}, http.StatusBadRequest, &Error{Name: "INVALID_REQUEST", Message: "body must be {\"amount\":{...}}"}
+	}
+	if in.Amount.Value < 1 {
+		e := unprocessable(IssueInvalidAmount, "amount.value must be at least 1 (minor units)")
+		return Amount{}, http.StatusUnprocessableEntity, &e
+	}
+	if in.Amount.CurrencyCode != o.Amount.CurrencyCode {
+		e := unprocessable(IssueCurrencyMismatch, "the order's currency is "+o.Amount.CurrencyCode)
+		return Amount{}, http.StatusUnprocessableEntity, &e
+	}
+	return in.Amount, 0, nil
+}
+
+func total(ps []Payment) int64 {
+	var n int64
+	for _, p := range ps {
+		n += p.Amount.Value
+	}
+	return n
+}
+
+// captureAuthorization captures part or all of what is left of a
+// completed AUTHORIZE order's authorization; captures may follow one
+// another up to the authorized amount (under the store's lock, from
+// idempotent).
+func (srv *server) captureAuthorization(_ http.ResponseWriter, r *http.Request, clientID string, body []byte) (int, any) {
+	o, status, e := srv.completed(r, clientID)
+	if e != nil {
+		return status, e
+	}
+	if o.Intent != IntentAuthorize {
+		return http.StatusUnprocessableEntity, unprocessable(IssueNotAuthorized, "the order's intent is "+o.Intent)
+	}
+	a, status, e := operationAmount(o, body)
+	if e != nil {
+		return status, e
+	}
+	auth := &o.Payments.Authorizations[0]
+	switch left := auth.Amount.Value - total(o.Payments.Captures); {
+	case auth.Status == "VOIDED":
+		return http.StatusUnprocessableEntity, unprocessable(IssueVoided, "the authorization is voided")
+	case a.Value > left:
+		return http.StatusUnprocessableEntity, unprocessable(IssueCaptureExceeded, "the capture exceeds what is left of the authorization")
+	case a.Value == left:
+		auth.Status = "CAPTURED"
+	default:
+		auth.Status = "PARTIALLY_CAPTURED"
+	}
+	c := Payment{ID: newID("MDC"), Status: "COMPLETED", Amount: a, RequestID: r.Header.Get(RequestIDHeader)}
+	o.Payments.Captures = append(o.Payments.Captures, c)
+	o.UpdateTime = srv.now()
+	return http.StatusCreated, c
+}
+
+// void voids a completed AUTHORIZE order's authorization before any
+// capture (under the store's lock, from idempotent).
+func (srv *server) void(_ http.ResponseWriter, r *http.Request, clientID string, _ []byte) (int, any) {
+	o, status, e := srv.completed(r, clientID)
+	switch {
+	case e != nil:
+		return status, e
+	case o.Intent != IntentAuthorize:
+		return http.StatusUnprocessableEntity, unprocessable(IssueNotAuthorized, "the order's intent is "+o.Intent)
+	case o.Payments.Authorizations[0].Status == "VOIDED":
+		return http.StatusUnprocessableEntity, unprocessable(IssueVoided, "the authorization is voided")
+	case len(o.Payments.Captures) > 0:
+		return http.StatusUnprocessableEntity, unprocessable(IssueAlreadyCaptured, "the authorization is captured")
+	}
+	o.Payments.Authorizations[0].Status = "VOIDED"
+	o.UpdateTime = srv.now()
+	return http.StatusOK, o
+}
+
+// refund refunds part or all of what is left of a completed order's
+// captures; refunds may follow one another up to the captured amount
+// (under the store's lock, from idempotent).
+func (srv *server) refund(_ http.ResponseWriter, r *http.Request, clientID string, body []byte) (int, any) {
+	o, status, e := srv.completed(r, clientID)
+	if e != nil {
+		return status, e
+	}
+	a, status, e := operationAmount(o, body)
+	if e != nil {
+		return status, e
+	}
+	if a.Value > total(o.Payments.Captures)-total(o.Payments.Refunds) {
+		return http.StatusUnprocessableEntity, unprocessable(IssueRefundExceeded, "the refund exceeds what is left of the captures")
+	}
+	p := Payment{ID: newID("MDR"), Status: "COMPLETED", Amount: a, RequestID: r.Header.Get(RequestIDHeader)}
+	o.Payments.Refunds = append(o.Payments.Refunds, p)
+	o.UpdateTime = srv.now()
+	return http.StatusCreated, p
 }
 
 // decide records the buyer's decision: no merchant credentials, as the

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -114,3 +115,86 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("no credentials: %d", resp.StatusCode)
 	}
 }
+
+// Captures, voids and refunds of completed orders: partial and multiple
+// up to the authorized and captured amounts, idempotent by request id,
+// each refusal with its issue and nothing changed.
+func TestPaymentOperations(t *testing.T) {
+	amount := func(v int) string { return `{"amount":{"currency_code":"USD","value":` + itoa(v) + `}}` }
+	order := func(c client, intent string) string {
+		_, o, _ := c.do("POST", "/v2/checkout/orders", "o-"+intent, `{"intent":"`+intent+`","amount":{"currency_code":"USD","value":1000}}`)
+		resp, err := http.Post(c.url+"/sandbox/orders/"+o.ID+"/approve", "", nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("approve: %v %v", resp, err)
+		}
+		resp.Body.Close()
+		action := "authorize"
+		if intent == IntentCapture {
+			action = "capture"
+		}
+		if st, _, _ := c.do("POST", "/v2/checkout/orders/"+o.ID+"/"+action, "c-"+intent, ""); st != 201 {
+			t.Fatalf("%s: %d", action, st)
+		}
+		return o.ID
+	}
+	type step struct {
+		path, rid, body string
+		status          int
+		issue           string
+	}
+	for name, tc := range map[string]struct {
+		intent string
+		steps  []step
+	}{
+		"partial captures and refunds": {IntentAuthorize, []step{
+			{"captures", "k1", amount(400), 201, ""},
+			{"captures", "k1", amount(400), 201, ""}, // the same request again: the stored answer
+			{"captures", "k1", amount(300), 422, IssueRequestIDReused},
+			{"captures", "k2", amount(601), 422, IssueCaptureExceeded},
+			{"void", "v1", "", 422, IssueAlreadyCaptured},
+			{"captures", "k3", amount(600), 201, ""},
+			{"refunds", "r1", amount(700), 201, ""},
+			{"refunds", "r2", amount(301), 422, IssueRefundExceeded},
+			{"refunds", "r3", amount(300), 201, ""},
+			{"refunds", "r4", `{"amount":{"currency_code":"EUR","value":1}}`, 422, IssueCurrencyMismatch},
+		}},
+		"void": {IntentAuthorize, []step{
+			{"void", "v1", "", 200, ""},
+			{"void", "v1", "", 200, ""},
+			{"void", "v2", "", 422, IssueVoided},
+			{"captures", "k1", amount(1), 422, IssueVoided},
+			{"refunds", "r1", amount(1), 422, IssueRefundExceeded},
+		}},
+		"sale": {IntentCapture, []step{
+			{"captures", "k1", amount(1), 422, IssueNotAuthorized},
+			{"void", "v1", "", 422, IssueNotAuthorized},
+			{"refunds", "r1", amount(0), 422, IssueInvalidAmount},
+			{"refunds", "r1", amount(1000), 201, ""},
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := start(t)
+			id := order(c, tc.intent)
+			for i, s := range tc.steps {
+				st, _, e := c.do("POST", "/v2/checkout/orders/"+id+"/"+s.path, s.rid, s.body)
+				if got := issue(e); st != s.status || got != s.issue {
+					t.Fatalf("step %d %s: %d %s, want %d %s", i, s.path, st, got, s.status, s.issue)
+				}
+			}
+		})
+	}
+	c := start(t)
+	_, o, _ := c.do("POST", "/v2/checkout/orders", "o", `{"intent":"AUTHORIZE","amount":{"currency_code":"USD","value":1000}}`)
+	if st, _, e := c.do("POST", "/v2/checkout/orders/"+o.ID+"/captures", "k", amount(1)); st != 422 || issue(e) != IssueNotCompleted {
+		t.Fatalf("capture before completion: %d %+v", st, e)
+	}
+}
+
+func issue(e Error) string {
+	if len(e.Details) == 0 {
+		return ""
+	}
+	return e.Details[0].Issue
+}
+
+func itoa(v int) string { return strconv.Itoa(v) }
