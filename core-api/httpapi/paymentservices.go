@@ -100,12 +100,19 @@ func (h paymentServiceHandlers) create(w http.ResponseWriter, r *http.Request) e
 	return WriteJSON(w, http.StatusCreated, paymentServiceOut(ps))
 }
 
-func (h paymentServiceHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopePaymentServicesRead)
+// target authorizes r for scope and reads the payment service id of its
+// path.
+func (h paymentServiceHandlers) target(r *http.Request, scope string) (Caller, string, error) {
+	c, err := h.d.Auth.Authorize(r, scope)
 	if err != nil {
-		return err
+		return Caller{}, "", err
 	}
 	id, err := pathUUID(r, "payment_service_id")
+	return c, id, err
+}
+
+func (h paymentServiceHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := h.target(r, ScopePaymentServicesRead)
 	if err != nil {
 		return err
 	}
@@ -117,11 +124,7 @@ func (h paymentServiceHandlers) get(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h paymentServiceHandlers) update(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopePaymentServicesWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "payment_service_id")
+	c, id, err := h.target(r, ScopePaymentServicesWrite)
 	if err != nil {
 		return err
 	}
@@ -139,11 +142,7 @@ func (h paymentServiceHandlers) update(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h paymentServiceHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopePaymentServicesWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "payment_service_id")
+	c, id, err := h.target(r, ScopePaymentServicesWrite)
 	if err != nil {
 		return err
 	}
