@@ -70,6 +70,19 @@ func (a *Auth) Authorize(r *http.Request, scope string) (Caller, error) {
 	return Caller{Principal: p, MerchantAccountID: m}, nil
 }
 
+// AuthorizeTarget is Authorize for a route about one resource: the caller,
+// and the resource's id from path parameter param (a lower-case UUID,
+// else 400 naming it). Authorization comes first, so an unauthorized
+// caller learns nothing of the id's form.
+func (a *Auth) AuthorizeTarget(r *http.Request, scope, param string) (Caller, string, error) {
+	c, err := a.Authorize(r, scope)
+	if err != nil {
+		return Caller{}, "", err
+	}
+	id, err := pathUUID(r, param)
+	return c, id, err
+}
+
 func (a *Auth) checkAccount(ctx context.Context, id string, now time.Time) error {
 	a.mu.Lock()
 	until, ok := a.known[id]

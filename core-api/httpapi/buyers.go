@@ -71,11 +71,7 @@ func (h buyerHandlers) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h buyerHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeBuyersRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "buyer_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeBuyersRead, "buyer_id")
 	if err != nil {
 		return err
 	}
@@ -87,11 +83,7 @@ func (h buyerHandlers) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h buyerHandlers) update(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeBuyersWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "buyer_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeBuyersWrite, "buyer_id")
 	if err != nil {
 		return err
 	}
@@ -107,11 +99,7 @@ func (h buyerHandlers) update(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h buyerHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeBuyersWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "buyer_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeBuyersWrite, "buyer_id")
 	if err != nil {
 		return err
 	}

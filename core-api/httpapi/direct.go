@@ -43,11 +43,7 @@ type sessionJSON struct {
 
 // session serves POST /transactions/{transaction_id}/session.
 func (h transactionHandlers) session(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "transaction_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsWrite, "transaction_id")
 	if err != nil {
 		return err
 	}

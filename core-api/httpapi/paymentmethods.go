@@ -177,11 +177,7 @@ func buyerNotFound(in *coreapi.NewPaymentMethod) error {
 }
 
 func (h *paymentMethods) get(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id")
+	c, id, err := h.Auth.AuthorizeTarget(r, scopePaymentMethodsRead, "id")
 	if err != nil {
 		return err
 	}
@@ -254,11 +250,7 @@ func (h *paymentMethods) update(w http.ResponseWriter, r *http.Request) error {
 // delete removes a payment method (paymentmethods.Service.Delete): retried
 // after a partial failure, it finishes the job.
 func (h *paymentMethods) delete(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.Auth.Authorize(r, scopePaymentMethodsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "id")
+	c, id, err := h.Auth.AuthorizeTarget(r, scopePaymentMethodsWrite, "id")
 	if err != nil {
 		return err
 	}

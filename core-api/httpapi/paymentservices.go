@@ -100,19 +100,8 @@ func (h paymentServiceHandlers) create(w http.ResponseWriter, r *http.Request) e
 	return WriteJSON(w, http.StatusCreated, paymentServiceOut(ps))
 }
 
-// target authorizes r for scope and reads the payment service id of its
-// path.
-func (h paymentServiceHandlers) target(r *http.Request, scope string) (Caller, string, error) {
-	c, err := h.d.Auth.Authorize(r, scope)
-	if err != nil {
-		return Caller{}, "", err
-	}
-	id, err := pathUUID(r, "payment_service_id")
-	return c, id, err
-}
-
 func (h paymentServiceHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	c, id, err := h.target(r, ScopePaymentServicesRead)
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopePaymentServicesRead, "payment_service_id")
 	if err != nil {
 		return err
 	}
@@ -124,7 +113,7 @@ func (h paymentServiceHandlers) get(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (h paymentServiceHandlers) update(w http.ResponseWriter, r *http.Request) error {
-	c, id, err := h.target(r, ScopePaymentServicesWrite)
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopePaymentServicesWrite, "payment_service_id")
 	if err != nil {
 		return err
 	}
@@ -142,7 +131,7 @@ func (h paymentServiceHandlers) update(w http.ResponseWriter, r *http.Request) e
 }
 
 func (h paymentServiceHandlers) delete(w http.ResponseWriter, r *http.Request) error {
-	c, id, err := h.target(r, ScopePaymentServicesWrite)
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopePaymentServicesWrite, "payment_service_id")
 	if err != nil {
 		return err
 	}

@@ -24,11 +24,7 @@ func (h transactionHandlers) refunds(w http.ResponseWriter, r *http.Request) err
 
 // getRefund serves GET /refunds/{refund_id}.
 func (h transactionHandlers) getRefund(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "refund_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsRead, "refund_id")
 	if err != nil {
 		return err
 	}
@@ -44,11 +40,7 @@ func (h transactionHandlers) getRefund(w http.ResponseWriter, r *http.Request) e
 // It moves no money, so it takes no Idempotency-Key: sent again, it asks
 // again.
 func (h transactionHandlers) sync(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsWrite)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "transaction_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsWrite, "transaction_id")
 	if err != nil {
 		return err
 	}

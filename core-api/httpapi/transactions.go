@@ -312,11 +312,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 }
 
 func (h transactionHandlers) get(w http.ResponseWriter, r *http.Request) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "transaction_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsRead, "transaction_id")
 	if err != nil {
 		return err
 	}
@@ -462,11 +458,7 @@ func (h transactionHandlers) events(w http.ResponseWriter, r *http.Request) erro
 func transactionPage[T, J any](h transactionHandlers, w http.ResponseWriter, r *http.Request, kind string,
 	list func(ctx context.Context, merchant, id string, page pagination.Page) ([]T, error),
 	key func(T) pagination.Key, view func(*T) J) error {
-	c, err := h.d.Auth.Authorize(r, ScopeTransactionsRead)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "transaction_id")
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsRead, "transaction_id")
 	if err != nil {
 		return err
 	}
