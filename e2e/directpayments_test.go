@@ -54,7 +54,8 @@ func TestDirectIntegration(t *testing.T) {
 	core := newCore(s, tok, "")
 	core.c, core.base = s.PublicClient, s.PublicURL
 
-	// start creates a direct payment and exchanges its session.
+	// start creates a direct payment and exchanges its session token for
+	// the session data (the SDK's initialization and the completion URL).
 	start := func(t *testing.T, intent string, amount int64) (tx, session map[string]any) {
 		t.Helper()
 		status, tx := pay(t, s, tok, directPayment(amount, intent))
@@ -114,7 +115,7 @@ func TestDirectIntegration(t *testing.T) {
 			if code, e := completion(t, s, u); code != http.StatusConflict || e["code"] != "completion_token_used" {
 				t.Fatalf("a used completion token: %d %v", code, e)
 			}
-			// A second exchange of the session is refused.
+			// A second exchange of the same session token is refused.
 			code, raw := core.do(t, http.MethodPost, "/transactions/"+id+"/session", map[string]any{"session_token": tx["session_token"]})
 			if e := apiError(t, raw); code != http.StatusUnprocessableEntity || e.Code != "session_token_invalid" || e.Details[0].Pointer != "/session_token" {
 				t.Fatalf("a second session exchange: %d %s", code, raw)
