@@ -55,6 +55,9 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if directPayment(t) {
 		return s.syncDirect(ctx, t)
 	}
+	if redirectPayment(t) {
+		return s.syncRedirect(ctx, t)
+	}
 	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}
@@ -154,6 +157,10 @@ type SweepStore interface {
 	// merchant account still capture_pending past their QR code's
 	// expiry, in the order (created_at, id), after after.
 	ExpiredQRTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
+	// ExpiredApprovalTransactions returns up to limit redirect payments
+	// of every merchant account still waiting for their buyer past their
+	// reference's expiry, in the order (created_at, id), after after.
+	ExpiredApprovalTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
 // Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
@@ -172,7 +179,7 @@ type Sweeper struct {
 type SweepResult struct {
 	Synced  int // asked about and settled as far as the answer allowed
 	Failed  int // the lookup or the settlement failed; the next run tries again
-	Expired int // pix payments past their expiry, ended (or found paid)
+	Expired int // pix and redirect payments past their expiry, ended (or found paid)
 }
 
 // Run syncs every transaction found, a batch at a time, until none is
@@ -197,6 +204,15 @@ func (w *Sweeper) Run(ctx context.Context) (SweepResult, error) {
 		return w.Store.ExpiredQRTransactions(ctx, after, batch)
 	}, func(u Unsettled) error {
 		_, err := w.Service.ExpireQR(ctx, u.MerchantAccountID, u.ID, time.Now())
+		return err
+	}, &res.Expired, &res.Failed)
+	if err != nil {
+		return res, err
+	}
+	err = w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
+		return w.Store.ExpiredApprovalTransactions(ctx, after, batch)
+	}, func(u Unsettled) error {
+		_, err := w.Service.ExpireRedirect(ctx, u.MerchantAccountID, u.ID, time.Now())
 		return err
 	}, &res.Expired, &res.Failed)
 	return res, err
