@@ -271,12 +271,12 @@ func (m *Main) notification(p Payment) (string, []byte) {
 	return id, body
 }
 
-// deliver sends p's notification until a 2xx answer or the attempts run
-// out, from attempt first on.
-func (m *Main) deliver(ctx context.Context, p Payment, d *delivery) {
+// deliver sends p's notification until a 2xx answer or upTo attempts in
+// all (d counts those made before).
+func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
 	id, body := m.notification(p)
 	wait := m.Config.RetryDelay << max(d.Attempts-1, 0)
-	for d.Attempts < m.Config.DeliveryAttempts {
+	for d.Attempts < upTo {
 		if d.Attempts > 0 {
 			select {
 			case <-ctx.Done():
@@ -308,6 +308,9 @@ func (m *Main) deliver(ctx context.Context, p Payment, d *delivery) {
 			return
 		}
 	}
+	if upTo < m.Config.DeliveryAttempts {
+		return // more to come (deliverLater)
+	}
 	m.Log.Warn("mock-redirect: notification not delivered", "payment", p.ID, "attempts", d.Attempts, "status", d.StatusCode, "err", d.Error)
 }
 
@@ -317,6 +320,6 @@ func (m *Main) deliverLater(p Payment, d delivery) {
 	m.pending.Add(1)
 	go func() {
 		defer m.pending.Done()
-		m.deliver(m.stop, p, &d)
+		m.deliver(m.stop, p, &d, m.Config.DeliveryAttempts)
 	}()
 }

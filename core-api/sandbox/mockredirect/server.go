@@ -134,7 +134,7 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 		// The notification's first send races (and precedes) the answer;
 		// its retries follow in the background.
 		var d delivery
-		m.deliver(r.Context(), snapshot, &d)
+		m.deliver(r.Context(), snapshot, &d, 1)
 		if d.StatusCode/100 != 2 {
 			m.deliverLater(snapshot, d)
 		}
@@ -233,7 +233,7 @@ func (m *Main) sandbox(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var d delivery
-	m.deliver(r.Context(), p, &d)
+	m.deliver(r.Context(), p, &d, m.Config.DeliveryAttempts)
 	writeJSON(w, http.StatusOK, sandboxResult{Payment: p, Delivery: d})
 }
 
