@@ -198,7 +198,9 @@ func Start(t testing.TB, opts ...Option) *Stack {
 			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
 		}
 		s.MockDirect = startMockDirect(ctx, t, vcfg.Environment, log.With("service", "mock-direct"))
-		ccfg.MockDirectURL = s.MockDirect.URL()
+		if ccfg.MockDirectURL == "" { // an option may put a link in front of it
+			ccfg.MockDirectURL = s.MockDirect.URL()
+		}
 	}
 
 	if ccfg.Environment != config.Production {
