@@ -41,3 +41,18 @@ func TestDirectConnectorOfEachEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// mock-redirect's connector likewise: where the sandbox simulators run
+// and its address is given; never in production.
+func TestRedirectConnectorOfEachEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  config.Environment
+		url  string
+		want bool
+	}{{config.Sandbox, "http://127.0.0.1:9730", true}, {config.Development, "http://127.0.0.1:9730", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9730", false}} {
+		registry, _ := connectorsOf(tc.env, nil, "", "", tc.url)
+		if _, err := registry.Redirects(connector.MockRedirectName); (err == nil) != tc.want {
+			t.Errorf("%s %q: mock-redirect registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
+		}
+	}
+}

@@ -26,7 +26,8 @@ const (
 // The transaction routes (routes.go registers them):
 //
 //	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}|{method:"pix"}
-//	                                             |{method:"paypal"} with integration_client (direct.go),buyer_id?,
+//	                                             |{method:"paypal"} with integration_client (direct.go)
+//	                                             |{method:"gcash"} with redirect_url,approval_expires_at? (redirect.go),buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
 //	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=

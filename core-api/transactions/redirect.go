@@ -172,7 +172,7 @@ func (s *Service) syncRedirect(ctx context.Context, t *coreapi.Transaction) (*co
 		if time.Since(t.CreatedAt) < s.syncMinAge() {
 			return t, nil
 		}
-		res = coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeNotReceived}
+		res = notReceived
 	case err != nil:
 		return nil, &coreapi.ConnectorError{Failed: "the redirect connector could not tell what became of the payment; nothing changed", Err: err}
 	case res.Outcome == coreapi.OutcomeApprovalRequired && t.Status != coreapi.TransactionProcessing:
