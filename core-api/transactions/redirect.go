@@ -266,9 +266,6 @@ func (s *Service) handleRedirectNotification(ctx context.Context, rc connector.R
 			return plan{}, coreapi.ErrNotificationEarly
 		}
 		if t.Status == coreapi.TransactionBuyerApprovalPending && n.Result.Outcome != coreapi.OutcomeApprovalRequired {
-			if n.Result.Outcome == coreapi.OutcomeFailed {
-				n.Result.ErrorCode = ErrorCodeExpired
-			}
 			p, _, err := authorizationPlan(t, n.Result, now)
 			if err == nil && !p.unchanged {
 				record := p.record
