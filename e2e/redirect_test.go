@@ -331,3 +331,67 @@ func TestRedirectPayment(t *testing.T) {
 		}
 	})
 }
+
+// Through a payment service of mock-redirect: its approval_window_hours
+// is the default window, and its webhook_secret alone verifies the
+// notifications about its payments. mock-redirect signs with its one
+// secret: a payment service that holds it is notified; another refuses
+// the notification (401, nothing recorded, mock-redirect retries) and its
+// payment is settled by a sync, which looks the payment up by reference.
+func TestRedirectPaymentService(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	psCore := newCore(s, s.Token(t, "payment-services.write"), "")
+	newPS := func(secret string) string {
+		return psCore.ok(t, http.StatusCreated, http.MethodPost, "/payment-services", map[string]any{
+			"connector": "mock-redirect", "method": "gcash", "settings": map[string]any{"approval_window_hours": 48},
+			"credentials": map[string]any{"api_key": "mr_test_merchant_" + uuid.NewString()[:8], "webhook_secret": secret}})["id"].(string)
+	}
+	right, wrong := newPS(mockredirect.SandboxWebhookSecret), newPS("whsec_not_what_mock_redirect_signs_with")
+	sandbox := func(t *testing.T, tx map[string]any, action string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(s.MockRedirect.URL()+"/sandbox/payments/"+tx["payment_service_transaction_id"].(string)+"/"+action, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("sandbox %s: %d %v", action, resp.StatusCode, err)
+		}
+		return out["delivery"].(map[string]any)
+	}
+	for _, tc := range []struct {
+		name     string
+		ps       string
+		delivery float64 // the notification's last answer
+	}{{"its secret", right, 200}, {"another secret", wrong, 401}} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := gcashPayment(1100, "authorize")
+			body["payment_service_id"] = tc.ps
+			code, tx := pay(t, s, tok, body)
+			if code != http.StatusCreated || tx["status"] != "buyer_approval_pending" || tx["payment_service_id"] != tc.ps {
+				t.Fatalf("redirect payment: %d %v", code, tx)
+			}
+			exp, _ := time.Parse(time.RFC3339Nano, tx["approval_expires_at"].(string))
+			if d := time.Until(exp) - 48*time.Hour; d > time.Minute || d < -time.Minute {
+				t.Fatalf("approval_expires_at %v: the payment service's window is 48 hours", tx["approval_expires_at"])
+			}
+			id := tx["id"].(string)
+			if d := sandbox(t, tx, "approve"); d["status_code"] != tc.delivery {
+				t.Fatalf("delivery: %v", d)
+			}
+			got := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id, nil)
+			if tc.delivery != 200 {
+				if got["status"] != "buyer_approval_pending" || countRows(t, s.DBs.CoreDSN, "transaction_events WHERE transaction_id = '"+id+"' AND notification_id IS NOT NULL") != 0 {
+					t.Fatalf("a notification signed with another secret changed the transaction: %v", got)
+				}
+				got = core.ok(t, http.StatusOK, http.MethodPost, "/transactions/"+id+"/sync", nil)
+			}
+			if got["status"] != "authorization_succeeded" || got["authorized_amount"] != 1100.0 {
+				t.Fatalf("after the approval: %v", got)
+			}
+		})
+	}
+}
