@@ -470,7 +470,13 @@ type NewTransaction struct {
 	// IntegrationClient selects a direct (client SDK) integration: one of
 	// IntegrationClients, required for a method of DirectMethods and
 	// refused for any other.
-	IntegrationClient  *string
+	IntegrationClient *string
+	// RedirectURL is where the buyer returns after approving a redirect
+	// payment (a method of RedirectMethods, which requires it), and
+	// ApprovalExpiresAt when its reference expires (nil: the connector's
+	// default window).
+	RedirectURL        *string
+	ApprovalExpiresAt  *time.Time
 	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
 }
 
@@ -533,6 +539,19 @@ func (n NewTransaction) Validate() error {
 	}
 	if direct && n.PaymentMethodID != nil {
 		v.Add("/payment_method/id", "a direct integration has no stored payment method", "value_error.payment_method.direct")
+	}
+	redirect := n.Method != nil && slices.Contains(RedirectMethods, *n.Method)
+	switch {
+	case n.RedirectURL != nil && !redirect:
+		v.Add("/redirect_url", "is only for a redirect payment (method "+strings.Join(RedirectMethods, ", ")+")", "value_error.redirect_url.method")
+	case n.RedirectURL != nil && !validRedirectURL(*n.RedirectURL):
+		v.Add("/redirect_url", "must be an absolute http or https URL of at most 2048 characters", "value_error.url")
+	}
+	if n.ApprovalExpiresAt != nil && !redirect {
+		v.Add("/approval_expires_at", "is only for a push payment (method "+strings.Join(RedirectMethods, ", ")+")", "value_error.approval_expires_at.method")
+	}
+	if redirect && n.PaymentMethodID != nil {
+		v.Add("/payment_method/id", "a redirect payment has no stored payment method", "value_error.payment_method.redirect")
 	}
 	if n.BuyerID != nil && !IsUUID(*n.BuyerID) {
 		v.Add("/buyer_id", "must be a buyer id (a lower-case UUID)", "value_error.uuid")

@@ -101,6 +101,10 @@ type Config struct {
 	// simulator mock-direct's base URL; empty: the mock-direct connector
 	// is not registered. Outside production only.
 	MockDirectURL string
+	// MockRedirectURL (CORE_API_MOCK_REDIRECT_URL) is the sandbox
+	// redirect-payment simulator mock-redirect's base URL; empty: the
+	// mock-redirect connector is not registered. Outside production only.
+	MockRedirectURL string
 
 	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
 	// long a request's claim on its Idempotency-Key outlives a process
@@ -227,6 +231,7 @@ func LoadConfig(l *config.Loader) Config {
 		NotificationURL: strings.TrimRight(l.String("CORE_API_NOTIFICATION_URL", config.Optional()), "/"),
 		CompletionKey:   l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
 		MockDirectURL:   strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
+		MockRedirectURL: strings.TrimRight(l.String("CORE_API_MOCK_REDIRECT_URL", config.Optional()), "/"),
 	}
 }
 
@@ -275,6 +280,9 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.MockDirectURL != "" {
 		errs = append(errs, errors.New("CORE_API_MOCK_DIRECT_URL: mock-direct is a sandbox simulator and is never used in production"))
+	}
+	if c.Environment == config.Production && c.MockRedirectURL != "" {
+		errs = append(errs, errors.New("CORE_API_MOCK_REDIRECT_URL: mock-redirect is a sandbox simulator and is never used in production"))
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))

@@ -22,7 +22,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL, m.Config.MockRedirectURL)
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -55,7 +55,8 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 			VaultProxy: m.VaultProxy,
 			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
-				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL}}
+				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL},
+			Redirect: &transactions.Redirect{BuiltIn: redirectOf(connectors), Connectors: connectors}}
 	}
 	return m.txs
 }
@@ -72,6 +73,16 @@ func directOf(registry *connector.Registry) connector.DirectConnector {
 		return nil
 	}
 	return d
+}
+
+// redirectOf is the built-in sandbox connector of redirect payments:
+// mock-redirect, where the environment registers it; none otherwise.
+func redirectOf(registry *connector.Registry) connector.RedirectConnector {
+	r, err := registry.Redirects(connector.MockRedirectName)
+	if err != nil {
+		return nil
+	}
+	return r
 }
 
 // completionKey is the configured key of completion tokens, or a random
@@ -115,12 +126,16 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
 // there ("" names none). mock-direct's connector is registered when its
-// simulator's address is given (mockDirect), outside production only.
-func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect string) (registry *connector.Registry, mandates string) {
+// simulator's address is given (mockDirect), outside production only;
+// so is mock-redirect's (mockRedirect).
+func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect, mockRedirect string) (registry *connector.Registry, mandates string) {
 	if env == config.Sandbox || env == config.Development {
 		cs := []connector.Connector{connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}}
 		if mockDirect != "" {
 			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})
+		}
+		if mockRedirect != "" {
+			cs = append(cs, connector.MockRedirect{BaseURL: mockRedirect})
 		}
 		return connector.NewRegistry(cs...), connector.MockBankName
 	}

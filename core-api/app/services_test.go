@@ -16,7 +16,7 @@ func TestCardConnectorOfEachEnvironment(t *testing.T) {
 		want bool
 	}{{config.Development, true}, {config.Sandbox, true}, {config.Production, false}} {
 		t.Run(string(tc.env), func(t *testing.T) {
-			registry, _ := connectorsOf(tc.env, nil, "", "")
+			registry, _ := connectorsOf(tc.env, nil, "", "", "")
 			if got := cardsOf(registry) != nil; got != tc.want {
 				t.Fatalf("card connector present = %v, want %v", got, tc.want)
 			}
@@ -35,9 +35,24 @@ func TestDirectConnectorOfEachEnvironment(t *testing.T) {
 		url  string
 		want bool
 	}{{config.Sandbox, "http://127.0.0.1:9720", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9720", false}} {
-		registry, _ := connectorsOf(tc.env, nil, "", tc.url)
+		registry, _ := connectorsOf(tc.env, nil, "", tc.url, "")
 		if _, err := registry.Directs(connector.MockDirectName); (err == nil) != tc.want {
 			t.Errorf("%s %q: mock-direct registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
+		}
+	}
+}
+
+// mock-redirect's connector likewise: where the sandbox simulators run
+// and its address is given; never in production.
+func TestRedirectConnectorOfEachEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  config.Environment
+		url  string
+		want bool
+	}{{config.Sandbox, "http://127.0.0.1:9730", true}, {config.Development, "http://127.0.0.1:9730", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9730", false}} {
+		registry, _ := connectorsOf(tc.env, nil, "", "", tc.url)
+		if _, err := registry.Redirects(connector.MockRedirectName); (err == nil) != tc.want {
+			t.Errorf("%s %q: mock-redirect registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
 		}
 	}
 }

@@ -53,6 +53,14 @@ type DirectClient struct {
 	FundingSource string // the wallet's name for how the buyer pays (paypal)
 }
 
+// DirectState is what a completed order's payment holds: its captures
+// and refunds, each with the request id (reference) it was made with,
+// and whether its authorization is voided.
+type DirectState struct {
+	Captures, Refunds []CardStep
+	Voided            bool
+}
+
 // ErrNotApproved is a completion of an order the buyer has not decided
 // on yet: nothing was done, and it may be asked again once they have.
 var ErrNotApproved = errors.New("connector: the buyer has not approved the order yet")
@@ -78,6 +86,10 @@ type DirectConnector interface {
 	// completed, declined when the buyer declined; ErrNotFound for an
 	// order the processor has no record of.
 	LookupOrder(ctx context.Context, r DirectCompletion) (coreapi.ConnectorResult, error)
+	// LookupOperations is the completed order's captures, refunds and
+	// void, which settle those whose answer was lost; ErrNotFound for an
+	// order the processor has no record of.
+	LookupOperations(ctx context.Context, r DirectCompletion) (DirectState, error)
 	// Capture captures part of an authorized order, Void voids its
 	// authorization, Refund refunds part of its captures: succeeded, or
 	// declined when the wallet refuses the operation.

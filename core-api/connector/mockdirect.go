@@ -73,13 +73,22 @@ type mockDirectOrder struct {
 	Status   string `json:"status"`
 	Intent   string `json:"intent"`
 	Payments *struct {
-		Captures       []struct{ ID string } `json:"captures"`
-		Authorizations []struct{ ID string } `json:"authorizations"`
+		Captures       []mockDirectPayment `json:"captures"`
+		Authorizations []mockDirectPayment `json:"authorizations"`
+		Refunds        []mockDirectPayment `json:"refunds"`
 	} `json:"payments"`
 	Links []struct {
 		Href string `json:"href"`
 		Rel  string `json:"rel"`
 	} `json:"links"`
+}
+
+// mockDirectPayment is a capture, authorization or refund of an order.
+type mockDirectPayment struct {
+	ID        string           `json:"id"`
+	Status    string           `json:"status"`
+	Amount    mockDirectAmount `json:"amount"`
+	RequestID string           `json:"request_id"`
 }
 
 type mockDirectError struct {
@@ -162,6 +171,36 @@ func (m MockDirect) LookupOrder(ctx context.Context, r DirectCompletion) (coreap
 		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: o.ID, ErrorCode: "buyer_declined", RawResponseCode: o.Status}, nil
 	}
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeApprovalRequired, Reference: o.ID, RawResponseCode: o.Status}, nil
+}
+
+// LookupOperations reads the order: its captures and refunds by request
+// id, and its authorization's status.
+func (m MockDirect) LookupOperations(ctx context.Context, r DirectCompletion) (DirectState, error) {
+	var o mockDirectOrder
+	status, e, err := m.call(ctx, r.Config, http.MethodGet, "/v2/checkout/orders/"+url.PathEscape(r.OrderID), "", nil, &o)
+	switch {
+	case err != nil:
+		return DirectState{}, fmt.Errorf("%w: %s lookup: %w", ErrOutcomeUnknown, MockDirectName, err)
+	case status == http.StatusNotFound:
+		return DirectState{}, ErrNotFound
+	case e != nil:
+		return DirectState{}, e
+	}
+	var st DirectState
+	if p := o.Payments; p != nil {
+		steps := func(ps []mockDirectPayment) []CardStep {
+			out := make([]CardStep, 0, len(ps))
+			for _, x := range ps {
+				if x.RequestID != "" {
+					out = append(out, CardStep{ID: x.ID, Reference: x.RequestID, Amount: x.Amount.Value})
+				}
+			}
+			return out
+		}
+		st.Captures, st.Refunds = steps(p.Captures), steps(p.Refunds)
+		st.Voided = len(p.Authorizations) > 0 && p.Authorizations[0].Status == "VOIDED"
+	}
+	return st, nil
 }
 
 // Capture sends POST /v2/checkout/orders/{id}/captures.

@@ -26,7 +26,8 @@ const (
 // The transaction routes (routes.go registers them):
 //
 //	POST /transactions  write, Idempotency-Key  {amount,currency,country?,intent?,payment_method:{method:"id",id}|{method:"pix"}
-//	                                             |{method:"paypal"} with integration_client (direct.go),buyer_id?,
+//	                                             |{method:"paypal"} with integration_client (direct.go)
+//	                                             |{method:"gcash"} with redirect_url,approval_expires_at? (redirect.go),buyer_id?,
 //	                                             external_identifier?,metadata?,payment_source?,merchant_initiated?,
 //	                                             is_subsequent_payment?,installment_count?,cart_items?} -> 201 transaction
 //	GET  /transactions  read  ?status=(repeatable)&created_at_gte=&created_at_lte=&amount_gte=&amount_lte=&buyer_id=
@@ -89,6 +90,8 @@ type transactionCreateJSON struct {
 	InstallmentCount    *int32                     `json:"installment_count"`
 	CartItems           []coreapi.CartItem         `json:"cart_items"`
 	IntegrationClient   *string                    `json:"integration_client"`
+	RedirectURL         *string                    `json:"redirect_url"`
+	ApprovalExpiresAt   *string                    `json:"approval_expires_at"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -110,15 +113,17 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	need(in.Currency != nil, "/currency")
 	need(in.PaymentMethod != nil, "/payment_method")
 	pm := in.PaymentMethod
-	direct := pm != nil && slices.Contains(coreapi.DirectMethods, pm.Method)
+	direct := pm != nil && (slices.Contains(coreapi.DirectMethods, pm.Method) || slices.Contains(coreapi.RedirectMethods, pm.Method))
 	switch {
 	case pm == nil:
 	case (pm.Method == coreapi.MethodPix || direct) && pm.ID != "":
 		missing = append(missing, strictjson.BodyDetail("/payment_method/id", "a "+pm.Method+" payment has no stored payment method", "value_error.payment_method."+pm.Method))
 	case pm.Method != "id" && pm.Method != coreapi.MethodPix && !direct:
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
-			`must be "id" (a stored payment method), "pix" (an instant bank transfer by QR code) or "paypal" (a direct integration); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
+			`must be "id" (a stored payment method), "pix" (an instant bank transfer by QR code), "paypal" (a direct integration) or "gcash" (a redirect payment); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
+	expires, bad := approvalExpiresAt(in.ApprovalExpiresAt)
+	missing = append(missing, bad...)
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
@@ -126,7 +131,7 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 		Intent: in.Intent, Amount: *in.Amount, Currency: *in.Currency, Country: in.Country,
 		IntegrationClient: in.IntegrationClient, BuyerID: in.BuyerID, BuyerExternalIdentifier: in.BuyerExternalID,
 		PaymentServiceID: in.PaymentServiceID, Store: in.Store, PreviousSchemeTransactionID: in.PreviousSchemeTxID,
-		ConnectionOptions: in.ConnectionOptions,
+		ConnectionOptions: in.ConnectionOptions, RedirectURL: in.RedirectURL, ApprovalExpiresAt: expires,
 		TransactionDetails: coreapi.TransactionDetails{
 			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
@@ -158,6 +163,8 @@ func (h transactionHandlers) create(w http.ResponseWriter, r *http.Request, c Ca
 	switch {
 	case n.Method != nil && *n.Method == coreapi.MethodPix:
 		pay = h.d.Transactions.PayByQR
+	case n.Method != nil && slices.Contains(coreapi.RedirectMethods, *n.Method):
+		pay = h.d.Transactions.PayRedirect
 	case n.Method != nil:
 		pay = h.d.Transactions.PayDirect // the other methods named without a stored payment method (newTransaction)
 	}
@@ -200,6 +207,9 @@ func transactionError(err error) error {
 		return apierror.Unprocessable("the transaction is paid neither by a stored card nor through a direct integration")
 	}
 	if err := directError(err); err != nil {
+		return err
+	}
+	if err := redirectError(err); err != nil {
 		return err
 	}
 	return domainError(err, "transaction")

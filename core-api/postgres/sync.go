@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,7 +46,11 @@ func (db *DB) ProcessingOperations(ctx context.Context, merchant, transactionID 
 	return captures, refunds, err
 }
 
-// UnsettledTransactions returns up to limit card transactions of every
+// syncedMethods are the methods whose payments the sweep syncs: cards,
+// direct integrations and redirect payments.
+var syncedMethods = slices.Concat([]string{coreapi.MethodCard}, coreapi.DirectMethods, coreapi.RedirectMethods)
+
+// UnsettledTransactions returns up to limit card, direct and redirect transactions of every
 // merchant account with something in flight (an authorization or a void,
 // unchanged for minAge by the database's clock; a capture or refund
 // requested more than minAge ago), in the order (created_at, id), after
@@ -61,8 +66,8 @@ func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, a
 			SELECT id FROM transactions WHERE status IN ('processing', 'authorization_void_pending') AND updated_at < now() - $1::interval
 			UNION SELECT transaction_id FROM captures WHERE status = 'processing' AND created_at < now() - $1::interval
 			UNION SELECT transaction_id FROM refunds WHERE status = 'processing' AND created_at < now() - $1::interval)
-		AND t.payment_method_method = 'card' AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
-		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit)
+		AND t.payment_method_method = ANY($5) AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
+		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit, syncedMethods)
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +90,28 @@ func (db *DB) ExpiredQRTransactions(ctx context.Context, after transactions.Unse
 		WHERE status = 'capture_pending' AND approval_expires_at IS NOT NULL AND approval_expires_at <= now()
 		AND payment_method_method = 'pix' AND (created_at, id) > ($1::timestamptz, $2::uuid)
 		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (transactions.Unsettled, error) {
+		var u transactions.Unsettled
+		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
+	})
+}
+
+// ExpiredApprovalTransactions returns up to limit redirect payments of
+// every merchant account still waiting for their buyer after their
+// reference's expiry by the database's clock, in the order (created_at,
+// id), after the transaction after.
+func (db *DB) ExpiredApprovalTransactions(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	afterID := after.ID
+	if afterID == "" {
+		afterID = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT merchant_account_id, id::text, created_at FROM transactions
+		WHERE status = 'buyer_approval_pending' AND approval_expires_at IS NOT NULL AND approval_expires_at <= now()
+		AND payment_method_method = ANY($4) AND (created_at, id) > ($1::timestamptz, $2::uuid)
+		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit, coreapi.RedirectMethods)
 	if err != nil {
 		return nil, err
 	}

@@ -11,17 +11,18 @@ import (
 	"github.com/payorch/core-api/transactions"
 )
 
-// The sweep finds the card transactions of every merchant account whose
-// authorization or void has been in flight for the minimum age, oldest
-// first, a batch at a time; not another method's, not a settled one, not
-// a young one.
+// The sweep finds the card, direct and redirect transactions of every
+// merchant account whose authorization or void has been in flight for the
+// minimum age, oldest first, a batch at a time; not another method's (pix
+// has its own expiry), not a settled one, not a young one.
 func TestUnsettledTransactions(t *testing.T) {
 	db := postgrestest.New(t)
 	createMerchant(t, db, "other")
 	ctx := context.Background()
 	card := func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodCard }
 	first := newTransaction(t, db, "default", 100, card)
-	newTransaction(t, db, "default", 200, nil) // another method
+	newTransaction(t, db, "default", 200, func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodPix })
+	redirect := newTransaction(t, db, "default", 250, nil) // gcash
 	settled := newTransaction(t, db, "default", 300, card)
 	step(t, db, "default", settled.ID, coreapi.OpAuthorizationSucceeded)
 	voiding := newTransaction(t, db, "default", 400, card)
@@ -48,7 +49,7 @@ func TestUnsettledTransactions(t *testing.T) {
 			after = found[len(found)-1]
 		}
 	}
-	want := []string{"default/" + first.ID, "default/" + voiding.ID, "other/" + other.ID}
+	want := []string{"default/" + first.ID, "default/" + redirect.ID, "default/" + voiding.ID, "other/" + other.ID}
 	for _, batch := range []int{1, 2, 100} {
 		if got := walk(5*time.Millisecond, batch); !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %v, want %v", batch, got, want)

@@ -229,10 +229,15 @@ func (s *Service) CompleteDirect(ctx context.Context, id, token string) (*coreap
 
 // syncDirect settles a direct transaction waiting for its buyer by the
 // order's state: completed (a completion whose answer was lost) or
-// declined by the buyer; otherwise it is left as it is.
+// declined by the buyer; otherwise it is left as it is. An authorized
+// one's captures, refunds and void in flight are settled by the order's
+// record of them (syncDirectOperations).
 func (s *Service) syncDirect(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
-	if t.Status != coreapi.TransactionBuyerApprovalPending || t.PaymentServiceTransactionID == nil {
+	if t.PaymentServiceTransactionID == nil {
 		return t, nil
+	}
+	if t.Status != coreapi.TransactionBuyerApprovalPending {
+		return s.syncDirectOperations(ctx, t)
 	}
 	dc, cfg, err := s.directOf(ctx, t)
 	if err != nil {
@@ -248,6 +253,27 @@ func (s *Service) syncDirect(ctx context.Context, t *coreapi.Transaction) (*core
 	}
 	t, _, err = s.ApplyAuthorization(ctx, t.MerchantAccountID, t.ID, res)
 	return t, err
+}
+
+// syncDirectOperations settles the captures, refunds and void in flight
+// on direct transaction t as a card payment's Sync does: the order lists
+// its captures and refunds by the request id (the reference) each was
+// sent with, and whether its authorization is voided.
+func (s *Service) syncDirectOperations(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
+	f, err := s.inFlight(ctx, t)
+	if err != nil || f.none() {
+		return t, err
+	}
+	dc, cfg, err := s.directOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	st, err := dc.LookupOperations(ctx, connector.DirectCompletion{MerchantAccountID: t.MerchantAccountID,
+		OrderID: *t.PaymentServiceTransactionID, Reference: t.ID, Intent: t.Intent, Config: cfg})
+	if err != nil {
+		return nil, &coreapi.ConnectorError{Failed: "the direct connector could not tell what became of the order's operations; nothing changed", Err: err}
+	}
+	return s.settleInFlight(ctx, t, f, st, *t.PaymentServiceTransactionID)
 }
 
 // newSessionToken is a new session token and its digest, which alone is

@@ -40,6 +40,9 @@ var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization"
 // recorded the connector's answer is coreapi.ErrNotificationEarly:
 // nothing is recorded, and the processor sends it again.
 func (s *Service) HandleNotification(ctx context.Context, name, merchant string, headers map[string][]string, body []byte, now time.Time) (NotificationOutcome, error) {
+	if rc, ok := s.redirectConnector(name); ok {
+		return s.handleRedirectNotification(ctx, rc, name, merchant, headers, body, now)
+	}
 	qrc, err := s.Connectors.QRs(name)
 	if err != nil {
 		return "", coreapi.ErrNotificationConnector

@@ -55,19 +55,18 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if directPayment(t) {
 		return s.syncDirect(ctx, t)
 	}
+	if redirectPayment(t) {
+		return s.syncRedirect(ctx, t)
+	}
 	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}
 	authorizing := t.Status == coreapi.TransactionProcessing
-	voiding := t.Status == coreapi.TransactionAuthorizationVoidPending && t.VoidReference != nil
-	var captures []coreapi.Capture
-	var refunds []coreapi.Refund
-	if t.CapturePendingAmount > 0 || t.RefundPendingAmount > 0 {
-		if captures, refunds, err = s.Store.ProcessingOperations(ctx, merchant, id); err != nil {
-			return nil, err
-		}
+	f, err := s.inFlight(ctx, t)
+	if err != nil {
+		return nil, err
 	}
-	if !authorizing && !voiding && len(captures) == 0 && len(refunds) == 0 {
+	if !authorizing && f.none() {
 		return t, nil
 	}
 
@@ -80,14 +79,10 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if err != nil && !(unknown && authorizing) {
 		return nil, &coreapi.ConnectorError{Failed: "the card connector could not tell what became of the transaction; nothing changed", Err: err}
 	}
-	now := time.Now()
-	settled := func(since time.Time) bool { return now.Sub(since) >= s.syncMinAge() }
-	notReceived := coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeNotReceived}
-
 	if authorizing {
 		res := st.ConnectorResult
 		switch {
-		case unknown && !settled(t.CreatedAt), !unknown && res.Outcome == coreapi.OutcomePending:
+		case unknown && time.Since(t.CreatedAt) < s.syncMinAge(), !unknown && res.Outcome == coreapi.OutcomePending:
 			return t, nil // may still be on its way, or undecided
 		case unknown:
 			res = notReceived
@@ -95,7 +90,44 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 		t, _, err = s.ApplyAuthorization(ctx, merchant, id, res)
 		return t, err // nothing else can be in flight before the authorization
 	}
+	return s.settleInFlight(ctx, t, f, connector.DirectState{Captures: st.Captures, Refunds: st.Refunds, Voided: st.Voided}, st.Reference)
+}
 
+// notReceived is the answer of an operation the processor has no record
+// of once SyncMinAge has passed (ErrorCodeNotReceived).
+var notReceived = coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeNotReceived}
+
+// flight is what is in flight on an authorized transaction: its captures
+// and refunds processing, and whether its void is pending.
+type flight struct {
+	captures []coreapi.Capture
+	refunds  []coreapi.Refund
+	voiding  bool
+}
+
+func (f flight) none() bool { return !f.voiding && len(f.captures) == 0 && len(f.refunds) == 0 }
+
+// inFlight reads what is in flight on t.
+func (s *Service) inFlight(ctx context.Context, t *coreapi.Transaction) (flight, error) {
+	f := flight{voiding: t.Status == coreapi.TransactionAuthorizationVoidPending && t.VoidReference != nil}
+	if t.CapturePendingAmount > 0 || t.RefundPendingAmount > 0 {
+		var err error
+		if f.captures, f.refunds, err = s.Store.ProcessingOperations(ctx, t.MerchantAccountID, t.ID); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// settleInFlight settles what is in flight on t (f) by what the processor
+// holds (st): a capture or refund it lists by its reference succeeded, a
+// void it shows succeeded (its reference voidRef); what it does not hold
+// is failed once SyncMinAge has passed since it was requested.
+func (s *Service) settleInFlight(ctx context.Context, t *coreapi.Transaction, f flight, st connector.DirectState, voidRef string) (*coreapi.Transaction, error) {
+	merchant, id := t.MerchantAccountID, t.ID
+	now := time.Now()
+	settled := func(since time.Time) bool { return now.Sub(since) >= s.syncMinAge() }
+	captures, refunds, voiding := f.captures, f.refunds, f.voiding
 	for _, c := range captures {
 		if res, ok := stepAnswer(st.Captures, c.ID, settled(c.CreatedAt), notReceived); ok {
 			if _, _, err := s.SettleCapture(ctx, merchant, id, c.ID, res); err != nil {
@@ -113,7 +145,7 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if voiding {
 		// Nothing else changes a transaction whose void is pending: its
 		// updated_at is the void's request.
-		res, ok := coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: st.Reference}, st.Voided
+		res, ok := coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: voidRef}, st.Voided
 		if !ok && settled(t.UpdatedAt) {
 			res, ok = notReceived, true
 		}
@@ -154,6 +186,10 @@ type SweepStore interface {
 	// merchant account still capture_pending past their QR code's
 	// expiry, in the order (created_at, id), after after.
 	ExpiredQRTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
+	// ExpiredApprovalTransactions returns up to limit redirect payments
+	// of every merchant account still waiting for their buyer past their
+	// reference's expiry, in the order (created_at, id), after after.
+	ExpiredApprovalTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
 // Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
@@ -172,7 +208,7 @@ type Sweeper struct {
 type SweepResult struct {
 	Synced  int // asked about and settled as far as the answer allowed
 	Failed  int // the lookup or the settlement failed; the next run tries again
-	Expired int // pix payments past their expiry, ended (or found paid)
+	Expired int // pix and redirect payments past their expiry, ended (or found paid)
 }
 
 // Run syncs every transaction found, a batch at a time, until none is
@@ -197,6 +233,15 @@ func (w *Sweeper) Run(ctx context.Context) (SweepResult, error) {
 		return w.Store.ExpiredQRTransactions(ctx, after, batch)
 	}, func(u Unsettled) error {
 		_, err := w.Service.ExpireQR(ctx, u.MerchantAccountID, u.ID, time.Now())
+		return err
+	}, &res.Expired, &res.Failed)
+	if err != nil {
+		return res, err
+	}
+	err = w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
+		return w.Store.ExpiredApprovalTransactions(ctx, after, batch)
+	}, func(u Unsettled) error {
+		_, err := w.Service.ExpireRedirect(ctx, u.MerchantAccountID, u.ID, time.Now())
 		return err
 	}, &res.Expired, &res.Failed)
 	return res, err

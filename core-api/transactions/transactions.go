@@ -123,6 +123,9 @@ type Service struct {
 	QR *QR
 	// Direct serves direct (client SDK) integrations (direct.go).
 	Direct Direct
+	// Redirect is what redirect payments need (redirect.go); nil: none
+	// are taken.
+	Redirect *Redirect
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores
@@ -277,26 +280,35 @@ func (s *Service) GetRefund(ctx context.Context, merchant, id string) (*coreapi.
 // for a transaction the same answer already settled changes nothing.
 func (s *Service) ApplyAuthorization(ctx context.Context, merchant, id string, res coreapi.ConnectorResult) (*coreapi.Transaction, *coreapi.Capture, error) {
 	var c *coreapi.Capture
-	t, err := s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
-		op, err := t.AuthorizationOperation(res.Outcome)
-		if err != nil {
-			return plan{}, err
-		}
-		if _, err := t.Apply(op, 0); err != nil && reached(t, op) {
-			return plan{unchanged: true}, nil
-		}
-		p := plan{step: coreapi.Step{Operation: op, Result: &res}, also: paymentMethodUse(op, now)}
-		if op == coreapi.OpSaleSucceeded || op == coreapi.OpSalePending {
-			c = &coreapi.Capture{OperationRecord: newOperation(t, t.Amount, now)}
-			c.Settle(&res, now)
-			p.step.CaptureID, p.record = c.ID, func(tr *coreapi.Transition) { tr.Capture = c }
-		}
-		return p, nil
+	t, err := s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, now time.Time) (p plan, err error) {
+		p, c, err = authorizationPlan(t, res, now)
+		return p, err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return t, c, nil
+}
+
+// authorizationPlan plans the authorization's answer res on t at now
+// (ApplyAuthorization), with the capture a sale records (nil for another
+// answer).
+func authorizationPlan(t *coreapi.Transaction, res coreapi.ConnectorResult, now time.Time) (plan, *coreapi.Capture, error) {
+	op, err := t.AuthorizationOperation(res.Outcome)
+	if err != nil {
+		return plan{}, nil, err
+	}
+	if _, err := t.Apply(op, 0); err != nil && reached(t, op) {
+		return plan{unchanged: true}, nil, nil
+	}
+	p := plan{step: coreapi.Step{Operation: op, Result: &res}, also: paymentMethodUse(op, now)}
+	var c *coreapi.Capture
+	if op == coreapi.OpSaleSucceeded || op == coreapi.OpSalePending {
+		c = &coreapi.Capture{OperationRecord: newOperation(t, t.Amount, now)}
+		c.Settle(&res, now)
+		p.step.CaptureID, p.record = c.ID, func(tr *coreapi.Transition) { tr.Capture = c }
+	}
+	return p, c, nil
 }
 
 // paymentMethodUse is what an authorization's answer, operation op,

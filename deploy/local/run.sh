@@ -114,6 +114,18 @@ if [ "$ENVIRONMENT" != production ]; then
   wait_http "$mock_direct/healthz"
   export CORE_API_MOCK_DIRECT_URL=$mock_direct
 fi
+
+# 5d. mock-redirect, the sandbox processor of redirect (push) payments
+#     such as gcash (docs/sandbox/mock-redirect.md): the buyer approves on
+#     its page, and it sends its signed notifications to core-api's
+#     POST /webhooks/mock-redirect/{merchant_account_id}.
+mock_redirect=http://127.0.0.1:9730
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_REDIRECT_ADDR=${mock_redirect#http://} "$bin/mock-redirect" &
+  pids+=($!)
+  wait_http "$mock_redirect/healthz"
+  export CORE_API_MOCK_REDIRECT_URL=$mock_redirect
+fi
 export CORE_API_PUBLIC_URL=https://127.0.0.1:8443
 
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.
@@ -151,6 +163,7 @@ if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"
   echo "  mock-bank            $mock_bank   (sandbox bank: pix QR charges; POST /sandbox/qr/{id}/pay plays the buyer)"
   echo "  mock-direct          $mock_direct   (sandbox wallet of direct integrations; buyer page /checkoutnow?token=ORDER)"
+  echo "  mock-redirect        $mock_redirect   (sandbox processor of redirect payments (gcash); buyer page /pay/{id})"
 fi
 cat <<MSG
   token (24h, all scopes, every merchant account; mint others with:

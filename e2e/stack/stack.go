@@ -39,6 +39,7 @@ import (
 	"github.com/payorch/vault-proxy/sandbox/mockcard"
 
 	"github.com/payorch/core-api/sandbox/mockbank"
+	"github.com/payorch/core-api/sandbox/mockredirect"
 )
 
 // Stack is one running product.
@@ -54,10 +55,14 @@ type Stack struct {
 	// MockDirect is the sandbox direct-integration (PayPal-like) wallet,
 	// core-api's mock-direct connector's processor; nil in production.
 	MockDirect *mockdirect.Main
-	DBs        *testsupport.Databases
-	Transit    *transittest.Env
-	PKI        certs.DevFiles
-	Logs       *logging.LogCatcher
+	// MockRedirect is the sandbox redirect-payment processor, core-api's
+	// CORE_API_MOCK_REDIRECT_URL, which sends its notifications to
+	// core-api; nil in production.
+	MockRedirect *mockredirect.Main
+	DBs          *testsupport.Databases
+	Transit      *transittest.Env
+	PKI          certs.DevFiles
+	Logs         *logging.LogCatcher
 
 	PublicURL   string // vault-proxy public, https
 	InternalURL string // vault-proxy internal, https + client cert
@@ -193,7 +198,9 @@ func Start(t testing.TB, opts ...Option) *Stack {
 			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
 		}
 		s.MockDirect = startMockDirect(ctx, t, vcfg.Environment, log.With("service", "mock-direct"))
-		ccfg.MockDirectURL = s.MockDirect.URL()
+		if ccfg.MockDirectURL == "" { // an option may put a link in front of it
+			ccfg.MockDirectURL = s.MockDirect.URL()
+		}
 	}
 
 	if ccfg.Environment != config.Production {
@@ -201,6 +208,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		if ccfg.MockBankURL == "" {
 			ccfg.MockBankURL = s.MockBank.URL()
 		}
+		s.MockRedirect = startMockRedirect(ctx, t, ccfg.Environment, log.With("service", "mock-redirect"))
+		ccfg.MockRedirectURL = s.MockRedirect.URL()
 	}
 
 	vp, err := vpapp.New(vcfg, log.With("service", "vault-proxy"))
@@ -403,6 +412,21 @@ func startMockDirect(ctx context.Context, t testing.TB, env config.Environment, 
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-direct: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// startMockRedirect runs mock-redirect on loopback port 0, as
+// startMockBank.
+func startMockRedirect(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockredirect.Main {
+	t.Helper()
+	m, err := mockredirect.New(mockredirect.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-redirect config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-redirect: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

@@ -1,0 +1,292 @@
+package connector
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+)
+
+// MockRedirectName is the registry name of the connector to
+// mock-redirect, the sandbox processor of redirect (push) payments.
+const MockRedirectName = "mock-redirect"
+
+// The built-in sandbox configuration's credentials (a zero Config):
+// public, as a processor's published sandbox test credentials are.
+// mock-redirect signs with the secret it is started with, by default
+// this one.
+const (
+	MockRedirectSandboxAPIKey        = "mr_test_payorch_builtin_sandbox"
+	MockRedirectSandboxWebhookSecret = "whsec_mock_redirect_sandbox_public"
+)
+
+// mock-redirect's approval windows (docs/sandbox/mock-redirect.md): a
+// reference is payable for 7 days unless the payment or its
+// configuration says otherwise, and for 30 days at most.
+const (
+	MockRedirectDefaultWindow = 7 * 24 * time.Hour
+	MockRedirectMaxWindow     = 30 * 24 * time.Hour
+)
+
+// mock-redirect's notification headers (docs/sandbox/mock-redirect.md).
+const (
+	mockRedirectNotificationID = "Mock-Redirect-Notification-Id"
+	mockRedirectTimestamp      = "Mock-Redirect-Timestamp"
+	mockRedirectSignature      = "Mock-Redirect-Signature"
+)
+
+var (
+	mockRedirectKeyRE = regexp.MustCompile(`^mr_test_[A-Za-z0-9_-]{8,120}$`)
+	// rfc3339RE is the shape of an RFC 3339 date-time; time.Parse
+	// checks the values.
+	rfc3339RE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$`)
+)
+
+// MockRedirect is the redirect-payment connector to mock-redirect
+// (docs/sandbox/mock-redirect.md), registered as "mock-redirect" outside
+// production when core-api is given the simulator's address. It is
+// written as a real processor's connector is: its own wire types from the
+// simulator's documented contract, over HTTP.
+type MockRedirect struct {
+	BaseURL string       // the simulator's, no trailing slash
+	HTTP    *http.Client // nil: a client with a 30 s timeout
+}
+
+// Name is "mock-redirect".
+func (MockRedirect) Name() string { return MockRedirectName }
+
+// Schemas declares mock-redirect's configuration: the API key it issued
+// the merchant and the secret it signs notifications with; a default
+// approval window of the configuration's own; and a transaction's
+// override of its reference's expiry.
+func (MockRedirect) Schemas() Schemas {
+	return Schemas{
+		Methods: coreapi.RedirectMethods,
+		Credentials: Schema{
+			{Name: "api_key", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128, Pattern: mockRedirectKeyRE, PatternText: "mr_test_ and letters, digits, _ or -"},
+			{Name: "webhook_secret", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128},
+		},
+		Settings: Schema{
+			{Name: "approval_window_hours", Kind: KindInteger, Min: 1, Max: int64(MockRedirectMaxWindow / time.Hour)},
+		},
+		ConnectionOptions: Schema{
+			{Name: "approval_expires_at", Kind: KindString, MaxLength: 40, Pattern: rfc3339RE, PatternText: "an RFC 3339 date-time"},
+		},
+	}
+}
+
+// Windows is 7 days by default, or the configuration's
+// approval_window_hours; 30 days at most.
+func (MockRedirect) Windows(cfg Config) ApprovalWindows {
+	w := ApprovalWindows{Default: MockRedirectDefaultWindow, Max: MockRedirectMaxWindow}
+	if h, ok := cfg.Settings["approval_window_hours"].(int64); ok {
+		w.Default = time.Duration(h) * time.Hour
+	}
+	return w
+}
+
+// ApprovalOverride is the options' approval_expires_at.
+func (MockRedirect) ApprovalOverride(options Values) *time.Time {
+	at, err := time.Parse(time.RFC3339Nano, options.String("approval_expires_at"))
+	if err != nil {
+		return nil
+	}
+	return &at
+}
+
+// mockRedirectPayment is mock-redirect's payment.
+type mockRedirectPayment struct {
+	ID          string    `json:"id"`
+	Reference   string    `json:"reference"`
+	Status      string    `json:"status"`
+	ApprovalURL string    `json:"approval_url"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+type mockRedirectError struct {
+	Error string `json:"error"`
+}
+
+var mockRedirectIntents = map[string]string{coreapi.IntentCapture: "sale", coreapi.IntentAuthorize: "authorization"}
+
+// CreatePayment sends POST /v1/payments.
+func (m MockRedirect) CreatePayment(ctx context.Context, r RedirectPayment) (coreapi.ConnectorResult, error) {
+	body, err := json.Marshal(map[string]any{"reference": r.Reference, "method": r.Method, "type": mockRedirectIntents[r.Intent],
+		"amount": r.Amount, "currency": r.Currency, "redirect_url": r.RedirectURL, "notification_url": r.NotificationURL,
+		"expires_at": r.ExpiresAt.UTC().Format(time.RFC3339)})
+	if err != nil {
+		return coreapi.ConnectorResult{}, err
+	}
+	var p mockRedirectPayment
+	status, code, err := m.call(ctx, r.Config, http.MethodPost, "/v1/payments", body, &p)
+	switch {
+	case err != nil:
+		return unknown(MockRedirectName, "payment", err)
+	case status == http.StatusUnprocessableEntity:
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, ErrorCode: code, RawResponseCode: code}, nil
+	case status/100 != 2:
+		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
+	}
+	return paymentResult(p), nil
+}
+
+// LookupPayment sends GET /v1/payments?reference=.
+func (m MockRedirect) LookupPayment(ctx context.Context, reference string, cfg Config) (coreapi.ConnectorResult, error) {
+	var p mockRedirectPayment
+	status, code, err := m.call(ctx, cfg, http.MethodGet, "/v1/payments?reference="+url.QueryEscape(reference), nil, &p)
+	switch {
+	case err != nil:
+		return unknown(MockRedirectName, "lookup", err)
+	case status == http.StatusNotFound:
+		return coreapi.ConnectorResult{}, fmt.Errorf("%w: %s", ErrNotFound, code)
+	case status/100 != 2:
+		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
+	}
+	return paymentResult(p), nil
+}
+
+// CancelPayment sends POST /v1/payments/{id}/cancel.
+func (m MockRedirect) CancelPayment(ctx context.Context, paymentID string, cfg Config) (coreapi.ConnectorResult, error) {
+	var p mockRedirectPayment
+	status, code, err := m.call(ctx, cfg, http.MethodPost, "/v1/payments/"+url.PathEscape(paymentID)+"/cancel", nil, &p)
+	switch {
+	case err != nil:
+		return unknown(MockRedirectName, "cancel", err)
+	case status == http.StatusNotFound:
+		return coreapi.ConnectorResult{}, fmt.Errorf("%w: %s", ErrNotFound, code)
+	case status/100 != 2:
+		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
+	}
+	return paymentResult(p), nil
+}
+
+// paymentResult is what a payment's status says of its authorization.
+func paymentResult(p mockRedirectPayment) coreapi.ConnectorResult {
+	res := coreapi.ConnectorResult{Reference: p.ID, RawResponseCode: p.Status}
+	switch p.Status {
+	case "approved":
+		res.Outcome = coreapi.OutcomeSucceeded
+	case "declined":
+		res.Outcome, res.ErrorCode = coreapi.OutcomeDeclined, "buyer_declined"
+	case "expired":
+		res.Outcome, res.ErrorCode = coreapi.OutcomeFailed, "expired"
+	default:
+		res.Outcome, res.ApprovalURL, res.ExpiresAt = coreapi.OutcomeApprovalRequired, p.ApprovalURL, p.ExpiresAt
+	}
+	return res
+}
+
+// call sends a request to mock-redirect and decodes a 2xx answer into
+// out; any other answer's error code is returned with its status.
+func (m MockRedirect) call(ctx context.Context, cfg Config, method, path string, body []byte, out any) (int, string, error) {
+	if m.BaseURL == "" {
+		return 0, "", fmt.Errorf("mock-redirect: no simulator URL configured")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(m.BaseURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+credential(cfg, "api_key", MockRedirectSandboxAPIKey))
+	req.Header.Set("Content-Type", "application/json")
+	client := m.HTTP
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return 0, "", err
+	}
+	if resp.StatusCode >= 500 {
+		return 0, "", fmt.Errorf("processor answered %d", resp.StatusCode)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e mockRedirectError
+		_ = json.Unmarshal(b, &e)
+		return resp.StatusCode, e.Error, nil
+	}
+	return resp.StatusCode, "", json.Unmarshal(b, out)
+}
+
+// credential is cfg's credential name, or the built-in sandbox one's.
+func credential(cfg Config, name, builtIn string) string {
+	if k, ok := cfg.Credentials[name]; ok {
+		return k.Reveal()
+	}
+	return builtIn
+}
+
+// mockRedirectNotification is the body of mock-redirect's notification.
+type mockRedirectNotification struct {
+	ID   string              `json:"id"`
+	Type string              `json:"type"`
+	Data mockRedirectPayment `json:"data"`
+}
+
+// mockRedirectTypes are the notification types and the status each
+// reports.
+var mockRedirectTypes = map[string]string{"payment.approved": "approved", "payment.declined": "declined", "payment.expired": "expired"}
+
+// ParseNotification reads the payment's reference, unverified.
+func (MockRedirect) ParseNotification(body []byte) (string, error) {
+	var n mockRedirectNotification
+	if err := json.Unmarshal(body, &n); err != nil || n.Data.Reference == "" {
+		return "", ErrNotificationMalformed
+	}
+	return n.Data.Reference, nil
+}
+
+// VerifyRedirectNotification checks Mock-Redirect-Signature ("v1=" +
+// hex HMAC-SHA256(secret, timestamp + "." + body)) and that
+// Mock-Redirect-Timestamp is within NotificationTolerance of now.
+func (MockRedirect) VerifyRedirectNotification(cfg Config, h http.Header, body []byte, now time.Time) (RedirectNotification, error) {
+	secret := credential(cfg, "webhook_secret", MockRedirectSandboxWebhookSecret)
+	if !validHMAC(secret, h.Get(mockRedirectTimestamp), h.Get(mockRedirectSignature), body, now) {
+		return RedirectNotification{}, ErrBadSignature
+	}
+	var n mockRedirectNotification
+	if err := json.Unmarshal(body, &n); err != nil || n.ID == "" || n.Data.ID == "" || mockRedirectTypes[n.Type] != n.Data.Status {
+		return RedirectNotification{}, ErrNotificationMalformed
+	}
+	if id := h.Get(mockRedirectNotificationID); id != "" && id != n.ID {
+		return RedirectNotification{}, ErrNotificationMalformed
+	}
+	return RedirectNotification{ID: n.ID, Reference: n.Data.Reference, Result: paymentResult(n.Data)}, nil
+}
+
+// validHMAC reports whether sig is "v1=" + hex HMAC-SHA256(secret, ts +
+// "." + body) and ts (Unix seconds) within NotificationTolerance of now.
+func validHMAC(secret, ts, sig string, body []byte, now time.Time) bool {
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return false
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > NotificationTolerance || d < -NotificationTolerance {
+		return false
+	}
+	got, ok := strings.CutPrefix(sig, "v1=")
+	raw, err := hex.DecodeString(got)
+	if !ok || err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return hmac.Equal(raw, mac.Sum(nil))
+}

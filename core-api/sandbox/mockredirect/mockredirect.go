@@ -1,0 +1,325 @@
+// Package mockredirect is mock-redirect, the sandbox processor of
+// redirect (push) payments the product ships (docs/sandbox/mock-redirect.md):
+// a third party in spirit, its own HTTP server that core-api's
+// mock-redirect connector reaches over the wire. It creates payments with
+// an expiring reference, serves the approval page the buyer is sent to
+// (approve or decline), sends the buyer back to the merchant's
+// redirect_url, and, independently of the buyer's browser, sends its
+// signed notification over HTTP to the URL the payment was created with.
+// It sees no card data and lives on the non-PCI side of the tree, but it
+// is never linked into the core-api binary (core-api/deps_test.go).
+// State is in memory and gone at a restart. It runs in development and
+// sandbox only.
+package mockredirect
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/payorch/shared/config"
+)
+
+// The headers of a notification (docs/sandbox/mock-redirect.md, "Notifications").
+const (
+	HeaderNotificationID = "Mock-Redirect-Notification-Id"
+	HeaderTimestamp      = "Mock-Redirect-Timestamp"
+	HeaderSignature      = "Mock-Redirect-Signature" // "v1=" + hex HMAC-SHA256(secret, timestamp + "." + body)
+)
+
+// SandboxWebhookSecret is the secret mock-redirect signs notifications
+// with unless configured otherwise: public, as a processor's published
+// sandbox test secret is, and the secret of core-api's built-in sandbox
+// configuration (connector.MockRedirectSandboxWebhookSecret).
+const SandboxWebhookSecret = "whsec_mock_redirect_sandbox_public"
+
+// DefaultAddr is the listen address.
+const DefaultAddr = "127.0.0.1:9730"
+
+// MaxWindow is how far ahead a payment's expires_at may be.
+const MaxWindow = 30 * 24 * time.Hour
+
+// InstantApprovalAmount is the sandbox amount whose payment the buyer
+// approves at once: its notification is sent before the create is
+// answered, as a processor's may race its own answer.
+const InstantApprovalAmount = 1001
+
+// Config is mock-redirect's configuration.
+type Config struct {
+	Environment   config.Environment
+	Addr          string
+	PublicURL     string // base of the approval URLs ("": its own http:// address)
+	WebhookSecret string
+	// DeliveryAttempts bounds the sends of one notification (the first
+	// and its retries on anything but a 2xx answer).
+	DeliveryAttempts int
+	// RetryDelay is the wait before the first retry, doubled after each.
+	RetryDelay time.Duration
+	// MaxPayments bounds the payments kept; the oldest are forgotten first.
+	MaxPayments int
+}
+
+// EnvPrefixes name mock-redirect's own variables.
+var EnvPrefixes = []string{"MOCK_REDIRECT_"}
+
+// LoadConfig reads the environment through l.
+func LoadConfig(l *config.Loader) Config {
+	return Config{
+		Environment:      l.Environment("ENVIRONMENT"),
+		Addr:             l.String("MOCK_REDIRECT_ADDR", config.Default(DefaultAddr)),
+		PublicURL:        l.String("MOCK_REDIRECT_PUBLIC_URL", config.Optional()),
+		WebhookSecret:    l.String("MOCK_REDIRECT_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
+		DeliveryAttempts: l.Int("MOCK_REDIRECT_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
+		RetryDelay:       l.Duration("MOCK_REDIRECT_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
+		MaxPayments:      l.Int("MOCK_REDIRECT_MAX_PAYMENTS", 1, 10_000_000, config.Default("50000")),
+	}
+}
+
+// Payment statuses.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusDeclined = "declined"
+	StatusExpired  = "expired"
+)
+
+// Payment is a push payment, as the API answers it.
+type Payment struct {
+	ID          string    `json:"id"`
+	Reference   string    `json:"reference"`
+	Method      string    `json:"method"`
+	Type        string    `json:"type"` // sale or authorization
+	Amount      int64     `json:"amount"`
+	Currency    string    `json:"currency"`
+	Status      string    `json:"status"`
+	ApprovalURL string    `json:"approval_url"`
+	RedirectURL string    `json:"redirect_url"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	CreatedAt   time.Time `json:"created_at"`
+
+	apiKey    string
+	notifyURL string
+}
+
+// Notification is the body mock-redirect sends.
+type Notification struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"` // payment.approved, payment.declined, payment.expired
+	CreatedAt time.Time `json:"created_at"`
+	Data      Payment   `json:"data"`
+}
+
+// NotificationID is the id of the notification of payment id's status:
+// the same on each retry.
+func NotificationID(paymentID, status string) string { return "mrn_" + paymentID + "_" + status }
+
+// Sign is the signature header's value for body sent at timestamp ts.
+func Sign(secret, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(body)
+	return "v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Main is the simulator.
+type Main struct {
+	Config   Config
+	Log      *slog.Logger
+	Listener net.Listener // optional: serve on it instead of Config.Addr
+	Now      func() time.Time
+
+	mu          sync.Mutex
+	payments    map[string]*Payment // by id
+	byReference map[string]string   // api key + "\x00" + reference -> id
+	order       []string            // ids, oldest first
+
+	ln      net.Listener
+	srv     *http.Server
+	client  *http.Client
+	stop    context.Context // ends the deliveries in the background at Close
+	cancel  context.CancelFunc
+	pending sync.WaitGroup
+	closed  sync.Once
+}
+
+// New checks cfg and builds the simulator.
+func New(cfg Config, log *slog.Logger) (*Main, error) {
+	switch cfg.Environment {
+	case config.Development, config.Sandbox:
+	default:
+		return nil, errors.New("ENVIRONMENT: mock-redirect is a sandbox simulator and runs in development or sandbox only")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.WebhookSecret == "" {
+		cfg.WebhookSecret = SandboxWebhookSecret
+	}
+	if cfg.DeliveryAttempts <= 0 {
+		cfg.DeliveryAttempts = 6
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = 200 * time.Millisecond
+	}
+	if cfg.MaxPayments <= 0 {
+		cfg.MaxPayments = 50_000
+	}
+	stop, cancel := context.WithCancel(context.Background())
+	return &Main{Config: cfg, Log: log, Now: time.Now, payments: map[string]*Payment{}, byReference: map[string]string{},
+		client: &http.Client{Timeout: 10 * time.Second}, stop: stop, cancel: cancel}, nil
+}
+
+// Run starts serving; it returns once the listener accepts connections.
+func (m *Main) Run(ctx context.Context) error {
+	if m.ln = m.Listener; m.ln == nil {
+		var err error
+		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
+			return fmt.Errorf("mock-redirect: listener: %w", err)
+		}
+	}
+	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("mock-redirect: serve", "err", err)
+		}
+	}()
+	m.Log.Warn("mock-redirect started: a sandbox redirect-payment simulator, not a processor",
+		"environment", m.Config.Environment, "addr", m.ln.Addr().String())
+	return nil
+}
+
+// URL is the simulator's base URL.
+func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+
+func (m *Main) publicURL() string {
+	if m.Config.PublicURL != "" {
+		return m.Config.PublicURL
+	}
+	return m.URL()
+}
+
+// Close drains in-flight requests and ends the deliveries still retrying.
+// It may be called more than once.
+func (m *Main) Close() error {
+	var err error
+	m.closed.Do(func() {
+		if m.srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err = m.srv.Shutdown(ctx)
+		}
+		m.cancel()
+		m.pending.Wait()
+	})
+	return err
+}
+
+func (m *Main) now() time.Time { return m.Now().UTC().Truncate(time.Second) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// add keeps p, forgetting the oldest payment beyond MaxPayments; m.mu held.
+func (m *Main) add(refKey string, p *Payment) {
+	m.payments[p.ID], m.byReference[refKey] = p, p.ID
+	m.order = append(m.order, p.ID)
+	if len(m.order) > m.Config.MaxPayments {
+		old := m.payments[m.order[0]]
+		delete(m.payments, old.ID)
+		delete(m.byReference, old.apiKey+"\x00"+old.Reference)
+		m.order = m.order[1:]
+	}
+}
+
+// expire moves a pending payment past its expiry to expired; m.mu held.
+// It reports whether it did.
+func (m *Main) expire(p *Payment) bool {
+	if p.Status == StatusPending && !m.now().Before(p.ExpiresAt) {
+		p.Status = StatusExpired
+		return true
+	}
+	return false
+}
+
+// delivery is what became of a notification's sends.
+type delivery struct {
+	Attempts   int    `json:"attempts"`
+	StatusCode int    `json:"status_code"` // the last answer's; 0: none
+	Error      string `json:"error,omitempty"`
+}
+
+// notification is the body of p's notification of its status.
+func (m *Main) notification(p Payment) (string, []byte) {
+	id := NotificationID(p.ID, p.Status)
+	body, _ := json.Marshal(Notification{ID: id, Type: "payment." + p.Status, CreatedAt: m.now(), Data: p})
+	return id, body
+}
+
+// deliver sends p's notification until a 2xx answer or upTo attempts in
+// all (d counts those made before).
+func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
+	id, body := m.notification(p)
+	wait := m.Config.RetryDelay << max(d.Attempts-1, 0)
+	for d.Attempts < upTo {
+		if d.Attempts > 0 {
+			select {
+			case <-ctx.Done():
+				d.Error = ctx.Err().Error()
+				return
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		d.Attempts++
+		ts := strconv.FormatInt(m.Now().Unix(), 10)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.notifyURL, bytes.NewReader(body))
+		if err != nil {
+			d.Error = err.Error()
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(HeaderNotificationID, id)
+		req.Header.Set(HeaderTimestamp, ts)
+		req.Header.Set(HeaderSignature, Sign(m.Config.WebhookSecret, ts, body))
+		resp, err := m.client.Do(req)
+		if err != nil {
+			d.StatusCode, d.Error = 0, err.Error()
+			continue
+		}
+		resp.Body.Close()
+		d.StatusCode, d.Error = resp.StatusCode, ""
+		if resp.StatusCode/100 == 2 {
+			return
+		}
+	}
+	if upTo < m.Config.DeliveryAttempts {
+		return // more to come (deliverLater)
+	}
+	m.Log.Warn("mock-redirect: notification not delivered", "payment", p.ID, "attempts", d.Attempts, "status", d.StatusCode, "err", d.Error)
+}
+
+// deliverLater delivers p's notification in the background (after the
+// attempts d records), independently of whoever asked.
+func (m *Main) deliverLater(p Payment, d delivery) {
+	m.pending.Add(1)
+	go func() {
+		defer m.pending.Done()
+		m.deliver(m.stop, p, &d, m.Config.DeliveryAttempts)
+	}()
+}
