@@ -12,6 +12,7 @@ import (
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
@@ -39,10 +40,28 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
-		PaymentServices: paymentServices,
-		Transactions:    m.transactions(connectors, paymentServices),
-		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		PaymentServices:  paymentServices,
+		Transactions:     m.transactions(connectors, paymentServices),
+		Idempotency:      &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		ThreeDSScenarios: m.threeDSScenarios(),
 	}
+}
+
+// threeDSScenarios is the sandbox 3-D Secure simulator's rule book where
+// the simulator exists (sandbox and development); nil in production.
+func (m *Main) threeDSScenarios() *threeds.Service {
+	if !simulatorsRun(m.Config.Environment) {
+		return nil
+	}
+	if m.scenarios == nil {
+		m.scenarios = &threeds.Service{Store: postgres.ThreeDSStore{DB: m.DB}}
+	}
+	return m.scenarios
+}
+
+// simulatorsRun says whether env has the sandbox simulators.
+func simulatorsRun(env config.Environment) bool {
+	return env == config.Sandbox || env == config.Development
 }
 
 // transactions is the transactions service on the environment's
@@ -117,7 +136,7 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 // there ("" names none). mock-direct's connector is registered when its
 // simulator's address is given (mockDirect), outside production only.
 func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect string) (registry *connector.Registry, mandates string) {
-	if env == config.Sandbox || env == config.Development {
+	if simulatorsRun(env) {
 		cs := []connector.Connector{connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}}
 		if mockDirect != "" {
 			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})

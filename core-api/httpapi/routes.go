@@ -9,6 +9,7 @@ import (
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/paymentservices"
+	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
@@ -28,6 +29,10 @@ type Deps struct {
 	PaymentServices  *paymentservices.Service
 	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
+	// ThreeDSScenarios is the sandbox 3-D Secure simulator's rule book;
+	// nil where the simulator does not exist (production): its routes
+	// are then not registered, and answer 404.
+	ThreeDSScenarios *threeds.Service
 }
 
 // Routes registers every core-api route on rt: this is the one list of
@@ -67,6 +72,8 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /payment-services/{payment_service_id}", pss.get)
 	rt.Handle("PUT /payment-services/{payment_service_id}", pss.update)
 	rt.Handle("DELETE /payment-services/{payment_service_id}", pss.delete)
+
+	threeDSRoutes(rt, d)
 
 	// The money-moving routes attach what they make to their
 	// Idempotency-Key before calling the connector; a retry after a run
