@@ -41,3 +41,17 @@ func TestDirectConnectorOfEachEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// The 3-D Secure simulator's rule book exists where the sandbox
+// simulators run, never in production (its routes are then absent).
+func TestThreeDSScenariosOfEachEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  config.Environment
+		want bool
+	}{{config.Development, true}, {config.Sandbox, true}, {config.Production, false}} {
+		m := &Main{Config: Config{Environment: tc.env}}
+		if got := m.threeDSScenarios() != nil; got != tc.want {
+			t.Errorf("%s: rule book present = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
