@@ -106,21 +106,21 @@ func TestThreeDSScenarios(t *testing.T) {
 		status      int
 		pointer     string
 	}{
-		"C without result":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("C", "", nil), 400, "/outcome/result/transaction_status"},
-		"result without C":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "N", nil), 400, "/outcome/result"},
-		"unknown status":            {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("X", "", nil), 400, "/outcome/authentication/transaction_status"},
-		"no outcome":                {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"conditions": map[string]any{}}, 400, "/outcome"},
-		"bin too long":              {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"bin": "411111111"}), 400, "/conditions/bin"},
-		"unknown field":             {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"outcome": scenarioBody("Y", "", nil)["outcome"], "colour": 1}, 400, "/colour"},
-		"card number to core-api":   {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard}), 400, "/conditions/card_number"},
-		"not a card number":         {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": "4000000000001092"}), 400, "/conditions/card_number"},
-		"card number and print":     {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard, "card_fingerprint": "fp_x"}), 400, "/conditions/card_number"},
-		"card number elsewhere":     {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"external_identifier": scenarioCard}), 400, "/conditions/external_identifier"},
-		"move before itself":        {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"before_id": a["id"]}, 400, "/before_id"},
-		"move before nothing":       {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"after_id": "00000000-0000-4000-8000-000000000000"}, 400, "/after_id"},
-		"priority zero":             {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string), http.MethodPut, map[string]any{"priority": 0}, 400, "/priority"},
-		"unknown scenario":          {s.CoreURL + "/three-ds-scenarios/00000000-0000-4000-8000-000000000000", http.MethodGet, nil, 404, ""},
-		"upper-case id":             {s.CoreURL + "/three-ds-scenarios/" + strings.ToUpper(a["id"].(string)), http.MethodGet, nil, 400, "scenario_id"},
+		"C without result":        {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("C", "", nil), 400, "/outcome/result/transaction_status"},
+		"result without C":        {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "N", nil), 400, "/outcome/result"},
+		"unknown status":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("X", "", nil), 400, "/outcome/authentication/transaction_status"},
+		"no outcome":              {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"conditions": map[string]any{}}, 400, "/outcome"},
+		"bin too long":            {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"bin": "411111111"}), 400, "/conditions/bin"},
+		"unknown field":           {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"outcome": scenarioBody("Y", "", nil)["outcome"], "colour": 1}, 400, "/colour"},
+		"card number to core-api": {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard}), 400, "/conditions/card_number"},
+		"not a card number":       {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": "4000000000001092"}), 400, "/conditions/card_number"},
+		"card number and print":   {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard, "card_fingerprint": "fp_x"}), 400, "/conditions/card_number"},
+		"card number elsewhere":   {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"external_identifier": scenarioCard}), 400, "/conditions/external_identifier"},
+		"move before itself":      {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"before_id": a["id"]}, 400, "/before_id"},
+		"move before nothing":     {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"after_id": "00000000-0000-4000-8000-000000000000"}, 400, "/after_id"},
+		"priority zero":           {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string), http.MethodPut, map[string]any{"priority": 0}, 400, "/priority"},
+		"unknown scenario":        {s.CoreURL + "/three-ds-scenarios/00000000-0000-4000-8000-000000000000", http.MethodGet, nil, 404, ""},
+		"upper-case id":           {s.CoreURL + "/three-ds-scenarios/" + strings.ToUpper(a["id"].(string)), http.MethodGet, nil, 400, "scenario_id"},
 	} {
 		client := http.DefaultClient
 		if strings.HasPrefix(tc.url, s.PublicURL) {
