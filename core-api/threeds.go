@@ -1,6 +1,7 @@
 package coreapi
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -173,3 +174,60 @@ func (o *ThreeDSOutcome) validate(v *Problems) {
 		v.Add("/outcome/result", "is given only when authentication's transaction_status is C (a challenge)", "value_error.unexpected")
 	}
 }
+
+// 3-D Secure authentication methods: without the buyer, or through a
+// challenge the buyer completed.
+const (
+	ThreeDSMethodFrictionless = "frictionless"
+	ThreeDSMethodChallenge    = "challenge"
+)
+
+// NewThreeDSecure is a payment's request for 3-D Secure: the amount to
+// authenticate, which may exceed the transaction's (a split shipment
+// authenticated once) but never be below it (ErrThreeDSAmountTooLow).
+type NewThreeDSecure struct {
+	Amount int64
+}
+
+// ThreeDSecure is the summary of a transaction's 3-D Secure
+// authentication, as the transaction carries it. Status is
+// authentication's transaction status and, once a challenge is
+// completed, the challenge's result. ChallengeResult is what completing
+// a pending challenge gives (the simulator decided it up front); it is
+// the service's, never shown.
+type ThreeDSecure struct {
+	Version         string               `json:"version"`
+	Status          string               `json:"status"`
+	Method          string               `json:"method"`
+	Amount          int64                `json:"amount"`
+	ResponseData    *ThreeDSResponseData `json:"response_data,omitempty"`
+	ChallengeResult string               `json:"challenge_result,omitempty"`
+}
+
+// ThreeDSResponseData is what an authentication gives the authorization:
+// the cardholder authentication verification value (base64, 28
+// characters) and the electronic commerce indicator.
+type ThreeDSResponseData struct {
+	CAVV string `json:"cavv"`
+	ECI  string `json:"eci"`
+}
+
+// ErrThreeDSAmountTooLow is a three_d_secure.amount below the
+// transaction's amount: it would not cover the payment (422).
+var ErrThreeDSAmountTooLow = errors.New("three_d_secure.amount is below the transaction's amount")
+
+// ErrThreeDSUnavailable is a payment asking for 3-D Secure where no
+// 3-D Secure connector is configured (production has none yet).
+var ErrThreeDSUnavailable = errors.New("no 3-D Secure connector is configured")
+
+// Error codes of a transaction that 3-D Secure ended before its
+// authorization (docs/three-d-secure.md).
+const (
+	ErrorCodeThreeDSNotAuthenticated = "three_d_secure_not_authenticated" // N
+	ErrorCodeThreeDSRejected         = "three_d_secure_rejected"          // R
+	ErrorCodeThreeDSUnavailable      = "three_d_secure_unavailable"       // U
+	ErrorCodeThreeDSTimeout          = "three_d_secure_timeout"           // no answer
+	ErrorCodeThreeDSChallengeFailed  = "three_d_secure_challenge_failed"  // a challenge's N
+	ErrorCodeThreeDSChallengeTimeout = "three_d_secure_challenge_timeout" // a challenge not completed in time
+	ErrorCodeThreeDSError            = "three_d_secure_error"             // the 3-D Secure connector failed
+)

@@ -80,6 +80,9 @@ type Transaction struct {
 	// in the answer that created the transaction; never stored (its
 	// digest is).
 	SessionToken *string
+	// ThreeDSecure is the 3-D Secure authentication's summary; nil when
+	// the payment asked for none.
+	ThreeDSecure *ThreeDSecure
 	TransactionDetails
 
 	CreatedAt    time.Time
@@ -318,6 +321,9 @@ type Step struct {
 	Result    *ConnectorResult // the connector's answer; nil for a request
 	CaptureID string           // the capture or refund it is about, for the event
 	RefundID  string
+	// ThreeDSecure, when set, is the transaction's 3-D Secure summary
+	// after the step.
+	ThreeDSecure *ThreeDSecure
 }
 
 // Advance applies step to the transaction at now (the database's clock,
@@ -341,6 +347,9 @@ func (t *Transaction) Advance(step Step, now time.Time) (*Transaction, *Transact
 	}
 	if st.Status == TransactionAuthorizationVoided {
 		next.VoidedAt = &now
+	}
+	if step.ThreeDSecure != nil {
+		next.ThreeDSecure = step.ThreeDSecure
 	}
 	ev := &TransactionEvent{
 		MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID, Name: string(step.Operation),
@@ -470,7 +479,10 @@ type NewTransaction struct {
 	// IntegrationClient selects a direct (client SDK) integration: one of
 	// IntegrationClients, required for a method of DirectMethods and
 	// refused for any other.
-	IntegrationClient  *string
+	IntegrationClient *string
+	// ThreeDSecure asks for 3-D Secure authentication before a card's
+	// authorization (docs/three-d-secure.md); nil: none.
+	ThreeDSecure       *NewThreeDSecure
 	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
 }
 

@@ -58,6 +58,16 @@ const (
 	OpVoidDeclined  TransactionOperation = "void-declined"
 	OpVoidFailed    TransactionOperation = "void-failed"
 
+	// 3-D Secure (docs/three-d-secure.md): the buyer authenticated (Y or
+	// A, frictionless or after a challenge; the authorization follows),
+	// a challenge the buyer must complete, or an authentication that
+	// ends the payment before any authorization: declined (N, R, a
+	// challenge failed) or failed (U, no answer).
+	OpThreeDSAuthenticated      TransactionOperation = "three-d-secure-authenticated"
+	OpThreeDSChallengeRequested TransactionOperation = "three-d-secure-challenge-requested"
+	OpThreeDSDeclined           TransactionOperation = "three-d-secure-declined"
+	OpThreeDSFailed             TransactionOperation = "three-d-secure-failed"
+
 	OpRefundRequested TransactionOperation = "refund-requested"
 	OpRefundPending   TransactionOperation = "refund-pending"
 	OpRefundSucceeded TransactionOperation = "refund-succeeded"
@@ -76,6 +86,7 @@ var TransactionOperations = []TransactionOperation{
 	OpCaptureRequested, OpCapturePending, OpCaptureSucceeded, OpCaptureDeclined, OpCaptureFailed,
 	OpVoidRequested, OpVoidPending, OpVoidSucceeded, OpVoidDeclined, OpVoidFailed,
 	OpRefundRequested, OpRefundPending, OpRefundSucceeded, OpRefundDeclined, OpRefundFailed,
+	OpThreeDSAuthenticated, OpThreeDSChallengeRequested, OpThreeDSDeclined, OpThreeDSFailed,
 }
 
 // TransactionState is what the state machine reads and writes: the status
@@ -180,6 +191,14 @@ var transitions = map[TransactionOperation]transition{
 	OpVoidSucceeded: {from: voiding, to: TransactionAuthorizationVoided, refused: CodeNoVoidPending},
 	OpVoidDeclined:  {from: voiding, to: TransactionAuthorizationSucceeded, refused: CodeNoVoidPending},
 	OpVoidFailed:    {from: voiding, to: TransactionAuthorizationSucceeded, refused: CodeNoVoidPending},
+
+	// 3-D Secure comes before the authorization: its challenge waits for
+	// the buyer as a redirect's approval does, and its refusal ends the
+	// transaction as a declined or failed authorization would.
+	OpThreeDSAuthenticated:      {from: authorizing, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSChallengeRequested: {from: created, to: TransactionBuyerApprovalPending, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSDeclined:           {from: authorizing, to: TransactionAuthorizationDeclined, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSFailed:             {from: authorizing, to: TransactionAuthorizationFailed, refused: CodeTransactionNotAuthorizable},
 
 	// Refunds leave the status alone: refunded_amount says how much.
 	OpRefundRequested: {from: refundable, to: unchanged, amount: stepAmount, refundPending: 1, refused: CodeTransactionNotRefundable, exceeds: CodeRefundExceedsCaptured},

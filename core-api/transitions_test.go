@@ -59,6 +59,10 @@ var grid = []struct {
 	{coreapi.OpRefundSucceeded, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
 	{coreapi.OpRefundDeclined, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
 	{coreapi.OpRefundFailed, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
+	{coreapi.OpThreeDSAuthenticated, "P  BA -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSChallengeRequested, "BA -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSDeclined, "AD AD -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSFailed, "AF AF -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
 }
 
 // pending are the statuses an operation in flight will move on from:

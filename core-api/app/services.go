@@ -59,6 +59,17 @@ func (m *Main) threeDSScenarios() *threeds.Service {
 	return m.scenarios
 }
 
+// threeDS is what card payments with 3-D Secure need: the sandbox
+// simulator's connector where it exists; none in production, where such
+// payments are refused.
+func (m *Main) threeDS(challengeKey []byte) transactions.ThreeDS {
+	d := transactions.ThreeDS{Buyers: m.DB, ChallengeKey: challengeKey, PublicURL: m.Config.PublicURL}
+	if scenarios := m.threeDSScenarios(); scenarios != nil {
+		d.Connector = connector.MockThreeDS{Scenarios: scenarios}
+	}
+	return d
+}
+
 // simulatorsRun says whether env has the sandbox simulators.
 func simulatorsRun(env config.Environment) bool {
 	return env == config.Sandbox || env == config.Development
@@ -69,12 +80,16 @@ func simulatorsRun(env config.Environment) bool {
 // the same one.
 func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
+		// One key signs both kinds of buyer-facing tokens; each signs
+		// under a context of its own, so neither is ever the other.
+		key := m.completionKey()
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
 			VaultProxy: m.VaultProxy,
 			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
-				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL}}
+				CompletionKey: key, PublicURL: m.Config.PublicURL},
+			ThreeDS: m.threeDS(key)}
 	}
 	return m.txs
 }

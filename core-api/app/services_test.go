@@ -53,5 +53,8 @@ func TestThreeDSScenariosOfEachEnvironment(t *testing.T) {
 		if got := m.threeDSScenarios() != nil; got != tc.want {
 			t.Errorf("%s: rule book present = %v, want %v", tc.env, got, tc.want)
 		}
+		if got := m.threeDS(nil).Connector != nil; got != tc.want {
+			t.Errorf("%s: mock-3ds present = %v, want %v", tc.env, got, tc.want)
+		}
 	}
 }

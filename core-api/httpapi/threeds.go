@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"errors"
+	"html/template"
 	"net/http"
 	"strconv"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/threeds"
+	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/strictjson"
 )
 
 // Scopes of the 3-D Secure scenario routes.
@@ -42,6 +46,10 @@ func threeDSRoutes(rt *Router, d Deps) {
 	rt.Handle("PUT "+one, h.update)
 	rt.Handle("DELETE "+one, h.delete)
 	rt.Handle("POST "+one+"/move", h.move)
+
+	ch := threeDSChallengeHandlers{d}
+	rt.Handle("GET /three-ds-challenges/{transaction_id}", ch.page)
+	rt.Handle("POST /three-ds-challenges/{transaction_id}", ch.complete)
 }
 
 // threeDSStatusJSON is an outcome's {"transaction_status": ...}.
@@ -201,4 +209,105 @@ func (h threeDSHandlers) list(w http.ResponseWriter, r *http.Request) error {
 		return pagination.Key{ID: strconv.Itoa(s.Priority)}
 	})
 	return WriteJSON(w, http.StatusOK, pageOf(env, threeDSScenarioOut))
+}
+
+// threeDSecureRequestJSON is a payment's three_d_secure.
+type threeDSecureRequestJSON struct {
+	Amount *int64 `json:"amount"`
+}
+
+func (in *threeDSecureRequestJSON) domain() *coreapi.NewThreeDSecure {
+	if in.Amount == nil {
+		return &coreapi.NewThreeDSecure{} // 0: refused with a pointer at the amount
+	}
+	return &coreapi.NewThreeDSecure{Amount: *in.Amount}
+}
+
+// threeDSecureJSON is a transaction's 3-D Secure summary on the wire.
+type threeDSecureJSON struct {
+	Version      string                       `json:"version"`
+	Status       string                       `json:"status"`
+	Method       string                       `json:"method"`
+	Amount       int64                        `json:"amount"`
+	ResponseData *coreapi.ThreeDSResponseData `json:"response_data"`
+}
+
+func threeDSecureOut(t *coreapi.ThreeDSecure) *threeDSecureJSON {
+	if t == nil {
+		return nil
+	}
+	return &threeDSecureJSON{Version: t.Version, Status: t.Status, Method: t.Method, Amount: t.Amount, ResponseData: t.ResponseData}
+}
+
+// CodeThreeDSAmountTooLow (422): three_d_secure.amount below the
+// transaction's amount.
+const CodeThreeDSAmountTooLow = "three_d_secure_amount_too_low"
+
+// threeDSError maps the refusals of a payment's 3-D Secure; nil for
+// another error.
+func threeDSError(err error) error {
+	switch {
+	case errors.Is(err, coreapi.ErrThreeDSAmountTooLow):
+		msg := "three_d_secure.amount must be at least the transaction's amount"
+		return apierror.New(http.StatusUnprocessableEntity, CodeThreeDSAmountTooLow, msg,
+			strictjson.BodyDetail("/three_d_secure/amount", msg, "value_error."+CodeThreeDSAmountTooLow))
+	case errors.Is(err, coreapi.ErrThreeDSUnavailable):
+		return apierror.Unprocessable("no 3-D Secure connector is configured in this environment",
+			strictjson.BodyDetail("/three_d_secure", "3-D Secure is not available", "value_error.three_d_secure.unavailable"))
+	}
+	return nil
+}
+
+// The sandbox challenge page of a payment's 3-D Secure (the
+// transaction's payment_method.approval_url while it is
+// buyer_approval_pending), opened by the buyer's browser without a
+// bearer token: the token query parameter is the authority.
+//
+//	GET  /three-ds-challenges/{transaction_id}?token=  -> an HTML page with the form that completes it
+//	POST /three-ds-challenges/{transaction_id}?token=  -> completes it; 200 with the transaction
+type threeDSChallengeHandlers struct{ d Deps }
+
+func (h threeDSChallengeHandlers) token(r *http.Request) (string, string, error) {
+	id, err := pathUUID(r, "transaction_id")
+	if err != nil {
+		return "", "", err
+	}
+	tok := r.URL.Query().Get("token")
+	if tok == "" {
+		return "", "", apierror.BadRequest("the challenge token is required",
+			apierror.Detail{Location: "query", Pointer: "token", Message: "is required", Type: strictjson.TypeMissing})
+	}
+	return id, tok, nil
+}
+
+// challengePage is the sandbox challenge: one button that completes it
+// with the result the scenario decided.
+var challengePage = template.Must(template.New("challenge").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>3-D Secure challenge (sandbox)</title></head>
+<body><h1>3-D Secure challenge (sandbox)</h1>
+<p>The sandbox simulator decided this challenge's result when the payment was made; completing it applies that result.</p>
+<form method="post" action="{{.}}"><button type="submit">Complete the challenge</button></form>
+</body></html>
+`))
+
+func (h threeDSChallengeHandlers) page(w http.ResponseWriter, r *http.Request) error {
+	if _, _, err := h.token(r); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'")
+	w.Header().Set("Cache-Control", "no-store")
+	return challengePage.Execute(w, r.URL.RequestURI())
+}
+
+func (h threeDSChallengeHandlers) complete(w http.ResponseWriter, r *http.Request) error {
+	id, tok, err := h.token(r)
+	if err != nil {
+		return err
+	}
+	t, err := h.d.Transactions.CompleteChallenge(r.Context(), id, tok)
+	if err != nil {
+		return transactionError(err)
+	}
+	return WriteJSON(w, http.StatusOK, transactionOut(t))
 }

@@ -89,6 +89,7 @@ type transactionCreateJSON struct {
 	InstallmentCount    *int32                     `json:"installment_count"`
 	CartItems           []coreapi.CartItem         `json:"cart_items"`
 	IntegrationClient   *string                    `json:"integration_client"`
+	ThreeDSecure        *threeDSecureRequestJSON   `json:"three_d_secure"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -119,6 +120,9 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 		missing = append(missing, strictjson.BodyDetail("/payment_method/method",
 			`must be "id" (a stored payment method), "pix" (an instant bank transfer by QR code) or "paypal" (a direct integration); a card given with the payment is accepted only by vault-proxy`, "value_error.const"))
 	}
+	if in.ThreeDSecure != nil && pm != nil && (pm.Method == coreapi.MethodPix || direct) {
+		missing = append(missing, strictjson.BodyDetail("/three_d_secure", "3-D Secure applies to card payments only", "value_error.three_d_secure"))
+	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
@@ -131,6 +135,9 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 			PaymentSource: in.PaymentSource, MerchantInitiated: in.MerchantInitiated, IsSubsequentPayment: in.IsSubsequentPayment,
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
 		},
+	}
+	if in.ThreeDSecure != nil {
+		n.ThreeDSecure = in.ThreeDSecure.domain()
 	}
 	if pm.Method == coreapi.MethodPix || direct {
 		n.Method = &pm.Method
@@ -202,6 +209,9 @@ func transactionError(err error) error {
 	if err := directError(err); err != nil {
 		return err
 	}
+	if err := threeDSError(err); err != nil {
+		return err
+	}
 	return domainError(err, "transaction")
 }
 
@@ -247,7 +257,8 @@ type transactionJSON struct {
 	ApprovalExpiresAt   *string            `json:"approval_expires_at"`
 	// SessionToken: a direct integration's, in the answer that created
 	// it only.
-	SessionToken *string `json:"session_token"`
+	SessionToken *string           `json:"session_token"`
+	ThreeDSecure *threeDSecureJSON `json:"three_d_secure"`
 }
 
 // answerJSON is the processor's answer to an operation, as a transaction
@@ -307,7 +318,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
 		QRCode: t.QRCode, ApprovalExpiresAt: timePtrJSON(t.ApprovalExpiresAt),
-		SessionToken: t.SessionToken,
+		SessionToken: t.SessionToken, ThreeDSecure: threeDSecureOut(t.ThreeDSecure),
 	}
 }
 

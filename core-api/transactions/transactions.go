@@ -123,6 +123,8 @@ type Service struct {
 	QR *QR
 	// Direct serves direct (client SDK) integrations (direct.go).
 	Direct Direct
+	// ThreeDS authenticates card payments' buyers (threeds.go).
+	ThreeDS ThreeDS
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

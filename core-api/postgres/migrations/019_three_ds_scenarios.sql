@@ -31,3 +31,9 @@ CREATE TABLE three_ds_scenarios (
 
 -- Rules are edited, reordered and deleted.
 GRANT UPDATE, DELETE ON three_ds_scenarios TO payorch_core;
+
+-- A transaction's 3-D Secure summary (coreapi.ThreeDSecure as JSON: the
+-- version, status, method, amount, the CAVV and ECI, and while a
+-- challenge waits for the buyer the result completing it gives); NULL
+-- when the payment asked for none.
+ALTER TABLE transactions ADD COLUMN three_d_secure jsonb CHECK (jsonb_typeof(three_d_secure) = 'object');
