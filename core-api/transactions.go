@@ -83,6 +83,10 @@ type Transaction struct {
 	// ThreeDSecure is the 3-D Secure authentication's summary; nil when
 	// the payment asked for none.
 	ThreeDSecure *ThreeDSecure
+	// AntiFraudDecision is the anti-fraud screening's decision
+	// (AntiFraudAccept, ...); nil when no anti-fraud service screened the
+	// payment.
+	AntiFraudDecision *string
 	TransactionDetails
 
 	CreatedAt    time.Time
@@ -321,9 +325,11 @@ type Step struct {
 	Result    *ConnectorResult // the connector's answer; nil for a request
 	CaptureID string           // the capture or refund it is about, for the event
 	RefundID  string
-	// ThreeDSecure, when set, is the transaction's 3-D Secure summary
-	// after the step.
-	ThreeDSecure *ThreeDSecure
+	// ThreeDSecure and AntiFraudDecision, when set, are the
+	// transaction's 3-D Secure summary and anti-fraud decision after the
+	// step.
+	ThreeDSecure      *ThreeDSecure
+	AntiFraudDecision string
 }
 
 // Advance applies step to the transaction at now (the database's clock,
@@ -350,6 +356,10 @@ func (t *Transaction) Advance(step Step, now time.Time) (*Transaction, *Transact
 	}
 	if step.ThreeDSecure != nil {
 		next.ThreeDSecure = step.ThreeDSecure
+	}
+	if step.AntiFraudDecision != "" {
+		d := step.AntiFraudDecision
+		next.AntiFraudDecision = &d
 	}
 	ev := &TransactionEvent{
 		MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID, Name: string(step.Operation),
@@ -482,8 +492,11 @@ type NewTransaction struct {
 	IntegrationClient *string
 	// ThreeDSecure asks for 3-D Secure authentication before a card's
 	// authorization (docs/three-d-secure.md); nil: none.
-	ThreeDSecure       *NewThreeDSecure
-	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
+	ThreeDSecure *NewThreeDSecure
+	// AntiFraudFingerprint is the buyer's device session for the
+	// anti-fraud provider; sent to it, not stored.
+	AntiFraudFingerprint *string
+	TransactionDetails   // PaymentSource "" for PaymentSourceECommerce
 }
 
 // TransactionDetails are what the merchant says about a payment, stored

@@ -23,7 +23,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL, m.Config.MockAntiFraudURL)
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -63,7 +63,7 @@ func (m *Main) threeDSScenarios() *threeds.Service {
 // simulator's connector where it exists; none in production, where such
 // payments are refused.
 func (m *Main) threeDS(challengeKey []byte) transactions.ThreeDS {
-	d := transactions.ThreeDS{Buyers: m.DB, ChallengeKey: challengeKey, PublicURL: m.Config.PublicURL}
+	d := transactions.ThreeDS{ChallengeKey: challengeKey, PublicURL: m.Config.PublicURL}
 	if scenarios := m.threeDSScenarios(); scenarios != nil {
 		d.Connector = connector.MockThreeDS{Scenarios: scenarios}
 	}
@@ -89,7 +89,7 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
 				CompletionKey: key, PublicURL: m.Config.PublicURL},
-			ThreeDS: m.threeDS(key)}
+			ThreeDS: m.threeDS(key), Buyers: m.DB}
 	}
 	return m.txs
 }
@@ -148,13 +148,17 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 // development environments only (mock-card's connector reaches the
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
-// there ("" names none). mock-direct's connector is registered when its
-// simulator's address is given (mockDirect), outside production only.
-func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect string) (registry *connector.Registry, mandates string) {
+// there ("" names none). mock-direct's and mock-antifraud's connectors
+// are registered when their simulators' addresses are given (mockDirect,
+// mockAntiFraud), outside production only.
+func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect, mockAntiFraud string) (registry *connector.Registry, mandates string) {
 	if simulatorsRun(env) {
 		cs := []connector.Connector{connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}}
 		if mockDirect != "" {
 			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})
+		}
+		if mockAntiFraud != "" {
+			cs = append(cs, connector.MockAntiFraud{BaseURL: mockAntiFraud})
 		}
 		return connector.NewRegistry(cs...), connector.MockBankName
 	}

@@ -16,7 +16,7 @@ func TestCardConnectorOfEachEnvironment(t *testing.T) {
 		want bool
 	}{{config.Development, true}, {config.Sandbox, true}, {config.Production, false}} {
 		t.Run(string(tc.env), func(t *testing.T) {
-			registry, _ := connectorsOf(tc.env, nil, "", "")
+			registry, _ := connectorsOf(tc.env, nil, "", "", "")
 			if got := cardsOf(registry) != nil; got != tc.want {
 				t.Fatalf("card connector present = %v, want %v", got, tc.want)
 			}
@@ -35,7 +35,7 @@ func TestDirectConnectorOfEachEnvironment(t *testing.T) {
 		url  string
 		want bool
 	}{{config.Sandbox, "http://127.0.0.1:9720", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9720", false}} {
-		registry, _ := connectorsOf(tc.env, nil, "", tc.url)
+		registry, _ := connectorsOf(tc.env, nil, "", tc.url, "")
 		if _, err := registry.Directs(connector.MockDirectName); (err == nil) != tc.want {
 			t.Errorf("%s %q: mock-direct registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
 		}
@@ -55,6 +55,21 @@ func TestThreeDSScenariosOfEachEnvironment(t *testing.T) {
 		}
 		if got := m.threeDS(nil).Connector != nil; got != tc.want {
 			t.Errorf("%s: mock-3ds present = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
+
+// mock-antifraud's connector is registered where the sandbox simulators
+// run and its address is given; never in production.
+func TestAntiFraudConnectorOfEachEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  config.Environment
+		url  string
+		want bool
+	}{{config.Sandbox, "http://127.0.0.1:9740", true}, {config.Sandbox, "", false}, {config.Production, "http://127.0.0.1:9740", false}} {
+		registry, _ := connectorsOf(tc.env, nil, "", "", tc.url)
+		if _, err := registry.AntiFraud(connector.MockAntiFraudName); (err == nil) != tc.want {
+			t.Errorf("%s %q: mock-antifraud registered = %v, want %v", tc.env, tc.url, err == nil, tc.want)
 		}
 	}
 }

@@ -91,6 +91,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /transactions/{transaction_id}/refunds", txs.refunds)
 	rt.Handle("POST /transactions/{transaction_id}/sync", txs.sync)
 	rt.Handle("POST /transactions/{transaction_id}/session", txs.session)
+	rt.Handle("POST /transactions/{transaction_id}/anti-fraud-review", txs.antiFraudReview)
 	rt.Handle("GET /transactions/{transaction_id}/complete", txs.complete)
 	rt.Handle("POST /captures", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.captureAlias(), resumeTx))
 	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))

@@ -54,6 +54,9 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	if err := s.checkThreeDS(n); err != nil {
 		return nil, err
 	}
+	if err := checkAntiFraud(n); err != nil {
+		return nil, err
+	}
 	if *n.Method == coreapi.MethodGiftCard {
 		// A redemption takes the amount at once: a sale, whatever the
 		// request's intent (docs/transactions.md, "Gift cards").
@@ -67,11 +70,15 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	if err != nil {
 		return nil, err
 	}
-	// 3-D Secure first, when asked for (threeds.go): a challenge, a
-	// decline or a failure ends the request here.
+	// Anti-fraud screening (antifraud.go), then 3-D Secure when asked
+	// for (threeds.go): a rejection, a challenge, a decline or a failure
+	// ends the request here.
+	stop := false
+	if t, stop, err = s.screen(ctx, merchant, t, n, pm); stop || err != nil {
+		return t, err
+	}
 	var tds *connector.ThreeDSecureData
 	if n.ThreeDSecure != nil {
-		var stop bool
 		if tds, t, stop, err = s.authenticate(ctx, merchant, t, n, pm); stop || err != nil {
 			return t, err
 		}

@@ -22,8 +22,8 @@ type ThreeDSConnector interface {
 	Authenticate(ctx context.Context, r connector.ThreeDSAuthentication) (connector.ThreeDSResult, error)
 }
 
-// Buyers reads a buyer's billing details for 3-D Secure (the core
-// database).
+// Buyers reads a buyer's billing details for 3-D Secure and anti-fraud
+// (the core database).
 type Buyers interface {
 	FindBuyer(ctx context.Context, merchant, id string) (*coreapi.Buyer, error)
 }
@@ -33,7 +33,6 @@ type Buyers interface {
 // asking for 3-D Secure is refused (coreapi.ErrThreeDSUnavailable).
 type ThreeDS struct {
 	Connector ThreeDSConnector
-	Buyers    Buyers
 	// ChallengeKey signs challenge URLs' tokens (at least 32 bytes);
 	// PublicURL is their base, where core-api's routes are reached.
 	ChallengeKey []byte
@@ -83,11 +82,8 @@ func (s *Service) threeDSPayment(ctx context.Context, merchant string, t *coreap
 	if pm != nil {
 		p.CardFingerprint, p.BIN = pm.Fingerprint, pm.BIN
 	}
-	if t.BuyerID != nil && s.ThreeDS.Buyers != nil {
-		if b, err := s.ThreeDS.Buyers.FindBuyer(ctx, merchant, *t.BuyerID); err == nil && b.BillingDetails != nil {
-			bd := b.BillingDetails
-			p.FirstName, p.LastName, p.EmailAddress = deref(bd.FirstName), deref(bd.LastName), deref(bd.EmailAddress)
-		}
+	if bd := s.billingDetails(ctx, merchant, t); bd != nil {
+		p.FirstName, p.LastName, p.EmailAddress = deref(bd.FirstName), deref(bd.LastName), deref(bd.EmailAddress)
 	}
 	return p
 }

@@ -125,6 +125,9 @@ type Service struct {
 	Direct Direct
 	// ThreeDS authenticates card payments' buyers (threeds.go).
 	ThreeDS ThreeDS
+	// Buyers reads buyers' billing details for 3-D Secure and anti-fraud;
+	// nil: none are sent.
+	Buyers Buyers
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

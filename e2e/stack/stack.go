@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
 	corepostgres "github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/sandbox/mockantifraud"
 	"github.com/payorch/core-api/sandbox/mockdirect"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
@@ -54,6 +55,9 @@ type Stack struct {
 	// MockDirect is the sandbox direct-integration (PayPal-like) wallet,
 	// core-api's mock-direct connector's processor; nil in production.
 	MockDirect *mockdirect.Main
+	// MockAntiFraud is the sandbox anti-fraud provider, core-api's
+	// mock-antifraud connector's; nil in production.
+	MockAntiFraud *mockantifraud.Main
 	DBs        *testsupport.Databases
 	Transit    *transittest.Env
 	PKI        certs.DevFiles
@@ -194,6 +198,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		}
 		s.MockDirect = startMockDirect(ctx, t, vcfg.Environment, log.With("service", "mock-direct"))
 		ccfg.MockDirectURL = s.MockDirect.URL()
+		s.MockAntiFraud = startMockAntiFraud(ctx, t, vcfg.Environment, log.With("service", "mock-antifraud"))
+		ccfg.MockAntiFraudURL = s.MockAntiFraud.URL()
 	}
 
 	if ccfg.Environment != config.Production {
@@ -403,6 +409,19 @@ func startMockDirect(ctx context.Context, t testing.TB, env config.Environment, 
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-direct: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func startMockAntiFraud(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockantifraud.Main {
+	t.Helper()
+	m, err := mockantifraud.New(mockantifraud.Config{Environment: env, Addr: "127.0.0.1:0"}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-antifraud config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-antifraud: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

@@ -37,3 +37,8 @@ GRANT UPDATE, DELETE ON three_ds_scenarios TO payorch_core;
 -- challenge waits for the buyer the result completing it gives); NULL
 -- when the payment asked for none.
 ALTER TABLE transactions ADD COLUMN three_d_secure jsonb CHECK (jsonb_typeof(three_d_secure) = 'object');
+
+-- A transaction's anti-fraud decision (docs/anti-fraud.md); NULL when no
+-- anti-fraud service screened it.
+ALTER TABLE transactions ADD COLUMN anti_fraud_decision text
+    CHECK (anti_fraud_decision IN ('accept', 'reject', 'review', 'error', 'skipped'));
