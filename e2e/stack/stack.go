@@ -58,10 +58,10 @@ type Stack struct {
 	// MockAntiFraud is the sandbox anti-fraud provider, core-api's
 	// mock-antifraud connector's; nil in production.
 	MockAntiFraud *mockantifraud.Main
-	DBs        *testsupport.Databases
-	Transit    *transittest.Env
-	PKI        certs.DevFiles
-	Logs       *logging.LogCatcher
+	DBs           *testsupport.Databases
+	Transit       *transittest.Env
+	PKI           certs.DevFiles
+	Logs          *logging.LogCatcher
 
 	PublicURL   string // vault-proxy public, https
 	InternalURL string // vault-proxy internal, https + client cert
