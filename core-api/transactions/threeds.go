@@ -1,11 +1,7 @@
 package transactions
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/url"
 	"strconv"
 	"strings"
@@ -225,46 +221,20 @@ func (s *Service) challengeTTL() time.Duration {
 
 // ChallengeURL is the sandbox challenge page of transaction id, valid
 // until expires: its token is "tc1." + base64url(merchant|id|expiry) +
-// "." + base64url(HMAC-SHA256 under the challenge key, with a context of
-// its own, so that no other token of the service is one).
+// "." + base64url(HMAC-SHA256 under the challenge key), signed with a
+// context of its own (signedToken), so that no other token of the service
+// is one.
 func (s *Service) ChallengeURL(merchant, id string, expires time.Time) string {
-	payload := []byte(merchant + "|" + id + "|" + strconv.FormatInt(expires.Unix(), 10))
-	tok := "tc1." + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(s.signChallenge(payload))
+	tok := s.challengeTokens().issue(merchant, id, expires)
 	return strings.TrimRight(s.ThreeDS.PublicURL, "/") + "/three-ds-challenges/" + id + "?token=" + url.QueryEscape(tok)
 }
 
-func (s *Service) signChallenge(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.ThreeDS.ChallengeKey)
-	m.Write([]byte("payorch 3-D Secure challenge token\x00"))
-	m.Write(payload)
-	return m.Sum(nil)
+func (s *Service) challengeTokens() signedToken {
+	return signedToken{prefix: "tc1", context: "payorch 3-D Secure challenge token\x00", key: s.ThreeDS.ChallengeKey}
 }
 
 // verifyChallenge checks a challenge token for transaction id: the
 // merchant account it was signed for.
 func (s *Service) verifyChallenge(id, tok string) (string, error) {
-	invalidTok := &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenInvalid}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 || parts[0] != "tc1" || len(s.ThreeDS.ChallengeKey) == 0 {
-		return "", invalidTok
-	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(parts[1])
-	mac, err2 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.signChallenge(payload)) {
-		return "", invalidTok
-	}
-	f := bytes.Split(payload, []byte("|"))
-	if len(f) != 3 {
-		return "", invalidTok
-	}
-	exp, err := strconv.ParseInt(string(f[2]), 10, 64)
-	switch {
-	case err != nil:
-		return "", invalidTok
-	case string(f[1]) != id:
-		return "", &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenMismatch}
-	case !s.ThreeDS.now().Before(time.Unix(exp, 0)):
-		return "", &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenExpired}
-	}
-	return string(f[0]), nil
+	return s.challengeTokens().verify(id, tok, s.ThreeDS.now())
 }
