@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -8,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/logging"
 )
@@ -249,5 +252,46 @@ func checkThreeDS(t *testing.T, tx map[string]any, status, tdsStatus, method, er
 	cavv, _ := rd["cavv"].(string)
 	if b, err := base64.StdEncoding.DecodeString(cavv); err != nil || len(cavv) != 28 || len(b) != 20 || rd["eci"] != eci {
 		t.Errorf("response_data %v, want a 28-character CAVV and ECI %s", rd, eci)
+	}
+}
+
+// A challenge the buyer never completes: its transaction says until when
+// it waits (approval_expires_at), and once that has passed the sweep
+// fails it as a challenge's timeout; completing it then is 409.
+func TestThreeDSChallengeExpiry(t *testing.T) {
+	s := stack.Start(t, withSync(200*time.Millisecond, time.Hour))
+	tok := s.Token(t, "three-ds-scenarios.write", "payment-methods.write", "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	pm := vaultCard(t, s, tok, "4111111111111111", "")["id"].(string)
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", nil))
+	code, tx := pay(t, s, tok, threeDSPayment(pm, 1200, 1200))
+	if code != http.StatusCreated || tx["status"] != "buyer_approval_pending" {
+		t.Fatalf("pay: %d %v", code, tx)
+	}
+	expires, err := time.Parse(time.RFC3339, tx["approval_expires_at"].(string))
+	if err != nil || expires.Sub(time.Now()) < 14*time.Minute || expires.Sub(time.Now()) > 16*time.Minute {
+		t.Fatalf("approval_expires_at %v (%v), want in 15 minutes", tx["approval_expires_at"], err)
+	}
+	// The buyer's 15 minutes pass.
+	conn, err := pgx.Connect(context.Background(), s.DBs.CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE transactions SET approval_expires_at = now() - interval '1 second' WHERE id = $1`, tx["id"]); err != nil {
+		t.Fatal(err)
+	}
+	id := tx["id"].(string)
+	for deadline := time.Now().Add(20 * time.Second); tx["status"] == "buyer_approval_pending" && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		tx = core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id, nil)
+	}
+	checkThreeDS(t, tx, "authorization_failed", "timeout", "challenge", "three_d_secure_challenge_timeout", "", 1200)
+	if got := eventNames(t, core, id); !slices.Equal(got, []string{"transaction-created", "three-d-secure-challenge-requested", "three-d-secure-failed"}) {
+		t.Errorf("events %v", got)
+	}
+	url := tx["payment_method"].(map[string]any)["approval_url"].(string)
+	if code, raw := s.Do(t, s.PublicClient, http.MethodPost, url, "", nil); code != http.StatusConflict {
+		t.Errorf("completing an expired challenge: %d %s", code, raw)
 	}
 }

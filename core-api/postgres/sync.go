@@ -93,3 +93,25 @@ func (db *DB) ExpiredQRTransactions(ctx context.Context, after transactions.Unse
 		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
 	})
 }
+
+// ExpiredChallenges returns up to limit card payments of every merchant
+// account still waiting for their 3-D Secure challenge after its expiry
+// by the database's clock, in the order (created_at, id), after the
+// transaction after; read through transactions_challenge_expiry_idx.
+func (db *DB) ExpiredChallenges(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	afterID := after.ID
+	if afterID == "" {
+		afterID = "00000000-0000-0000-0000-000000000000"
+	}
+	rows, err := db.Pool.Query(ctx, `SELECT merchant_account_id, id::text, created_at FROM transactions
+		WHERE status = 'buyer_approval_pending' AND three_d_secure IS NOT NULL AND approval_expires_at <= now()
+		AND payment_method_method = 'card' AND (created_at, id) > ($1::timestamptz, $2::uuid)
+		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (transactions.Unsettled, error) {
+		var u transactions.Unsettled
+		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
+	})
+}

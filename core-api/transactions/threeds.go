@@ -125,7 +125,8 @@ func (s *Service) authenticate(ctx context.Context, merchant string, t *coreapi.
 		return res.Data, out, false, err
 	case coreapi.ThreeDSStatusC:
 		summary.Method, summary.ChallengeResult = coreapi.ThreeDSMethodChallenge, res.ChallengeResult
-		res3.ApprovalURL = s.ChallengeURL(merchant, t.ID, s.ThreeDS.now().Add(s.challengeTTL()))
+		expires := s.ThreeDS.now().Add(s.challengeTTL())
+		res3.ApprovalURL, res3.ExpiresAt = s.ChallengeURL(merchant, t.ID, expires), expires
 		out, err := s.threeDSStep(ctx, merchant, t.ID, coreapi.OpThreeDSChallengeRequested, summary, res3)
 		return nil, out, true, err
 	}
@@ -188,6 +189,27 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 		return t, err
 	}
 	return s.authorizeAuthenticated(ctx, merchant, t, data)
+}
+
+// ExpireChallenge fails card payment id whose 3-D Secure challenge was
+// not completed before its expiry (approval_expires_at) at now, as a
+// challenge's timeout would (three-d-secure-failed,
+// three_d_secure_challenge_timeout); the sweep calls it. Anything else is
+// returned as it is: a challenge completed meanwhile wins under the row
+// lock.
+func (s *Service) ExpireChallenge(ctx context.Context, merchant, id string, now time.Time) (*coreapi.Transaction, error) {
+	return s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, _ time.Time) (plan, error) {
+		tds := t.ThreeDSecure
+		if t.Status != coreapi.TransactionBuyerApprovalPending || tds == nil || tds.ChallengeResult == "" ||
+			t.ApprovalExpiresAt == nil || now.Before(*t.ApprovalExpiresAt) {
+			return plan{unchanged: true}, nil
+		}
+		summary := *tds
+		summary.Status, summary.ChallengeResult = coreapi.ThreeDSStatusTimeout, ""
+		res := coreapi.ConnectorResult{ErrorCode: coreapi.ErrorCodeThreeDSChallengeTimeout, RawResponseCode: coreapi.ThreeDSStatusTimeout,
+			RawResponseDescription: "3-D Secure challenge: not completed before its expiry"}
+		return plan{step: coreapi.Step{Operation: coreapi.OpThreeDSFailed, Result: &res, ThreeDSecure: &summary}}, nil
+	})
 }
 
 // authorizeAuthenticated sends the authorization of card payment t, its

@@ -38,6 +38,11 @@ GRANT UPDATE, DELETE ON three_ds_scenarios TO payorch_core;
 -- when the payment asked for none.
 ALTER TABLE transactions ADD COLUMN three_d_secure jsonb CHECK (jsonb_typeof(three_d_secure) = 'object');
 
+-- The sweep fails the challenges not completed before their expiry
+-- (approval_expires_at).
+CREATE INDEX transactions_challenge_expiry_idx ON transactions (approval_expires_at)
+    WHERE status = 'buyer_approval_pending' AND three_d_secure IS NOT NULL AND payment_method_method = 'card';
+
 -- A transaction's anti-fraud decision (docs/anti-fraud.md); NULL when no
 -- anti-fraud service screened it.
 ALTER TABLE transactions ADD COLUMN anti_fraud_decision text
