@@ -80,6 +80,13 @@ type Transaction struct {
 	// in the answer that created the transaction; never stored (its
 	// digest is).
 	SessionToken *string
+	// ThreeDSecure is the 3-D Secure authentication's summary; nil when
+	// the payment asked for none.
+	ThreeDSecure *ThreeDSecure
+	// AntiFraudDecision is the anti-fraud screening's decision
+	// (AntiFraudAccept, ...); nil when no anti-fraud service screened the
+	// payment.
+	AntiFraudDecision *string
 	TransactionDetails
 
 	CreatedAt    time.Time
@@ -318,6 +325,11 @@ type Step struct {
 	Result    *ConnectorResult // the connector's answer; nil for a request
 	CaptureID string           // the capture or refund it is about, for the event
 	RefundID  string
+	// ThreeDSecure and AntiFraudDecision, when set, are the
+	// transaction's 3-D Secure summary and anti-fraud decision after the
+	// step.
+	ThreeDSecure      *ThreeDSecure
+	AntiFraudDecision string
 }
 
 // Advance applies step to the transaction at now (the database's clock,
@@ -341,6 +353,13 @@ func (t *Transaction) Advance(step Step, now time.Time) (*Transaction, *Transact
 	}
 	if st.Status == TransactionAuthorizationVoided {
 		next.VoidedAt = &now
+	}
+	if step.ThreeDSecure != nil {
+		next.ThreeDSecure = step.ThreeDSecure
+	}
+	if step.AntiFraudDecision != "" {
+		d := step.AntiFraudDecision
+		next.AntiFraudDecision = &d
 	}
 	ev := &TransactionEvent{
 		MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID, Name: string(step.Operation),
@@ -475,9 +494,15 @@ type NewTransaction struct {
 	// payment (a method of RedirectMethods, which requires it), and
 	// ApprovalExpiresAt when its reference expires (nil: the connector's
 	// default window).
-	RedirectURL        *string
-	ApprovalExpiresAt  *time.Time
-	TransactionDetails // PaymentSource "" for PaymentSourceECommerce
+	RedirectURL       *string
+	ApprovalExpiresAt *time.Time
+	// ThreeDSecure asks for 3-D Secure authentication before a card's
+	// authorization (docs/three-d-secure.md); nil: none.
+	ThreeDSecure *NewThreeDSecure
+	// AntiFraudFingerprint is the buyer's device session for the
+	// anti-fraud provider; sent to it, not stored.
+	AntiFraudFingerprint *string
+	TransactionDetails   // PaymentSource "" for PaymentSourceECommerce
 }
 
 // TransactionDetails are what the merchant says about a payment, stored

@@ -58,6 +58,29 @@ const (
 	OpVoidDeclined  TransactionOperation = "void-declined"
 	OpVoidFailed    TransactionOperation = "void-failed"
 
+	// 3-D Secure (docs/three-d-secure.md): the buyer authenticated (Y or
+	// A, frictionless or after a challenge; the authorization follows),
+	// a challenge the buyer must complete, or an authentication that
+	// ends the payment before any authorization: declined (N, R, a
+	// challenge failed) or failed (U, no answer).
+	OpThreeDSAuthenticated      TransactionOperation = "three-d-secure-authenticated"
+	OpThreeDSChallengeRequested TransactionOperation = "three-d-secure-challenge-requested"
+	OpThreeDSDeclined           TransactionOperation = "three-d-secure-declined"
+	OpThreeDSFailed             TransactionOperation = "three-d-secure-failed"
+
+	// Anti-fraud screening before the authorization (docs/anti-fraud.md):
+	// the provider's decision, recorded; a reject declines the
+	// transaction, an error fails it where the payment service fails
+	// closed. A review flag is resolved afterwards, whatever the status.
+	OpAntiFraudAccepted       TransactionOperation = "anti-fraud-accepted"
+	OpAntiFraudReview         TransactionOperation = "anti-fraud-review"
+	OpAntiFraudSkipped        TransactionOperation = "anti-fraud-skipped"
+	OpAntiFraudError          TransactionOperation = "anti-fraud-error" // fail-open: the payment goes on
+	OpAntiFraudRejected       TransactionOperation = "anti-fraud-rejected"
+	OpAntiFraudFailed         TransactionOperation = "anti-fraud-failed" // fail-closed
+	OpAntiFraudReviewAccepted TransactionOperation = "anti-fraud-review-accepted"
+	OpAntiFraudReviewDeclined TransactionOperation = "anti-fraud-review-declined"
+
 	OpRefundRequested TransactionOperation = "refund-requested"
 	OpRefundPending   TransactionOperation = "refund-pending"
 	OpRefundSucceeded TransactionOperation = "refund-succeeded"
@@ -76,6 +99,9 @@ var TransactionOperations = []TransactionOperation{
 	OpCaptureRequested, OpCapturePending, OpCaptureSucceeded, OpCaptureDeclined, OpCaptureFailed,
 	OpVoidRequested, OpVoidPending, OpVoidSucceeded, OpVoidDeclined, OpVoidFailed,
 	OpRefundRequested, OpRefundPending, OpRefundSucceeded, OpRefundDeclined, OpRefundFailed,
+	OpThreeDSAuthenticated, OpThreeDSChallengeRequested, OpThreeDSDeclined, OpThreeDSFailed,
+	OpAntiFraudAccepted, OpAntiFraudReview, OpAntiFraudSkipped, OpAntiFraudError, OpAntiFraudRejected, OpAntiFraudFailed,
+	OpAntiFraudReviewAccepted, OpAntiFraudReviewDeclined,
 }
 
 // TransactionState is what the state machine reads and writes: the status
@@ -108,7 +134,8 @@ const (
 	CodeNoCapturePending           = "no_capture_pending" // a capture's answer without (that much) capture reserved
 	CodeNoVoidPending              = "no_void_pending"
 	CodeNoRefundPending            = "no_refund_pending"
-	CodeInvalidAmount              = "invalid_amount" // a capture or refund of zero or less
+	CodeInvalidAmount              = "invalid_amount"             // a capture or refund of zero or less
+	CodeTransactionNotReviewable   = "transaction_not_reviewable" // a review action before the authorization has answered
 )
 
 // Targets of a transition that are not one fixed status.
@@ -147,6 +174,9 @@ var (
 	voiding     = []TransactionStatus{TransactionAuthorizationVoidPending}
 	refundable  = []TransactionStatus{TransactionCaptureSucceeded}
 	created     = []TransactionStatus{TransactionProcessing}
+	// reviewable: the authorization has answered.
+	reviewable = []TransactionStatus{TransactionAuthorizationSucceeded, TransactionAuthorizationDeclined, TransactionAuthorizationFailed,
+		TransactionAuthorizationVoidPending, TransactionAuthorizationVoided, TransactionCapturePending, TransactionCaptureSucceeded}
 )
 
 // transitions is the state machine: every operation, the statuses it may
@@ -180,6 +210,25 @@ var transitions = map[TransactionOperation]transition{
 	OpVoidSucceeded: {from: voiding, to: TransactionAuthorizationVoided, refused: CodeNoVoidPending},
 	OpVoidDeclined:  {from: voiding, to: TransactionAuthorizationSucceeded, refused: CodeNoVoidPending},
 	OpVoidFailed:    {from: voiding, to: TransactionAuthorizationSucceeded, refused: CodeNoVoidPending},
+
+	// 3-D Secure comes before the authorization: its challenge waits for
+	// the buyer as a redirect's approval does, and its refusal ends the
+	// transaction as a declined or failed authorization would.
+	OpThreeDSAuthenticated:      {from: authorizing, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSChallengeRequested: {from: created, to: TransactionBuyerApprovalPending, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSDeclined:           {from: authorizing, to: TransactionAuthorizationDeclined, refused: CodeTransactionNotAuthorizable},
+	OpThreeDSFailed:             {from: authorizing, to: TransactionAuthorizationFailed, refused: CodeTransactionNotAuthorizable},
+
+	// Anti-fraud screens a payment just created; a review is resolved
+	// once the authorization has answered, in whatever status it left.
+	OpAntiFraudAccepted:       {from: created, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudReview:         {from: created, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudSkipped:        {from: created, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudError:          {from: created, to: unchanged, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudRejected:       {from: created, to: TransactionAuthorizationDeclined, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudFailed:         {from: created, to: TransactionAuthorizationFailed, refused: CodeTransactionNotAuthorizable},
+	OpAntiFraudReviewAccepted: {from: reviewable, to: unchanged, refused: CodeTransactionNotReviewable},
+	OpAntiFraudReviewDeclined: {from: reviewable, to: unchanged, refused: CodeTransactionNotReviewable},
 
 	// Refunds leave the status alone: refunded_amount says how much.
 	OpRefundRequested: {from: refundable, to: unchanged, amount: stepAmount, refundPending: 1, refused: CodeTransactionNotRefundable, exceeds: CodeRefundExceedsCaptured},

@@ -59,6 +59,18 @@ var grid = []struct {
 	{coreapi.OpRefundSucceeded, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
 	{coreapi.OpRefundDeclined, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
 	{coreapi.OpRefundFailed, "-  -  -  -  -  -  -  -  CS", coreapi.CodeNoRefundPending},
+	{coreapi.OpThreeDSAuthenticated, "P  BA -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSChallengeRequested, "BA -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSDeclined, "AD AD -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpThreeDSFailed, "AF AF -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudAccepted, "P  -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudReview, "P  -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudSkipped, "P  -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudError, "P  -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudRejected, "AD -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudFailed, "AF -  -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
+	{coreapi.OpAntiFraudReviewAccepted, "-  -  AS AD AF VP AV CP CS", coreapi.CodeTransactionNotReviewable},
+	{coreapi.OpAntiFraudReviewDeclined, "-  -  AS AD AF VP AV CP CS", coreapi.CodeTransactionNotReviewable},
 }
 
 // pending are the statuses an operation in flight will move on from:

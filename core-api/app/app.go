@@ -19,6 +19,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
+	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/core-api/vaulttransit"
@@ -51,7 +52,8 @@ type Main struct {
 	stopJobs context.CancelFunc
 	jobs     sync.WaitGroup
 
-	txs *transactions.Service // the routes' and the sweep's
+	txs       *transactions.Service // the routes' and the sweep's
+	scenarios *threeds.Service      // the 3-D Secure simulator's rule book, outside production
 }
 
 // idempotencyPurgeInterval is how often expired idempotency keys are

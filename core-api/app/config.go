@@ -105,6 +105,10 @@ type Config struct {
 	// redirect-payment simulator mock-redirect's base URL; empty: the
 	// mock-redirect connector is not registered. Outside production only.
 	MockRedirectURL string
+	// MockAntiFraudURL (CORE_API_MOCK_ANTIFRAUD_URL) is the sandbox
+	// anti-fraud provider mock-antifraud's base URL; empty: its connector
+	// is not registered. Outside production only.
+	MockAntiFraudURL string
 
 	// IdempotencyLease (CORE_API_IDEMPOTENCY_LEASE, default 2m) is how
 	// long a request's claim on its Idempotency-Key outlives a process
@@ -176,6 +180,15 @@ func (c Config) notificationURL() string {
 	return c.PublicURL
 }
 
+// simulatorURLs are the sandbox simulators' base URLs; an empty one's
+// connector is not registered.
+type simulatorURLs struct{ bank, direct, redirect, antiFraud string }
+
+// simulators is where the configuration says the sandbox simulators are.
+func (c Config) simulators() simulatorURLs {
+	return simulatorURLs{bank: c.MockBankURL, direct: c.MockDirectURL, redirect: c.MockRedirectURL, antiFraud: c.MockAntiFraudURL}
+}
+
 // requestTimeout is RequestTimeout or its default.
 func (c Config) requestTimeout() time.Duration {
 	if c.RequestTimeout == 0 {
@@ -227,11 +240,12 @@ func LoadConfig(l *config.Loader) Config {
 		MockBankURL: strings.TrimRight(l.String("CORE_API_MOCK_BANK_URL", config.Optional()), "/"),
 		QRExpiry: l.Duration("CORE_API_QR_EXPIRY", time.Second, 24*time.Hour,
 			config.Default(transactions.DefaultQRExpiry.String())),
-		PublicURL:       strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
-		NotificationURL: strings.TrimRight(l.String("CORE_API_NOTIFICATION_URL", config.Optional()), "/"),
-		CompletionKey:   l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
-		MockDirectURL:   strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
-		MockRedirectURL: strings.TrimRight(l.String("CORE_API_MOCK_REDIRECT_URL", config.Optional()), "/"),
+		PublicURL:        strings.TrimRight(l.String("CORE_API_PUBLIC_URL", config.Default("http://127.0.0.1:8080")), "/"),
+		NotificationURL:  strings.TrimRight(l.String("CORE_API_NOTIFICATION_URL", config.Optional()), "/"),
+		CompletionKey:    l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
+		MockDirectURL:    strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
+		MockRedirectURL:  strings.TrimRight(l.String("CORE_API_MOCK_REDIRECT_URL", config.Optional()), "/"),
+		MockAntiFraudURL: strings.TrimRight(l.String("CORE_API_MOCK_ANTIFRAUD_URL", config.Optional()), "/"),
 	}
 }
 
@@ -283,6 +297,9 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.MockRedirectURL != "" {
 		errs = append(errs, errors.New("CORE_API_MOCK_REDIRECT_URL: mock-redirect is a sandbox simulator and is never used in production"))
+	}
+	if c.Environment == config.Production && c.MockAntiFraudURL != "" {
+		errs = append(errs, errors.New("CORE_API_MOCK_ANTIFRAUD_URL: mock-antifraud is a sandbox simulator and is never used in production"))
 	}
 	if c.RequestTimeout < 0 || c.RequestTimeout > httpapi.MaxRequestTimeout {
 		errs = append(errs, fmt.Errorf("CORE_API_REQUEST_TIMEOUT must be at most %s: vault-proxy stops waiting for core-api at 60s", httpapi.MaxRequestTimeout))

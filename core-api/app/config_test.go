@@ -116,6 +116,7 @@ func TestConfigFailsClosed(t *testing.T) {
 		{"no completion key in production: completion URLs would fail across instances", map[string]string{"CORE_API_COMPLETION_KEY": "<unset>"}, "CORE_API_COMPLETION_KEY"},
 		{"the sandbox wallet in production", map[string]string{"CORE_API_MOCK_DIRECT_URL": "http://127.0.0.1:9720"}, "CORE_API_MOCK_DIRECT_URL"},
 		{"the sandbox redirect processor in production", map[string]string{"CORE_API_MOCK_REDIRECT_URL": "http://127.0.0.1:9730"}, "CORE_API_MOCK_REDIRECT_URL"},
+		{"the sandbox anti-fraud provider in production", map[string]string{"CORE_API_MOCK_ANTIFRAUD_URL": "http://127.0.0.1:9740"}, "CORE_API_MOCK_ANTIFRAUD_URL"},
 		{"plain HTTP to vault-proxy", map[string]string{"VAULT_PROXY_INTERNAL_URL": "http://vault-proxy:9443"}, "VAULT_PROXY_INTERNAL_URL"},
 		{"no client certificate", map[string]string{"CORE_API_CLIENT_CERT_FILE": "<unset>"}, "CORE_API_CLIENT_CERT_FILE"},
 		{"a misspelt variable", map[string]string{"CORE_API_CURSOR_KEY_FLE": "/k"}, "CORE_API_CURSOR_KEY_FLE"},

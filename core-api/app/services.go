@@ -12,6 +12,7 @@ import (
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
@@ -22,7 +23,7 @@ import (
 // vault-proxy's internal listener and the connectors of the environment,
 // and the readiness checks of what core-api depends on.
 func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.Deps {
-	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.MockBankURL, m.Config.MockDirectURL, m.Config.MockRedirectURL)
+	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.simulators())
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
 	return httpapi.Deps{
@@ -39,10 +40,39 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
 			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
-		PaymentServices: paymentServices,
-		Transactions:    m.transactions(connectors, paymentServices),
-		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		PaymentServices:  paymentServices,
+		Transactions:     m.transactions(connectors, paymentServices),
+		Idempotency:      &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		ThreeDSScenarios: m.threeDSScenarios(),
 	}
+}
+
+// threeDSScenarios is the sandbox 3-D Secure simulator's rule book where
+// the simulator exists (sandbox and development); nil in production.
+func (m *Main) threeDSScenarios() *threeds.Service {
+	if !simulatorsRun(m.Config.Environment) {
+		return nil
+	}
+	if m.scenarios == nil {
+		m.scenarios = &threeds.Service{Store: postgres.ThreeDSStore{DB: m.DB}}
+	}
+	return m.scenarios
+}
+
+// threeDS is what card payments with 3-D Secure need: the sandbox
+// simulator's connector where it exists; none in production, where such
+// payments are refused.
+func (m *Main) threeDS(challengeKey []byte) transactions.ThreeDS {
+	d := transactions.ThreeDS{ChallengeKey: challengeKey, PublicURL: m.Config.PublicURL}
+	if scenarios := m.threeDSScenarios(); scenarios != nil {
+		d.Connector = connector.MockThreeDS{Scenarios: scenarios}
+	}
+	return d
+}
+
+// simulatorsRun says whether env has the sandbox simulators.
+func simulatorsRun(env config.Environment) bool {
+	return env == config.Sandbox || env == config.Development
 }
 
 // transactions is the transactions service on the environment's
@@ -50,13 +80,17 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 // the same one.
 func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
+		// One key signs both kinds of buyer-facing tokens; each signs
+		// under a context of its own, so neither is ever the other.
+		key := m.completionKey()
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
 			VaultProxy: m.VaultProxy,
 			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
-				CompletionKey: m.completionKey(), PublicURL: m.Config.PublicURL},
-			Redirect: &transactions.Redirect{BuiltIn: redirectOf(connectors), Connectors: connectors}}
+				CompletionKey: key, PublicURL: m.Config.PublicURL},
+			Redirect: &transactions.Redirect{BuiltIn: redirectOf(connectors), Connectors: connectors},
+			ThreeDS:  m.threeDS(key), Buyers: m.DB}
 	}
 	return m.txs
 }
@@ -125,17 +159,20 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 // development environments only (mock-card's connector reaches the
 // processor through vp, vault-proxy's detokenized call); production has
 // no processor connections yet, so recurring bank mandates are refused
-// there ("" names none). mock-direct's connector is registered when its
-// simulator's address is given (mockDirect), outside production only;
-// so is mock-redirect's (mockRedirect).
-func connectorsOf(env config.Environment, vp connector.Detokenizer, mockBankURL, mockDirect, mockRedirect string) (registry *connector.Registry, mandates string) {
-	if env == config.Sandbox || env == config.Development {
-		cs := []connector.Connector{connector.MockBank{BaseURL: mockBankURL}, connector.MockCard{VaultProxy: vp}}
-		if mockDirect != "" {
-			cs = append(cs, connector.MockDirect{BaseURL: mockDirect})
+// there ("" names none). mock-direct's, mock-redirect's and
+// mock-antifraud's connectors are registered when their simulators'
+// addresses are given, outside production only.
+func connectorsOf(env config.Environment, vp connector.Detokenizer, sims simulatorURLs) (registry *connector.Registry, mandates string) {
+	if simulatorsRun(env) {
+		cs := []connector.Connector{connector.MockBank{BaseURL: sims.bank}, connector.MockCard{VaultProxy: vp}}
+		if sims.direct != "" {
+			cs = append(cs, connector.MockDirect{BaseURL: sims.direct})
 		}
-		if mockRedirect != "" {
-			cs = append(cs, connector.MockRedirect{BaseURL: mockRedirect})
+		if sims.redirect != "" {
+			cs = append(cs, connector.MockRedirect{BaseURL: sims.redirect})
+		}
+		if sims.antiFraud != "" {
+			cs = append(cs, connector.MockAntiFraud{BaseURL: sims.antiFraud})
 		}
 		return connector.NewRegistry(cs...), connector.MockBankName
 	}

@@ -33,11 +33,24 @@ type CardAuthorization struct {
 	// payment that set up a merchant-initiated series.
 	PreviousSchemeTransactionID string
 	BillingPostalCode           string // "" when none
+	// ThreeDSecure is the buyer's 3-D Secure authentication, passed to
+	// the processor with the authorization; nil when there was none.
+	ThreeDSecure *ThreeDSecureData
 	// Options is this connector's entry of the transaction's connection
 	// options, checked against its Schemas().ConnectionOptions.
 	Options Values
 	// Config is the payment service's configuration.
 	Config Config
+}
+
+// ThreeDSecureData is what a 3-D Secure authentication gives an
+// authorization: the protocol version, the authentication's status, the
+// CAVV and the ECI.
+type ThreeDSecureData struct {
+	Version string `json:"version"`
+	Status  string `json:"status"`
+	CAVV    string `json:"cavv"`
+	ECI     string `json:"eci"`
 }
 
 // CardOperation asks for a capture, void or refund of an authorization.

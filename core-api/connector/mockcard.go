@@ -110,16 +110,17 @@ type mockCardBilling struct {
 
 // mockCardAuthorizationRequest is POST /v1/authorizations.
 type mockCardAuthorizationRequest struct {
-	Amount                      int64            `json:"amount"`
-	Currency                    string           `json:"currency"`
-	Capture                     bool             `json:"capture"`
-	Card                        mockCardCard     `json:"card"`
-	Billing                     *mockCardBilling `json:"billing,omitempty"`
-	MerchantInitiated           bool             `json:"merchant_initiated"`
-	PaymentSource               string           `json:"payment_source"`
-	PreviousSchemeTransactionID *string          `json:"previous_scheme_transaction_id,omitempty"`
-	MerchantDescriptor          string           `json:"merchant_descriptor,omitempty"`
-	SoftDescriptor              string           `json:"soft_descriptor,omitempty"`
+	Amount                      int64             `json:"amount"`
+	Currency                    string            `json:"currency"`
+	Capture                     bool              `json:"capture"`
+	Card                        mockCardCard      `json:"card"`
+	Billing                     *mockCardBilling  `json:"billing,omitempty"`
+	MerchantInitiated           bool              `json:"merchant_initiated"`
+	PaymentSource               string            `json:"payment_source"`
+	PreviousSchemeTransactionID *string           `json:"previous_scheme_transaction_id,omitempty"`
+	MerchantDescriptor          string            `json:"merchant_descriptor,omitempty"`
+	SoftDescriptor              string            `json:"soft_descriptor,omitempty"`
+	ThreeDSecure                *ThreeDSecureData `json:"three_d_secure,omitempty"`
 }
 
 // mockCardAmount is the body of a capture or refund; no amount takes all
@@ -272,6 +273,7 @@ func mockCardAuthorizationBody(r CardAuthorization) ([]byte, error) {
 	if r.PreviousSchemeTransactionID != "" {
 		in.PreviousSchemeTransactionID = &r.PreviousSchemeTransactionID
 	}
+	in.ThreeDSecure = r.ThreeDSecure
 	in.MerchantDescriptor = r.Config.Settings.String("merchant_descriptor")
 	in.SoftDescriptor = r.Options.String("soft_descriptor")
 	return json.Marshal(in)

@@ -9,6 +9,7 @@ import (
 	"github.com/payorch/core-api/merchants"
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/paymentservices"
+	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
@@ -28,6 +29,10 @@ type Deps struct {
 	PaymentServices  *paymentservices.Service
 	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
+	// ThreeDSScenarios is the sandbox 3-D Secure simulator's rule book;
+	// nil where the simulator does not exist (production): its routes
+	// are then not registered, and answer 404.
+	ThreeDSScenarios *threeds.Service
 }
 
 // Routes registers every core-api route on rt: this is the one list of
@@ -68,6 +73,8 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("PUT /payment-services/{payment_service_id}", pss.update)
 	rt.Handle("DELETE /payment-services/{payment_service_id}", pss.delete)
 
+	threeDSRoutes(rt, d)
+
 	// The money-moving routes attach what they make to their
 	// Idempotency-Key before calling the connector; a retry after a run
 	// that did not complete resumes it (Deps.Resumable). An alias shares
@@ -84,6 +91,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /transactions/{transaction_id}/refunds", txs.refunds)
 	rt.Handle("POST /transactions/{transaction_id}/sync", txs.sync)
 	rt.Handle("POST /transactions/{transaction_id}/session", txs.session)
+	rt.Handle("POST /transactions/{transaction_id}/anti-fraud-review", txs.antiFraudReview)
 	rt.Handle("GET /transactions/{transaction_id}/complete", txs.complete)
 	rt.Handle("POST /captures", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.captureAlias(), resumeTx))
 	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))

@@ -71,27 +71,29 @@ type transactionHandlers struct{ d Deps }
 // currency and payment_method are pointers so that their absence is
 // told apart from a zero.
 type transactionCreateJSON struct {
-	Amount              *int64                     `json:"amount"`
-	Currency            *string                    `json:"currency"`
-	Country             *string                    `json:"country"`
-	Intent              string                     `json:"intent"`
-	PaymentMethod       *paymentMethodRefJSON      `json:"payment_method"`
-	BuyerID             *string                    `json:"buyer_id"`
-	BuyerExternalID     *string                    `json:"buyer_external_identifier"`
-	PaymentServiceID    *string                    `json:"payment_service_id"`
-	Store               bool                       `json:"store"`
-	PreviousSchemeTxID  *string                    `json:"previous_scheme_transaction_id"`
-	ConnectionOptions   map[string]json.RawMessage `json:"connection_options"`
-	ExternalIdentifier  *string                    `json:"external_identifier"`
-	Metadata            map[string]string          `json:"metadata"`
-	PaymentSource       string                     `json:"payment_source"`
-	MerchantInitiated   bool                       `json:"merchant_initiated"`
-	IsSubsequentPayment bool                       `json:"is_subsequent_payment"`
-	InstallmentCount    *int32                     `json:"installment_count"`
-	CartItems           []coreapi.CartItem         `json:"cart_items"`
-	IntegrationClient   *string                    `json:"integration_client"`
-	RedirectURL         *string                    `json:"redirect_url"`
-	ApprovalExpiresAt   *string                    `json:"approval_expires_at"`
+	Amount               *int64                     `json:"amount"`
+	Currency             *string                    `json:"currency"`
+	Country              *string                    `json:"country"`
+	Intent               string                     `json:"intent"`
+	PaymentMethod        *paymentMethodRefJSON      `json:"payment_method"`
+	BuyerID              *string                    `json:"buyer_id"`
+	BuyerExternalID      *string                    `json:"buyer_external_identifier"`
+	PaymentServiceID     *string                    `json:"payment_service_id"`
+	Store                bool                       `json:"store"`
+	PreviousSchemeTxID   *string                    `json:"previous_scheme_transaction_id"`
+	ConnectionOptions    map[string]json.RawMessage `json:"connection_options"`
+	ExternalIdentifier   *string                    `json:"external_identifier"`
+	Metadata             map[string]string          `json:"metadata"`
+	PaymentSource        string                     `json:"payment_source"`
+	MerchantInitiated    bool                       `json:"merchant_initiated"`
+	IsSubsequentPayment  bool                       `json:"is_subsequent_payment"`
+	InstallmentCount     *int32                     `json:"installment_count"`
+	CartItems            []coreapi.CartItem         `json:"cart_items"`
+	IntegrationClient    *string                    `json:"integration_client"`
+	ThreeDSecure         *threeDSecureRequestJSON   `json:"three_d_secure"`
+	AntiFraudFingerprint *string                    `json:"anti_fraud_fingerprint"`
+	RedirectURL          *string                    `json:"redirect_url"`
+	ApprovalExpiresAt    *string                    `json:"approval_expires_at"`
 }
 
 // paymentMethodRefJSON names a stored payment method: {"method":"id","id":...}.
@@ -124,6 +126,9 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 	}
 	expires, bad := approvalExpiresAt(in.ApprovalExpiresAt)
 	missing = append(missing, bad...)
+	if in.ThreeDSecure != nil && pm != nil && (pm.Method == coreapi.MethodPix || direct) {
+		missing = append(missing, strictjson.BodyDetail("/three_d_secure", "3-D Secure applies to card payments only", "value_error.three_d_secure"))
+	}
 	if len(missing) > 0 {
 		return coreapi.NewTransaction{}, apierror.BadRequest("invalid request body", missing...)
 	}
@@ -137,6 +142,10 @@ func (in transactionCreateJSON) newTransaction() (coreapi.NewTransaction, error)
 			InstallmentCount: in.InstallmentCount, CartItems: in.CartItems, ExternalIdentifier: in.ExternalIdentifier, Metadata: in.Metadata,
 		},
 	}
+	if in.ThreeDSecure != nil {
+		n.ThreeDSecure = in.ThreeDSecure.domain()
+	}
+	n.AntiFraudFingerprint = in.AntiFraudFingerprint
 	if pm.Method == coreapi.MethodPix || direct {
 		n.Method = &pm.Method
 	} else {
@@ -212,6 +221,12 @@ func transactionError(err error) error {
 	if err := redirectError(err); err != nil {
 		return err
 	}
+	if err := threeDSError(err); err != nil {
+		return err
+	}
+	if errors.Is(err, coreapi.ErrNotInReview) {
+		return apierror.New(http.StatusUnprocessableEntity, CodeNotInReview, "the transaction is not flagged for anti-fraud review")
+	}
 	return domainError(err, "transaction")
 }
 
@@ -257,7 +272,9 @@ type transactionJSON struct {
 	ApprovalExpiresAt   *string            `json:"approval_expires_at"`
 	// SessionToken: a direct integration's, in the answer that created
 	// it only.
-	SessionToken *string `json:"session_token"`
+	SessionToken      *string           `json:"session_token"`
+	ThreeDSecure      *threeDSecureJSON `json:"three_d_secure"`
+	AntiFraudDecision *string           `json:"anti_fraud_decision"`
 }
 
 // answerJSON is the processor's answer to an operation, as a transaction
@@ -317,7 +334,8 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt),
 		AuthorizedAt: timePtrJSON(t.AuthorizedAt), CapturedAt: timePtrJSON(t.CapturedAt), VoidedAt: timePtrJSON(t.VoidedAt),
 		QRCode: t.QRCode, ApprovalExpiresAt: timePtrJSON(t.ApprovalExpiresAt),
-		SessionToken: t.SessionToken,
+		SessionToken: t.SessionToken, ThreeDSecure: threeDSecureOut(t.ThreeDSecure),
+		AntiFraudDecision: t.AntiFraudDecision,
 	}
 }
 

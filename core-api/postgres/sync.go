@@ -82,36 +82,40 @@ func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, a
 // expiry by the database's clock, in the order (created_at, id), after
 // the transaction after; read through transactions_qr_expiry_idx.
 func (db *DB) ExpiredQRTransactions(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
-	afterID := after.ID
-	if afterID == "" {
-		afterID = "00000000-0000-0000-0000-000000000000"
-	}
-	rows, err := db.Pool.Query(ctx, `SELECT merchant_account_id, id::text, created_at FROM transactions
-		WHERE status = 'capture_pending' AND approval_expires_at IS NOT NULL AND approval_expires_at <= now()
-		AND payment_method_method = 'pix' AND (created_at, id) > ($1::timestamptz, $2::uuid)
-		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (transactions.Unsettled, error) {
-		var u transactions.Unsettled
-		return u, r.Scan(&u.MerchantAccountID, &u.ID, &u.CreatedAt)
-	})
+	return db.expired(ctx, after, limit, `status = 'capture_pending' AND approval_expires_at IS NOT NULL
+		AND payment_method_method = ANY($4)`, []string{coreapi.MethodPix})
 }
 
 // ExpiredApprovalTransactions returns up to limit redirect payments of
 // every merchant account still waiting for their buyer after their
 // reference's expiry by the database's clock, in the order (created_at,
-// id), after the transaction after.
+// id), after the transaction after; read through
+// transactions_approval_expiry_idx.
 func (db *DB) ExpiredApprovalTransactions(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	return db.expired(ctx, after, limit, `status = 'buyer_approval_pending' AND approval_expires_at IS NOT NULL
+		AND payment_method_method = ANY($4)`, coreapi.RedirectMethods)
+}
+
+// ExpiredChallenges returns up to limit card payments of every merchant
+// account still waiting for their 3-D Secure challenge after its expiry
+// by the database's clock, in the order (created_at, id), after the
+// transaction after; read through transactions_challenge_expiry_idx.
+func (db *DB) ExpiredChallenges(ctx context.Context, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
+	return db.expired(ctx, after, limit, `status = 'buyer_approval_pending' AND three_d_secure IS NOT NULL
+		AND payment_method_method = ANY($4)`, []string{coreapi.MethodCard})
+}
+
+// expired returns up to limit transactions that match waiting (a
+// condition on the methods $4) past their approval_expires_at by the
+// database's clock, in the order (created_at, id), after after.
+func (db *DB) expired(ctx context.Context, after transactions.Unsettled, limit int, waiting string, methods []string) ([]transactions.Unsettled, error) {
 	afterID := after.ID
 	if afterID == "" {
 		afterID = "00000000-0000-0000-0000-000000000000"
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT merchant_account_id, id::text, created_at FROM transactions
-		WHERE status = 'buyer_approval_pending' AND approval_expires_at IS NOT NULL AND approval_expires_at <= now()
-		AND payment_method_method = ANY($4) AND (created_at, id) > ($1::timestamptz, $2::uuid)
-		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit, coreapi.RedirectMethods)
+		WHERE `+waiting+` AND approval_expires_at <= now() AND (created_at, id) > ($1::timestamptz, $2::uuid)
+		ORDER BY created_at, id LIMIT $3`, after.CreatedAt, afterID, limit, methods)
 	if err != nil {
 		return nil, err
 	}

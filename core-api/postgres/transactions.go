@@ -27,7 +27,7 @@ const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.auth
 	t.raw_response_description, t.avs_response_code, t.cvv_response_code, t.scheme_transaction_id,
 	t.payment_source, t.merchant_initiated, t.is_subsequent_payment, t.installment_count, t.cart_items,
 	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at, t.store,
-	ps.connector, ps.display_name, t.qr_code, t.approval_expires_at`
+	ps.connector, ps.display_name, t.qr_code, t.approval_expires_at, t.three_d_secure, t.anti_fraud_decision`
 
 const txFrom = ` FROM transactions t
 	LEFT JOIN buyers b ON b.merchant_account_id = t.merchant_account_id AND b.id = t.buyer_id
@@ -42,6 +42,7 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		installments *int32
 		psConnector  *string
 		psName       *string
+		tds          []byte
 	)
 	err := row.Scan(&t.ID, &t.MerchantAccountID, &status, &t.Amount, &t.AuthorizedAmount, &t.CapturedAmount,
 		&t.RefundedAmount, &t.CapturePendingAmount, &t.RefundPendingAmount, &t.Intent, &t.Currency, &t.Country,
@@ -51,7 +52,7 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 		&t.RawResponseDescription, &t.AVSResponseCode, &t.CVVResponseCode, &t.SchemeTransactionID,
 		&t.PaymentSource, &t.MerchantInitiated, &t.IsSubsequentPayment, &installments, &cart,
 		&t.ExternalIdentifier, &meta, &t.CreatedAt, &t.UpdatedAt, &t.AuthorizedAt, &t.CapturedAt, &t.VoidedAt, &t.Store,
-		&psConnector, &psName, &t.QRCode, &t.ApprovalExpiresAt)
+		&psConnector, &psName, &t.QRCode, &t.ApprovalExpiresAt, &tds, &t.AntiFraudDecision)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
 	}
@@ -68,7 +69,20 @@ func scanTransaction(row pgx.Row) (*coreapi.Transaction, error) {
 	if err := unmarshalNullable(meta, &t.Metadata); err != nil {
 		return nil, fmt.Errorf("transaction %s: metadata: %w", t.ID, err)
 	}
+	if err := unmarshalNullable(tds, &t.ThreeDSecure); err != nil {
+		return nil, fmt.Errorf("transaction %s: three_d_secure: %w", t.ID, err)
+	}
 	return &t, nil
+}
+
+// threeDSecureJSON is the jsonb parameter of a 3-D Secure summary: NULL
+// for none.
+func threeDSecureJSON(tds *coreapi.ThreeDSecure) []byte {
+	if tds == nil {
+		return nil
+	}
+	b, _ := json.Marshal(tds) // strings and an integer: cannot fail
+	return b
 }
 
 // unmarshalNullable decodes a jsonb column into v, leaving v alone for
@@ -241,13 +255,15 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 			capture_pending_amount = $7, refund_pending_amount = $8, payment_method_approval_url = $9,
 			payment_service_transaction_id = $10, void_reference = $11, error_code = $12, raw_response_code = $13,
 			raw_response_description = $14, avs_response_code = $15, cvv_response_code = $16, scheme_transaction_id = $17,
-			updated_at = $18, authorized_at = $19, captured_at = $20, voided_at = $21, qr_code = $22, approval_expires_at = $23
+			updated_at = $18, authorized_at = $19, captured_at = $20, voided_at = $21, qr_code = $22, approval_expires_at = $23,
+			three_d_secure = $24, anti_fraud_decision = $25
 		WHERE merchant_account_id = $1 AND id = $2`,
 		t.MerchantAccountID, t.ID, string(t.Status), t.AuthorizedAmount, t.CapturedAmount, t.RefundedAmount,
 		t.CapturePendingAmount, t.RefundPendingAmount, t.PaymentMethod.ApprovalURL,
 		t.PaymentServiceTransactionID, t.VoidReference, t.ErrorCode, t.RawResponseCode,
 		t.RawResponseDescription, t.AVSResponseCode, t.CVVResponseCode, t.SchemeTransactionID,
-		t.UpdatedAt, t.AuthorizedAt, t.CapturedAt, t.VoidedAt, t.QRCode, t.ApprovalExpiresAt,
+		t.UpdatedAt, t.AuthorizedAt, t.CapturedAt, t.VoidedAt, t.QRCode, t.ApprovalExpiresAt, threeDSecureJSON(t.ThreeDSecure),
+		t.AntiFraudDecision,
 	).Exec(func(tag pgconn.CommandTag) error {
 		if tag.RowsAffected() != 1 {
 			return fmt.Errorf("transaction: %w", coreapi.ErrNotFound)

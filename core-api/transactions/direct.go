@@ -1,16 +1,13 @@
 package transactions
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -299,46 +296,19 @@ func (s *Service) completionTTL() time.Duration {
 
 // CompletionURL is a completion URL of transaction id valid until
 // expires: its token is "ct1." + base64url(merchant|id|expiry) + "." +
-// base64url(HMAC-SHA256 under the completion key). Only a session
-// exchange gives one out.
+// base64url(HMAC-SHA256 under the completion key) (signedToken). Only a
+// session exchange gives one out.
 func (s *Service) CompletionURL(merchant, id string, expires time.Time) string {
-	payload := []byte(merchant + "|" + id + "|" + strconv.FormatInt(expires.Unix(), 10))
-	tok := "ct1." + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(s.sign(payload))
+	tok := s.completionTokens().issue(merchant, id, expires)
 	return strings.TrimRight(s.Direct.PublicURL, "/") + "/transactions/" + id + "/complete?token=" + url.QueryEscape(tok)
 }
 
-func (s *Service) sign(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.Direct.CompletionKey)
-	m.Write([]byte("payorch completion token\x00"))
-	m.Write(payload)
-	return m.Sum(nil)
+func (s *Service) completionTokens() signedToken {
+	return signedToken{prefix: "ct1", context: "payorch completion token\x00", key: s.Direct.CompletionKey}
 }
 
 // verifyCompletion checks a completion token for transaction id: the
 // merchant account it was signed for.
 func (s *Service) verifyCompletion(id, tok string) (string, error) {
-	invalidTok := &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenInvalid}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 || parts[0] != "ct1" || len(s.Direct.CompletionKey) == 0 {
-		return "", invalidTok
-	}
-	payload, err1 := base64.RawURLEncoding.DecodeString(parts[1])
-	mac, err2 := base64.RawURLEncoding.DecodeString(parts[2])
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.sign(payload)) {
-		return "", invalidTok
-	}
-	f := bytes.Split(payload, []byte("|"))
-	if len(f) != 3 {
-		return "", invalidTok
-	}
-	exp, err := strconv.ParseInt(string(f[2]), 10, 64)
-	switch {
-	case err != nil:
-		return "", invalidTok
-	case string(f[1]) != id:
-		return "", &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenMismatch}
-	case !s.Direct.now().Before(time.Unix(exp, 0)):
-		return "", &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenExpired}
-	}
-	return string(f[0]), nil
+	return s.completionTokens().verify(id, tok, s.Direct.now())
 }

@@ -51,6 +51,12 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
+	if err := s.checkThreeDS(n); err != nil {
+		return nil, err
+	}
+	if err := checkAntiFraud(n); err != nil {
+		return nil, err
+	}
 	if *n.Method == coreapi.MethodGiftCard {
 		// A redemption takes the amount at once: a sale, whatever the
 		// request's intent (docs/transactions.md, "Gift cards").
@@ -64,12 +70,26 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	if err != nil {
 		return nil, err
 	}
+	// Anti-fraud screening (antifraud.go), then 3-D Secure when asked
+	// for (threeds.go): a rejection, a challenge, a decline or a failure
+	// ends the request here.
+	stop := false
+	if t, stop, err = s.screen(ctx, merchant, t, n, pm); stop || err != nil {
+		return t, err
+	}
+	var tds *connector.ThreeDSecureData
+	if n.ThreeDSecure != nil {
+		if tds, t, stop, err = s.authenticate(ctx, merchant, t, n, pm); stop || err != nil {
+			return t, err
+		}
+	}
 	res, err := cards.Authorize(ctx, connector.CardAuthorization{
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
 		PreviousSchemeTransactionID: previousSchemeTransactionID(n, t, pm),
 		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
+		ThreeDSecure:                tds,
 		Options:                     options, Config: cfg,
 	})
 	res, sendErr := sent(res, err)

@@ -190,12 +190,17 @@ type SweepStore interface {
 	// of every merchant account still waiting for their buyer past their
 	// reference's expiry, in the order (created_at, id), after after.
 	ExpiredApprovalTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
+	// ExpiredChallenges returns up to limit card payments of every
+	// merchant account still waiting for a 3-D Secure challenge past its
+	// expiry, in the order (created_at, id), after after.
+	ExpiredChallenges(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
 // Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
 // answer or a failed settlement left with something in flight for longer
-// than the service's SyncMinAge, and fails the pix payments whose QR code
-// expired unpaid (Service.ExpireQR). Instances may sweep at once: a
+// than the service's SyncMinAge, fails the pix payments whose QR code
+// expired unpaid (Service.ExpireQR) and the card payments whose 3-D
+// Secure challenge expired (Service.ExpireChallenge). Instances may sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
 	Service *Service
@@ -208,7 +213,7 @@ type Sweeper struct {
 type SweepResult struct {
 	Synced  int // asked about and settled as far as the answer allowed
 	Failed  int // the lookup or the settlement failed; the next run tries again
-	Expired int // pix and redirect payments past their expiry, ended (or found paid)
+	Expired int // pix and redirect payments and 3-D Secure challenges past their expiry, ended (or found paid)
 }
 
 // Run syncs every transaction found, a batch at a time, until none is
@@ -220,31 +225,42 @@ func (w *Sweeper) Run(ctx context.Context) (SweepResult, error) {
 		batch = 100
 	}
 	var res SweepResult
-	err := w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
-		return w.Store.UnsettledTransactions(ctx, w.Service.syncMinAge(), after, batch)
-	}, func(u Unsettled) error {
-		_, err := w.Service.Sync(ctx, u.MerchantAccountID, u.ID)
-		return err
-	}, &res.Synced, &res.Failed)
-	if err != nil {
-		return res, err
+	now := time.Now
+	passes := []struct {
+		find  func(after Unsettled) ([]Unsettled, error)
+		do    func(u Unsettled) error
+		count *int
+	}{
+		{func(after Unsettled) ([]Unsettled, error) {
+			return w.Store.UnsettledTransactions(ctx, w.Service.syncMinAge(), after, batch)
+		}, func(u Unsettled) error {
+			_, err := w.Service.Sync(ctx, u.MerchantAccountID, u.ID)
+			return err
+		}, &res.Synced},
+		{func(after Unsettled) ([]Unsettled, error) { return w.Store.ExpiredQRTransactions(ctx, after, batch) },
+			func(u Unsettled) error {
+				_, err := w.Service.ExpireQR(ctx, u.MerchantAccountID, u.ID, now())
+				return err
+			}, &res.Expired},
+		{func(after Unsettled) ([]Unsettled, error) {
+			return w.Store.ExpiredApprovalTransactions(ctx, after, batch)
+		},
+			func(u Unsettled) error {
+				_, err := w.Service.ExpireRedirect(ctx, u.MerchantAccountID, u.ID, now())
+				return err
+			}, &res.Expired},
+		{func(after Unsettled) ([]Unsettled, error) { return w.Store.ExpiredChallenges(ctx, after, batch) },
+			func(u Unsettled) error {
+				_, err := w.Service.ExpireChallenge(ctx, u.MerchantAccountID, u.ID, now())
+				return err
+			}, &res.Expired},
 	}
-	err = w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
-		return w.Store.ExpiredQRTransactions(ctx, after, batch)
-	}, func(u Unsettled) error {
-		_, err := w.Service.ExpireQR(ctx, u.MerchantAccountID, u.ID, time.Now())
-		return err
-	}, &res.Expired, &res.Failed)
-	if err != nil {
-		return res, err
+	for _, p := range passes {
+		if err := w.each(ctx, batch, p.find, p.do, p.count, &res.Failed); err != nil {
+			return res, err
+		}
 	}
-	err = w.each(ctx, batch, func(after Unsettled) ([]Unsettled, error) {
-		return w.Store.ExpiredApprovalTransactions(ctx, after, batch)
-	}, func(u Unsettled) error {
-		_, err := w.Service.ExpireRedirect(ctx, u.MerchantAccountID, u.ID, time.Now())
-		return err
-	}, &res.Expired, &res.Failed)
-	return res, err
+	return res, nil
 }
 
 // each runs do on every transaction find returns, a batch at a time,

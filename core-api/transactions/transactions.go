@@ -126,6 +126,11 @@ type Service struct {
 	// Redirect is what redirect payments need (redirect.go); nil: none
 	// are taken.
 	Redirect *Redirect
+	// ThreeDS authenticates card payments' buyers (threeds.go).
+	ThreeDS ThreeDS
+	// Buyers reads buyers' billing details for 3-D Secure and anti-fraud;
+	// nil: none are sent.
+	Buyers Buyers
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

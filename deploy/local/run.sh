@@ -126,6 +126,17 @@ if [ "$ENVIRONMENT" != production ]; then
   wait_http "$mock_redirect/healthz"
   export CORE_API_MOCK_REDIRECT_URL=$mock_redirect
 fi
+
+# 5e. mock-antifraud, the sandbox anti-fraud provider
+#     (docs/sandbox/mock-antifraud.md): it sees no card data (a BIN and a
+#     scheme); core-api's mock-antifraud connector calls it directly.
+mock_antifraud=http://127.0.0.1:9740
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_ANTIFRAUD_ADDR=${mock_antifraud#http://} "$bin/mock-antifraud" &
+  pids+=($!)
+  wait_http "$mock_antifraud/healthz"
+  export CORE_API_MOCK_ANTIFRAUD_URL=$mock_antifraud
+fi
 export CORE_API_PUBLIC_URL=https://127.0.0.1:8443
 
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.

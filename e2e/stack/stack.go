@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/certs"
 	coreapp "github.com/payorch/core-api/app"
 	corepostgres "github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/sandbox/mockantifraud"
 	"github.com/payorch/core-api/sandbox/mockdirect"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
@@ -59,10 +60,13 @@ type Stack struct {
 	// CORE_API_MOCK_REDIRECT_URL, which sends its notifications to
 	// core-api; nil in production.
 	MockRedirect *mockredirect.Main
-	DBs          *testsupport.Databases
-	Transit      *transittest.Env
-	PKI          certs.DevFiles
-	Logs         *logging.LogCatcher
+	// MockAntiFraud is the sandbox anti-fraud provider, core-api's
+	// mock-antifraud connector's; nil in production.
+	MockAntiFraud *mockantifraud.Main
+	DBs           *testsupport.Databases
+	Transit       *transittest.Env
+	PKI           certs.DevFiles
+	Logs          *logging.LogCatcher
 
 	PublicURL   string // vault-proxy public, https
 	InternalURL string // vault-proxy internal, https + client cert
@@ -201,6 +205,8 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		if ccfg.MockDirectURL == "" { // an option may put a link in front of it
 			ccfg.MockDirectURL = s.MockDirect.URL()
 		}
+		s.MockAntiFraud = startMockAntiFraud(ctx, t, vcfg.Environment, log.With("service", "mock-antifraud"))
+		ccfg.MockAntiFraudURL = s.MockAntiFraud.URL()
 	}
 
 	if ccfg.Environment != config.Production {
@@ -427,6 +433,21 @@ func startMockRedirect(ctx context.Context, t testing.TB, env config.Environment
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-redirect: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// startMockAntiFraud runs mock-antifraud on loopback port 0, as
+// startMockBank.
+func startMockAntiFraud(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockantifraud.Main {
+	t.Helper()
+	m, err := mockantifraud.New(mockantifraud.Config{Environment: env, Addr: "127.0.0.1:0"}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-antifraud config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-antifraud: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

@@ -14,7 +14,10 @@ type PublicHandlers struct {
 	Forward        *Forward
 	ForwardConfigs *ForwardConfigs
 	NetworkTokens  *NetworkTokens
-	Core           *Core // every other route is core-api's
+	// ThreeDSScenarios takes core-api's sandbox 3-D Secure scenario
+	// writes, which may name a card.
+	ThreeDSScenarios *ThreeDSScenarios
+	Core             *Core // every other route is core-api's
 }
 
 // InternalHandlers are what the internal listener's routes (core-api's
@@ -57,6 +60,9 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 	rt.Handle(fasthttp.MethodDelete, tokens+"/{network_token_id}", h.NetworkTokens.Delete)
 	rt.Handle(fasthttp.MethodPost, tokens+"/{network_token_id}/suspend", h.NetworkTokens.Suspend)
 	rt.Handle(fasthttp.MethodPost, tokens+"/{network_token_id}/resume", h.NetworkTokens.Resume)
+
+	rt.Handle(fasthttp.MethodPost, "/three-ds-scenarios", h.ThreeDSScenarios.Write)
+	rt.Handle(fasthttp.MethodPut, "/three-ds-scenarios/{id}", h.ThreeDSScenarios.Write)
 
 	// One base URL: everything else is core-api's.
 	rt.NotFound(h.Core.Pass)

@@ -109,7 +109,7 @@ func bodyReader(t testing.TB, body any) io.Reader {
 var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
 	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_descriptor", "merchant_initiated", "payment_source",
 	"previous_scheme_transaction_id", "refunded_amount", "refunds",
-	"response_code", "response_message", "scheme", "scheme_transaction_id", "soft_descriptor", "status", "type", "voided_at"}
+	"response_code", "response_message", "scheme", "scheme_transaction_id", "soft_descriptor", "status", "three_d_secure", "type", "voided_at"}
 
 // decode reads an authorization, holding its fields to wireFields.
 func decode(t testing.TB, raw []byte) mockcard.Authorization {

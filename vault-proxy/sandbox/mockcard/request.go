@@ -30,6 +30,16 @@ type authorizeRequest struct {
 	Options                     json.RawMessage `json:"options"`
 	MerchantDescriptor          string          `json:"merchant_descriptor"`
 	SoftDescriptor              string          `json:"soft_descriptor"`
+	ThreeDSecure                *ThreeDSecure   `json:"three_d_secure"`
+}
+
+// ThreeDSecure is the buyer's 3-D Secure authentication an authorization
+// carries, recorded as sent.
+type ThreeDSecure struct {
+	Version string `json:"version"`
+	Status  string `json:"status"`
+	CAVV    string `json:"cavv"`
+	ECI     string `json:"eci"`
 }
 
 type cardData struct {

@@ -56,11 +56,14 @@ type Authorization struct {
 	SoftDescriptor     *string `json:"soft_descriptor"`
 	// PreviousSchemeTransactionID is the request's, as sent (null when
 	// none): a test can see what a connector sent.
-	PreviousSchemeTransactionID *string     `json:"previous_scheme_transaction_id"`
-	Captures                    []Operation `json:"captures"`
-	Refunds                     []Operation `json:"refunds"`
-	CreatedAt                   time.Time   `json:"created_at"`
-	VoidedAt                    *time.Time  `json:"voided_at"`
+	PreviousSchemeTransactionID *string `json:"previous_scheme_transaction_id"`
+	// ThreeDSecure is the 3-D Secure data the authorization was sent
+	// with (null: none).
+	ThreeDSecure *ThreeDSecure `json:"three_d_secure"`
+	Captures     []Operation   `json:"captures"`
+	Refunds      []Operation   `json:"refunds"`
+	CreatedAt    time.Time     `json:"created_at"`
+	VoidedAt     *time.Time    `json:"voided_at"`
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
@@ -94,6 +97,7 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 	if req.PreviousSchemeTransactionID != "" {
 		a.PreviousSchemeTransactionID = ptr(req.PreviousSchemeTransactionID)
 	}
+	a.ThreeDSecure = req.ThreeDSecure
 	switch {
 	case v.approved:
 		a.Status, a.AuthorizedAmount = statusAuthorized, req.Amount

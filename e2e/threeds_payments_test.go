@@ -1,0 +1,297 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/logging"
+)
+
+// threeDSPayment is a card payment of amount asking for 3-D Secure of
+// tdsAmount.
+func threeDSPayment(pm string, amount, tdsAmount int64) map[string]any {
+	b := payment(pm, amount)
+	b["three_d_secure"] = map[string]any{"amount": tdsAmount}
+	return b
+}
+
+// eventNames are transaction id's events, oldest first.
+func eventNames(t *testing.T, core coreClient, id string) []string {
+	t.Helper()
+	var names []string
+	for _, e := range core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id+"/events", nil)["items"].([]any) {
+		names = append([]string{e.(map[string]any)["name"].(string)}, names...)
+	}
+	return names
+}
+
+// Every outcome of the simulator's scenarios, through the HTTP API: a
+// frictionless Y or A continues to mock-card with a mock CAVV and the
+// scheme's ECI; a challenge waits for the buyer and its completion over
+// HTTP applies the scenario's result; N, R, U and timeout end the payment
+// before any authorization, with their codes; each step is an event.
+func TestThreeDSPayments(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "three-ds-scenarios.write", "payment-methods.write", "transactions.write", "transactions.read", "buyers.write")
+	core := newCore(s, tok, "")
+	const visa, mastercard = "4111111111111111", "5555555555554444"
+	visaPM := vaultCard(t, s, tok, visa, "")["id"].(string)
+	mcPM := vaultCard(t, s, tok, mastercard, "")["id"].(string)
+	buyer := core.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"billing_details": map[string]any{
+		"first_name": "Jane", "last_name": "Doe", "email_address": "Jane.Doe@example.com"}})["id"].(string)
+
+	// The card's scenario goes through vault-proxy (its number is card
+	// data); the others straight to core-api.
+	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/three-ds-scenarios", tok,
+		scenarioBody("A", "", map[string]any{"card_number": mastercard, "external_identifier": "mc-attempt"}))
+	if code != http.StatusCreated {
+		t.Fatalf("card scenario: %d %s", code, raw)
+	}
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", map[string]any{"email_address": "jane.doe@EXAMPLE.com", "amount": 1007}))
+	for amount, o := range map[int64][2]string{1003: {"N", ""}, 1004: {"R", ""}, 1005: {"U", ""}, 1006: {"timeout", ""},
+		1008: {"C", "N"}, 1009: {"C", "timeout"}, 1010: {"Y", ""}} {
+		core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody(o[0], o[1], map[string]any{"amount": amount}))
+	}
+
+	type want struct {
+		status, tdsStatus, method, errorCode, eci string
+		events                                    []string
+	}
+	authenticated := []string{"transaction-created", "three-d-secure-authenticated", "authorization-succeeded"}
+	for name, tc := range map[string]struct {
+		body map[string]any
+		want want
+	}{
+		"no scenario: frictionless Y": {threeDSPayment(visaPM, 1001, 1001), want{"authorization_succeeded", "Y", "frictionless", "", "05", authenticated}},
+		"Y, amount above":             {threeDSPayment(visaPM, 1010, 5000), want{"authorization_succeeded", "Y", "frictionless", "", "05", authenticated}},
+		"A by card":                   {withExternalID(threeDSPayment(mcPM, 1001, 1001), "mc-attempt"), want{"authorization_succeeded", "A", "frictionless", "", "01", authenticated}},
+		"A card, other payment":       {withExternalID(threeDSPayment(visaPM, 1001, 1001), "mc-attempt"), want{"authorization_succeeded", "Y", "frictionless", "", "05", authenticated}},
+		"N":                           {threeDSPayment(visaPM, 1003, 1003), want{"authorization_declined", "N", "frictionless", "three_d_secure_not_authenticated", "", []string{"transaction-created", "three-d-secure-declined"}}},
+		"R":                           {threeDSPayment(visaPM, 1004, 1004), want{"authorization_declined", "R", "frictionless", "three_d_secure_rejected", "", []string{"transaction-created", "three-d-secure-declined"}}},
+		"U":                           {threeDSPayment(visaPM, 1005, 1005), want{"authorization_failed", "U", "frictionless", "three_d_secure_unavailable", "", []string{"transaction-created", "three-d-secure-failed"}}},
+		"timeout":                     {threeDSPayment(visaPM, 1006, 1006), want{"authorization_failed", "timeout", "frictionless", "three_d_secure_timeout", "", []string{"transaction-created", "three-d-secure-failed"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, tx := pay(t, s, tok, tc.body)
+			if code != http.StatusCreated {
+				t.Fatalf("pay: %d %v", code, tx)
+			}
+			checkThreeDS(t, tx, tc.want.status, tc.want.tdsStatus, tc.want.method, tc.want.errorCode, tc.want.eci, tc.body["three_d_secure"].(map[string]any)["amount"].(int64))
+			if got := eventNames(t, core, tx["id"].(string)); !slices.Equal(got, tc.want.events) {
+				t.Errorf("events %v, want %v", got, tc.want.events)
+			}
+			if tc.want.eci == "" {
+				return
+			}
+			// mock-card received the authentication with the authorization.
+			rec := processorRecord(t, s, tx["payment_service_transaction_id"].(string))
+			tds := tx["three_d_secure"].(map[string]any)["response_data"].(map[string]any)
+			if rec.ThreeDSecure == nil || rec.ThreeDSecure.CAVV != tds["cavv"] || rec.ThreeDSecure.ECI != tc.want.eci || rec.ThreeDSecure.Status != tc.want.tdsStatus {
+				t.Errorf("mock-card got %+v, the transaction says %v", rec.ThreeDSecure, tds)
+			}
+		})
+	}
+
+	challenge := func(t *testing.T, amount int64) map[string]any {
+		t.Helper()
+		body := threeDSPayment(visaPM, amount, amount)
+		body["buyer_id"] = buyer
+		code, tx := pay(t, s, tok, body)
+		if code != http.StatusCreated {
+			t.Fatalf("pay: %d %v", code, tx)
+		}
+		checkThreeDS(t, tx, "buyer_approval_pending", "C", "challenge", "", "", amount)
+		if got := eventNames(t, core, tx["id"].(string)); !slices.Equal(got, []string{"transaction-created", "three-d-secure-challenge-requested"}) {
+			t.Errorf("events %v", got)
+		}
+		return tx
+	}
+	complete := func(t *testing.T, tx map[string]any) (int, map[string]any) {
+		t.Helper()
+		url := tx["payment_method"].(map[string]any)["approval_url"].(string)
+		if !strings.HasPrefix(url, s.PublicURL+"/three-ds-challenges/"+tx["id"].(string)+"?token=") {
+			t.Fatalf("approval_url %s", url)
+		}
+		// The buyer's browser opens the page, then sends its form.
+		page, err := s.PublicClient.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(page.Body)
+		page.Body.Close()
+		if page.StatusCode != http.StatusOK || !strings.Contains(string(html), `<form method="post"`) {
+			t.Fatalf("challenge page: %d %s", page.StatusCode, html)
+		}
+		code, raw := s.Do(t, s.PublicClient, http.MethodPost, url, "", nil)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return code, m
+	}
+	for name, tc := range map[string]struct {
+		amount int64
+		want   want
+	}{
+		"challenge Y": {1007, want{"authorization_succeeded", "Y", "challenge", "", "05",
+			[]string{"transaction-created", "three-d-secure-challenge-requested", "three-d-secure-authenticated", "authorization-succeeded"}}},
+		"challenge N": {1008, want{"authorization_declined", "N", "challenge", "three_d_secure_challenge_failed", "",
+			[]string{"transaction-created", "three-d-secure-challenge-requested", "three-d-secure-declined"}}},
+		"challenge timeout": {1009, want{"authorization_failed", "timeout", "challenge", "three_d_secure_challenge_timeout", "",
+			[]string{"transaction-created", "three-d-secure-challenge-requested", "three-d-secure-failed"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tx := challenge(t, tc.amount)
+			code, done := complete(t, tx)
+			if code != http.StatusOK {
+				t.Fatalf("complete: %d %v", code, done)
+			}
+			checkThreeDS(t, done, tc.want.status, tc.want.tdsStatus, tc.want.method, tc.want.errorCode, tc.want.eci, tc.amount)
+			if got := eventNames(t, core, tx["id"].(string)); !slices.Equal(got, tc.want.events) {
+				t.Errorf("events %v, want %v", got, tc.want.events)
+			}
+			// Once completed, the challenge cannot be completed again.
+			if code, again := complete(t, tx); code != http.StatusConflict || again["code"] != "completion_token_used" {
+				t.Errorf("second completion: %d %v", code, again)
+			}
+		})
+	}
+
+	// A forged or another transaction's token changes nothing.
+	t.Run("challenge tokens", func(t *testing.T) {
+		a, b := challenge(t, 1007), challenge(t, 1007)
+		urlA := a["payment_method"].(map[string]any)["approval_url"].(string)
+		tokA := urlA[strings.Index(urlA, "token="):]
+		for name, tc := range map[string]struct {
+			url    string
+			status int
+			code   string
+		}{
+			"forged":        {s.PublicURL + "/three-ds-challenges/" + a["id"].(string) + "?token=tc1.AAAA.BBBB", 403, "completion_token_invalid"},
+			"another's":     {s.PublicURL + "/three-ds-challenges/" + b["id"].(string) + "?" + tokA, 403, "completion_token_mismatch"},
+			"no token":      {s.PublicURL + "/three-ds-challenges/" + a["id"].(string), 400, "bad_request"},
+			"direct's kind": {s.PublicURL + "/transactions/" + a["id"].(string) + "/complete?" + tokA, 403, "completion_token_invalid"},
+		} {
+			method := http.MethodPost
+			if strings.Contains(tc.url, "/complete") {
+				method = http.MethodGet
+			}
+			code, raw := s.Do(t, s.PublicClient, method, tc.url, "", nil)
+			if code != tc.status || apiError(t, raw).Code != tc.code {
+				t.Errorf("%s: %d %s", name, code, raw)
+			}
+		}
+		if tx := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+a["id"].(string), nil); tx["status"] != "buyer_approval_pending" {
+			t.Errorf("after refusals: %v", tx["status"])
+		}
+	})
+
+	// three_d_secure.amount below the transaction's is 422 with a pointer
+	// to it; other bad values are 400; nothing is created.
+	t.Run("refusals", func(t *testing.T) {
+		for name, tc := range map[string]struct {
+			body    map[string]any
+			status  int
+			code    string
+			pointer string
+		}{
+			"amount below":   {threeDSPayment(visaPM, 1001, 1000), 422, "three_d_secure_amount_too_low", "/three_d_secure/amount"},
+			"amount zero":    {threeDSPayment(visaPM, 1001, 0), 400, "bad_request", "/three_d_secure/amount"},
+			"amount missing": {withThreeDS(payment(visaPM, 1001), map[string]any{}), 400, "bad_request", "/three_d_secure/amount"},
+			"unknown field":  {withThreeDS(payment(visaPM, 1001), map[string]any{"amount": 1001, "cavv": "x"}), 400, "bad_request", "/three_d_secure/cavv"},
+			"pix":            {withThreeDS(map[string]any{"amount": 1001, "currency": "BRL", "payment_method": map[string]any{"method": "pix"}}, map[string]any{"amount": 1001}), 400, "bad_request", "/three_d_secure"},
+		} {
+			code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/transactions", tok, tc.body)
+			e := apiError(t, raw)
+			if code != tc.status || e.Code != tc.code || len(e.Details) == 0 || e.Details[0].Pointer != tc.pointer {
+				t.Errorf("%s: %d %s", name, code, raw)
+			}
+		}
+	})
+
+	logging.AssertNoPANIn(t, "the core database", s.Dump(t, "core"), visa, mastercard)
+	s.Logs.AssertNoPAN(t, visa, mastercard)
+}
+
+func withExternalID(b map[string]any, id string) map[string]any {
+	b["external_identifier"] = id
+	return b
+}
+
+func withThreeDS(b map[string]any, tds map[string]any) map[string]any {
+	b["three_d_secure"] = tds
+	return b
+}
+
+// checkThreeDS checks a transaction's status, error code and 3-D Secure
+// summary; eci "" means no response data.
+func checkThreeDS(t *testing.T, tx map[string]any, status, tdsStatus, method, errorCode, eci string, amount int64) {
+	t.Helper()
+	tds, _ := tx["three_d_secure"].(map[string]any)
+	if tx["status"] != status || tds == nil || tds["status"] != tdsStatus || tds["method"] != method || tds["version"] == "" ||
+		int64(tds["amount"].(float64)) != amount {
+		t.Fatalf("transaction %v %v: three_d_secure %v", tx["status"], tx["error_code"], tds)
+	}
+	if got, _ := tx["error_code"].(string); got != errorCode {
+		t.Errorf("error_code %q, want %q", got, errorCode)
+	}
+	rd, _ := tds["response_data"].(map[string]any)
+	if eci == "" {
+		if rd != nil {
+			t.Errorf("response_data %v, want null", rd)
+		}
+		return
+	}
+	cavv, _ := rd["cavv"].(string)
+	if b, err := base64.StdEncoding.DecodeString(cavv); err != nil || len(cavv) != 28 || len(b) != 20 || rd["eci"] != eci {
+		t.Errorf("response_data %v, want a 28-character CAVV and ECI %s", rd, eci)
+	}
+}
+
+// A challenge the buyer never completes: its transaction says until when
+// it waits (approval_expires_at), and once that has passed the sweep
+// fails it as a challenge's timeout; completing it then is 409.
+func TestThreeDSChallengeExpiry(t *testing.T) {
+	s := stack.Start(t, withSync(200*time.Millisecond, time.Hour))
+	tok := s.Token(t, "three-ds-scenarios.write", "payment-methods.write", "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	pm := vaultCard(t, s, tok, "4111111111111111", "")["id"].(string)
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", nil))
+	code, tx := pay(t, s, tok, threeDSPayment(pm, 1200, 1200))
+	if code != http.StatusCreated || tx["status"] != "buyer_approval_pending" {
+		t.Fatalf("pay: %d %v", code, tx)
+	}
+	expires, err := time.Parse(time.RFC3339, tx["approval_expires_at"].(string))
+	if err != nil || time.Until(expires) < 14*time.Minute || time.Until(expires) > 16*time.Minute {
+		t.Fatalf("approval_expires_at %v (%v), want in 15 minutes", tx["approval_expires_at"], err)
+	}
+	// The buyer's 15 minutes pass.
+	conn, err := pgx.Connect(context.Background(), s.DBs.CoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE transactions SET approval_expires_at = now() - interval '1 second' WHERE id = $1`, tx["id"]); err != nil {
+		t.Fatal(err)
+	}
+	id := tx["id"].(string)
+	for deadline := time.Now().Add(20 * time.Second); tx["status"] == "buyer_approval_pending" && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		tx = core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+id, nil)
+	}
+	checkThreeDS(t, tx, "authorization_failed", "timeout", "challenge", "three_d_secure_challenge_timeout", "", 1200)
+	if got := eventNames(t, core, id); !slices.Equal(got, []string{"transaction-created", "three-d-secure-challenge-requested", "three-d-secure-failed"}) {
+		t.Errorf("events %v", got)
+	}
+	url := tx["payment_method"].(map[string]any)["approval_url"].(string)
+	if code, raw := s.Do(t, s.PublicClient, http.MethodPost, url, "", nil); code != http.StatusConflict {
+		t.Errorf("completing an expired challenge: %d %s", code, raw)
+	}
+}
