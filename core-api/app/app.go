@@ -150,6 +150,7 @@ func (m *Main) open(ctx context.Context) error {
 	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
 		return err
 	}
+	m.DB.Events = httpapi.EventRenderer{Environment: string(m.Config.Environment)}
 	if m.Vault, err = vaulttransit.New(m.Config.Vault); err != nil {
 		return err
 	}

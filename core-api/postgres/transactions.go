@@ -103,7 +103,8 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		}
 	}
 	pm := t.PaymentMethod
-	err = db.Pool.QueryRow(ctx, `WITH t AS (
+	err = db.InTx(ctx, func(tx *Tx) error {
+		err := tx.tx.QueryRow(ctx, `WITH t AS (
 			INSERT INTO transactions (merchant_account_id, status, intent, amount, currency, country,
 				payment_method_id, payment_method_method, payment_method_scheme, payment_method_label,
 				buyer_id, payment_service_id, payment_source, merchant_initiated, is_subsequent_payment,
@@ -118,14 +119,17 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
 		t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
 	).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+		if err != nil {
+			return err
+		}
+		t.TransactionState = coreapi.TransactionState{Status: coreapi.TransactionProcessing, Amount: t.Amount}
+		return tx.announceTransaction(ctx, &coreapi.TransactionEvent{Name: coreapi.EventTransactionCreated,
+			MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID, CreatedAt: t.CreatedAt})
+	})
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound
 	}
-	if err != nil {
-		return err
-	}
-	t.TransactionState = coreapi.TransactionState{Status: coreapi.TransactionProcessing, Amount: t.Amount}
-	return nil
+	return err
 }
 
 // Transaction returns transaction id of the merchant account.
@@ -264,6 +268,9 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 	if err := queueEvent(&b, tr.Event); err != nil {
 		return err
 	}
+	if err := tx.db.queueTransactionEvent(&b, tr.Event, t, tr.Refund); err != nil {
+		return err
+	}
 	return tx.tx.SendBatch(ctx, &b).Close()
 }
 
@@ -295,7 +302,10 @@ func (tx *Tx) RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) erro
 	if err := queueEvent(&b, e); err != nil {
 		return err
 	}
-	return tx.tx.SendBatch(ctx, &b).Close()
+	if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return err
+	}
+	return tx.announceTransaction(ctx, e)
 }
 
 // NotificationRecorded reports whether an event of transaction
