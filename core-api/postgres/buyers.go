@@ -117,11 +117,11 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 			updated_at          = now()
 		WHERE merchant_account_id = $1 AND id = $2
 		RETURNING `+buyerColumns,
-		m, id,
-		f.DisplayName.Set, f.DisplayName.Ptr(),
-		f.ExternalIdentifier.Set, f.ExternalIdentifier.Ptr(),
-		f.AccountNumber.Set, f.AccountNumber.Ptr(),
-		f.BillingDetails.Set, bd))
+			m, id,
+			f.DisplayName.Set, f.DisplayName.Ptr(),
+			f.ExternalIdentifier.Set, f.ExternalIdentifier.Ptr(),
+			f.AccountNumber.Set, f.AccountNumber.Ptr(),
+			f.BillingDetails.Set, bd))
 		return buyerEvent(coreapi.EventBuyerUpdated, b, err)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -114,11 +114,11 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		e AS (INSERT INTO transaction_events (merchant_account_id, transaction_id, name, status_after, amount, created_at)
 			SELECT merchant_account_id, id, $20, status, 0, created_at FROM t)
 		SELECT id::text, created_at, updated_at FROM t`,
-		t.MerchantAccountID, string(coreapi.TransactionProcessing), t.Intent, t.Amount, t.Currency, t.Country,
-		pm.ID, pm.Method, pm.Scheme, pm.Label,
-		t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
-		t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
-	).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+			t.MerchantAccountID, string(coreapi.TransactionProcessing), t.Intent, t.Amount, t.Currency, t.Country,
+			pm.ID, pm.Method, pm.Scheme, pm.Label,
+			t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
+			t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
+		).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
 		if err != nil {
 			return err
 		}
