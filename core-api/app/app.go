@@ -20,6 +20,7 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
@@ -52,6 +53,8 @@ type Main struct {
 	jobs     sync.WaitGroup
 
 	txs *transactions.Service // the routes' and the sweep's
+
+	webhookObserver webhooks.Observer // metrics of deliveries; nil: none
 }
 
 // idempotencyPurgeInterval is how often expired idempotency keys are
@@ -123,6 +126,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	purger := &idempotency.Purger{Store: m.DB, Log: m.Log.With("component", "idempotency-purge")}
 	m.startJob(func(ctx context.Context) { purger.Every(ctx, idempotencyPurgeInterval) })
 	m.startSweeping()
+	m.startDelivering()
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
@@ -106,6 +107,30 @@ type Config struct {
 	// long a request's claim on its Idempotency-Key outlives a process
 	// that died holding it (package idempotency).
 	IdempotencyLease time.Duration
+
+	// Webhooks configures outbound webhook delivery (docs/webhooks.md).
+	Webhooks WebhookConfig
+}
+
+// WebhookConfig configures outbound webhook delivery.
+type WebhookConfig struct {
+	// AllowLoopback (WEBHOOK_ALLOW_LOOPBACK=true) lets deliveries reach
+	// loopback addresses, for local tests only; refused in production.
+	AllowLoopback bool
+	// Timeout (CORE_API_WEBHOOK_TIMEOUT, default 5s) bounds one attempt:
+	// a 2xx within it is success.
+	Timeout time.Duration
+	// PerEndpoint (CORE_API_WEBHOOK_CONCURRENCY, default 8) is how many
+	// deliveries to one subscription an instance makes at once.
+	PerEndpoint int
+	// Lease (CORE_API_WEBHOOK_LEASE, default: a batch's worst case plus
+	// 30 s) is how long a claimed delivery waits before another instance
+	// may take it over from one that died.
+	Lease time.Duration
+	// Poll (CORE_API_WEBHOOK_POLL, default 200ms) is how often an idle
+	// instance looks for due deliveries; zero delivers nothing (another
+	// process delivers).
+	Poll time.Duration
 }
 
 // Defaults of the vault reconciliation. An interval of an hour and a grace
@@ -227,6 +252,13 @@ func LoadConfig(l *config.Loader) Config {
 		NotificationURL: strings.TrimRight(l.String("CORE_API_NOTIFICATION_URL", config.Optional()), "/"),
 		CompletionKey:   l.Secret("CORE_API_COMPLETION_KEY", config.Optional()),
 		MockDirectURL:   strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
+		Webhooks: WebhookConfig{
+			AllowLoopback: l.Bool("WEBHOOK_ALLOW_LOOPBACK", config.Default("false")),
+			Timeout:       l.Duration("CORE_API_WEBHOOK_TIMEOUT", 100*time.Millisecond, time.Minute, config.Default(webhooks.DefaultTimeout.String())),
+			PerEndpoint:   l.Int("CORE_API_WEBHOOK_CONCURRENCY", 1, 256, config.Default(strconv.Itoa(webhooks.DefaultPerEndpoint))),
+			Lease:         l.Duration("CORE_API_WEBHOOK_LEASE", 0, time.Hour, config.Default("0s")),
+			Poll:          l.Duration("CORE_API_WEBHOOK_POLL", 0, time.Minute, config.Default(webhooks.DefaultPoll.String())),
+		},
 	}
 }
 
@@ -293,6 +325,9 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.vaultReconcileGrace() < MinProductionVaultReconcileGrace {
 		errs = append(errs, fmt.Errorf("CORE_API_VAULT_RECONCILE_GRACE must be at least %s in production", MinProductionVaultReconcileGrace))
+	}
+	if c.Environment == config.Production && c.Webhooks.AllowLoopback {
+		errs = append(errs, errors.New("WEBHOOK_ALLOW_LOOPBACK must not be true in production: it is for local tests only"))
 	}
 	return errors.Join(errs...)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
@@ -42,7 +43,24 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		PaymentServices: paymentServices,
 		Transactions:    m.transactions(connectors, paymentServices),
 		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
+		Webhooks:        &webhooks.Service{Store: m.DB, Crypter: m.Vault, Production: m.Config.Environment == config.Production},
 	}
+}
+
+// startDelivering runs this instance's webhook dispatcher.
+func (m *Main) startDelivering() {
+	w := m.Config.Webhooks
+	if w.Poll <= 0 {
+		m.Log.Warn("webhook delivery is off in this instance (CORE_API_WEBHOOK_POLL=0)")
+		return
+	}
+	if w.AllowLoopback {
+		m.Log.Warn("webhook deliveries may reach loopback addresses (WEBHOOK_ALLOW_LOOPBACK=true); never use this outside tests")
+	}
+	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Client: webhooks.NewClient(w.AllowLoopback, w.Timeout),
+		Log: m.Log.With("component", "webhook-delivery"), Timeout: w.Timeout, PerEndpoint: w.PerEndpoint,
+		Lease: w.Lease, Poll: w.Poll, Observer: m.webhookObserver}
+	m.startJob(d.Run)
 }
 
 // transactions is the transactions service on the environment's

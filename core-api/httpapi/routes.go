@@ -10,6 +10,7 @@ import (
 	"github.com/payorch/core-api/paymentmethods"
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
@@ -28,6 +29,7 @@ type Deps struct {
 	PaymentServices  *paymentservices.Service
 	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
+	Webhooks         *webhooks.Service
 }
 
 // Routes registers every core-api route on rt: this is the one list of
@@ -89,6 +91,18 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /voids", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.voidAlias(), resumeTx))
 	rt.Handle("POST /refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refundAlias(), txs.resumeRefund))
 	rt.Handle("GET /refunds/{refund_id}", txs.getRefund)
+
+	whs := webhookHandlers{d}
+	rt.Handle("POST /webhook-subscriptions", whs.create)
+	rt.Handle("GET /webhook-subscriptions", whs.list)
+	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}", whs.get)
+	rt.Handle("PUT /webhook-subscriptions/{webhook_subscription_id}", whs.update)
+	rt.Handle("DELETE /webhook-subscriptions/{webhook_subscription_id}", whs.delete)
+	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/rotate-secret", whs.rotateSecret)
+	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}/deliveries", whs.subscriptionDeliveries)
+	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/replay", whs.replayFailed)
+	rt.Handle("GET /events/{event_id}/deliveries", whs.eventDeliveries)
+	rt.Handle("POST /events/{event_id}/replay", whs.replayEvent)
 
 	// Processors' notifications: no bearer, each connector verifies its
 	// own signature (webhooks.go).

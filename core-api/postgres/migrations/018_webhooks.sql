@@ -54,10 +54,10 @@ CREATE TABLE webhook_deliveries (
     merchant_account_id text NOT NULL,
     status              text NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
     attempts            integer NOT NULL DEFAULT 0,
+    -- When a pending delivery is due. A claim moves it to the end of the
+    -- claim's lease: a worker that died mid-delivery leaves the row due
+    -- again then (at least once).
     next_attempt_at     timestamptz,
-    -- A claimed row is leased until then: a worker that died mid-delivery
-    -- leaves it to be claimed again (at least once).
-    leased_until        timestamptz,
     created_at          timestamptz NOT NULL,
     updated_at          timestamptz NOT NULL,
     CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
