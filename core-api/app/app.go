@@ -20,9 +20,9 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/reconcile"
 	"github.com/payorch/core-api/transactions"
-	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/core-api/vaulttransit"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
 )

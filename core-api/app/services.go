@@ -13,6 +13,7 @@ import (
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhookhttp"
 	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
@@ -57,7 +58,7 @@ func (m *Main) startDelivering() {
 	if w.AllowLoopback {
 		m.Log.Warn("webhook deliveries may reach loopback addresses (WEBHOOK_ALLOW_LOOPBACK=true); never use this outside tests")
 	}
-	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Client: webhooks.NewClient(w.AllowLoopback, w.Timeout),
+	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Sender: webhookhttp.New(w.AllowLoopback, w.Timeout),
 		Log: m.Log.With("component", "webhook-delivery"), Timeout: w.Timeout, PerEndpoint: w.PerEndpoint,
 		Lease: w.Lease, Poll: w.Poll, Observer: m.webhookObserver}
 	m.startJob(d.Run)

@@ -1,12 +1,9 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -60,6 +57,31 @@ type DeliveryStore interface {
 	RecordWebhookOutcomes(ctx context.Context, outcomes []Outcome) error
 }
 
+// Message is one attempt of a delivery, as the Sender posts it:
+// Standard Webhooks headers (webhook-id, webhook-timestamp,
+// webhook-signature) and the payload, with Basic authentication when the
+// subscription has credentials.
+type Message struct {
+	URL                string
+	ID                 string // the event's id: the same on every attempt
+	Timestamp          time.Time
+	Signature          string
+	Body               []byte
+	Username, Password string
+}
+
+// Answer is what an endpoint answered: its status, or why none came
+// (a stable text, never an address).
+type Answer struct {
+	Code  int // 0: no answer
+	Error string
+}
+
+// Sender posts a message to its endpoint (webhookhttp.Sender).
+type Sender interface {
+	Send(ctx context.Context, m Message) Answer
+}
+
 // Observer is told what the dispatcher does, for metrics; nil: nothing.
 type Observer interface {
 	Attempted(subscriptionID string, o Outcome)
@@ -76,7 +98,7 @@ type Observer interface {
 type Dispatcher struct {
 	Store    DeliveryStore
 	Crypter  Crypter
-	Client   *http.Client // NewClient
+	Sender   Sender
 	Log      *slog.Logger
 	Observer Observer
 	Now      func() time.Time // nil: time.Now; tests inject a clock
@@ -298,11 +320,6 @@ func (d *Dispatcher) secretsOf(ctx context.Context, c Claim) (secrets, error) {
 	return s, nil
 }
 
-// maxResponseRead is how much of an answer is read (and dropped) so the
-// connection can be reused.
-const maxResponseRead = 64 << 10
-
-// deliver makes one attempt of c.
 func (d *Dispatcher) deliver(ctx context.Context, c Claim, sec secrets) Outcome {
 	at := d.now()
 	o := Outcome{DeliveryID: c.DeliveryID, SubscriptionID: c.SubscriptionID, At: at}
@@ -321,34 +338,20 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim, sec secrets) Outcome 
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.timeout())
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(c.Payload))
-	if err != nil {
-		return fail("invalid url")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "payorch-webhooks/1")
-	req.Header.Set("webhook-id", c.EventID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	if sec.username != "" {
-		req.SetBasicAuth(sec.username, sec.password)
-	}
 	start := time.Now()
-	resp, err := d.Client.Do(req)
-	if err == nil {
-		_, err = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
-		resp.Body.Close()
-		code := resp.StatusCode
-		o.ResponseCode = &code
-	}
+	a := d.Sender.Send(ctx, Message{URL: c.URL, ID: c.EventID, Timestamp: at, Signature: sig, Body: c.Payload,
+		Username: sec.username, Password: sec.password})
 	o.Latency = time.Since(start)
+	if a.Code != 0 {
+		o.ResponseCode = &a.Code
+	}
 	switch {
 	case o.ResponseCode == nil:
-		return fail(attemptError(err))
+		return fail(a.Error)
 	case *o.ResponseCode >= 200 && *o.ResponseCode < 300:
 		o.Status = coreapi.DeliverySucceeded
 		return o
-	case *o.ResponseCode == http.StatusGone:
+	case *o.ResponseCode == 410: // Gone
 		o.Gone = true
 		return fail("410 gone: subscription disabled")
 	default:

@@ -1,17 +1,61 @@
-package webhooks
+// Package webhookhttp sends outbound webhooks over HTTP: the adapter the
+// webhooks Dispatcher delivers through, with vault forward's destination
+// rules (shared/netguard) applied at every connect.
+package webhookhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/netguard"
 )
+
+var _ webhooks.Sender = (*Sender)(nil)
+
+// Sender posts webhooks through Client.
+type Sender struct{ Client *http.Client }
+
+// New is a Sender through NewClient.
+func New(allowLoopback bool, timeout time.Duration) *Sender {
+	return &Sender{Client: NewClient(allowLoopback, timeout)}
+}
+
+// maxResponseRead is how much of an answer is read (and dropped) so the
+// connection can be reused.
+const maxResponseRead = 64 << 10
+
+// Send posts m; ctx bounds it (the attempt's timeout).
+func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Answer {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))
+	if err != nil {
+		return webhooks.Answer{Error: "invalid url"}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "payorch-webhooks/1")
+	req.Header.Set("webhook-id", m.ID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(m.Timestamp.Unix(), 10))
+	req.Header.Set("webhook-signature", m.Signature)
+	if m.Username != "" {
+		req.SetBasicAuth(m.Username, m.Password)
+	}
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		return webhooks.Answer{Error: attemptError(err)}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
+	resp.Body.Close()
+	return webhooks.Answer{Code: resp.StatusCode}
+}
 
 // RefusedError is a destination the address rules refuse (netguard): the
 // attempt fails without a request sent. Its text names the rule, never
