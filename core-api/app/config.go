@@ -128,8 +128,7 @@ type WebhookConfig struct {
 	// may take it over from one that died.
 	Lease time.Duration
 	// Poll (CORE_API_WEBHOOK_POLL, default 200ms) is how often an idle
-	// instance looks for due deliveries; zero delivers nothing (another
-	// process delivers).
+	// instance looks for due deliveries.
 	Poll time.Duration
 }
 
@@ -257,7 +256,7 @@ func LoadConfig(l *config.Loader) Config {
 			Timeout:       l.Duration("CORE_API_WEBHOOK_TIMEOUT", 100*time.Millisecond, time.Minute, config.Default(webhooks.DefaultTimeout.String())),
 			PerEndpoint:   l.Int("CORE_API_WEBHOOK_CONCURRENCY", 1, 256, config.Default(strconv.Itoa(webhooks.DefaultPerEndpoint))),
 			Lease:         l.Duration("CORE_API_WEBHOOK_LEASE", 0, time.Hour, config.Default("0s")),
-			Poll:          l.Duration("CORE_API_WEBHOOK_POLL", 0, time.Minute, config.Default(webhooks.DefaultPoll.String())),
+			Poll:          l.Duration("CORE_API_WEBHOOK_POLL", 10*time.Millisecond, time.Minute, config.Default(webhooks.DefaultPoll.String())),
 		},
 	}
 }

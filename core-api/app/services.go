@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"crypto/rand"
 	"time"
 
@@ -48,25 +49,20 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 	}
 }
 
-// startDelivering runs this instance's webhook dispatcher.
+// startDelivering runs this instance's webhook dispatcher: every
+// instance delivers, the claims sharing the work out.
 func (m *Main) startDelivering() {
 	w := m.Config.Webhooks
-	if w.Poll <= 0 {
-		m.Log.Warn("webhook delivery is off in this instance (CORE_API_WEBHOOK_POLL=0)")
-		return
-	}
 	if w.AllowLoopback {
 		m.Log.Warn("webhook deliveries may reach loopback addresses (WEBHOOK_ALLOW_LOOPBACK=true); never use this outside tests")
 	}
-	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Sender: webhookhttp.New(w.AllowLoopback, w.Timeout),
-		Log: m.Log.With("component", "webhook-delivery"), Timeout: w.Timeout, PerEndpoint: w.PerEndpoint,
+	timeout := cmp.Or(w.Timeout, webhooks.DefaultTimeout)
+	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Sender: webhookhttp.New(w.AllowLoopback, timeout),
+		Log: m.Log.With("component", "webhook-delivery"), Timeout: timeout, PerEndpoint: w.PerEndpoint,
 		Lease: w.Lease, Poll: w.Poll, Observer: m.webhookObserver}
 	m.startJob(d.Run)
 }
 
-// transactions is the transactions service on the environment's
-// connectors and the merchant accounts' payment services; Run sweeps with
-// the same one.
 func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
 		m.txs = &transactions.Service{Store: postgres.TransactionsStore{DB: m.DB}, Cards: cardsOf(connectors),
