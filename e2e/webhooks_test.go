@@ -76,6 +76,12 @@ func newHookReceiver(t testing.TB) *hookReceiver {
 	return h
 }
 
+func (h *hookReceiver) setRespond(f func(hookRequest) int) {
+	h.mu.Lock()
+	h.respond = f
+	h.mu.Unlock()
+}
+
 func (h *hookReceiver) received() []hookRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -201,8 +207,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 
 	// History and replay.
 	evID := r.ID
-	ds := c.ok(t, http.StatusOK, http.MethodGet, "/events/"+evID+"/deliveries", nil)["items"].([]any)
-	d := ds[0].(map[string]any)
+	// The receiver answered before the attempt was recorded.
+	var ds []any
+	var d map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ds = c.ok(t, http.StatusOK, http.MethodGet, "/events/"+evID+"/deliveries", nil)["items"].([]any)
+		if d = ds[0].(map[string]any); d["status"] != "pending" || time.Now().After(deadline) {
+			break
+		}
+	}
 	attempts := d["attempts"].([]any)
 	if d["status"] != "succeeded" || len(attempts) != 1 || attempts[0].(map[string]any)["response_code"] != float64(200) {
 		t.Fatalf("deliveries %v", ds)
