@@ -224,7 +224,9 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	if rep := c.ok(t, http.StatusAccepted, http.MethodPost, "/events/"+evID+"/replay", nil); rep["replayed"] != float64(1) {
 		t.Fatalf("replay %v", rep)
 	}
-	h.await(t, "replayed", func(r hookRequest) bool { return len(h.received()) > before && r.ID == evID && r.Name == "buyer.updated" })
+	h.await(t, "replayed", func(r hookRequest) bool {
+		return len(h.received()) > before && r.ID == evID && r.Name == "buyer.updated"
+	})
 	n := 0
 	for _, r := range h.received() {
 		if r.ID == evID {

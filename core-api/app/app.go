@@ -55,6 +55,12 @@ type Main struct {
 	txs *transactions.Service // the routes' and the sweep's
 
 	webhookObserver webhooks.Observer // metrics of deliveries; nil: none
+
+	// AdminListener, when set, is used instead of listening on
+	// Config.AdminAddr (tests pass one on port 0).
+	AdminListener net.Listener
+	admin         *http.Server
+	adminLn       net.Listener
 }
 
 // idempotencyPurgeInterval is how often expired idempotency keys are
@@ -98,9 +104,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Log.Warn("CORE_API_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
 	}
 
+	reg := m.newMetrics()
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
-	httpapi.Routes(rt, m.deps(verifier, cursors))
+	rt.SetMetrics(reg.NewHTTP(metricsService))
+	deps := m.deps(verifier, cursors)
+	deps.Metrics = reg.Handler()
+	httpapi.Routes(rt, deps)
+	if err := m.serveAdmin(reg); err != nil {
+		return err
+	}
 
 	if m.ln = m.Listener; m.ln == nil {
 		if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
@@ -250,6 +263,9 @@ func (m *Main) Close() error {
 	var err error
 	if m.srv != nil {
 		err = m.srv.Shutdown(ctx)
+	}
+	if m.admin != nil {
+		_ = m.admin.Close() // metrics scrapes need no drain
 	}
 	if m.DB != nil {
 		m.DB.Close()

@@ -22,6 +22,10 @@ type Config struct {
 	Environment config.Environment
 	DatabaseURL string
 	Addr        string
+	// AdminAddr (CORE_API_ADMIN_ADDR, default 127.0.0.1:9091, loopback
+	// only) serves GET /metrics (Prometheus) and GET /healthz; empty: no
+	// admin listener.
+	AdminAddr string
 
 	// The mTLS link to vault-proxy's internal listener.
 	VaultProxyURL    string
@@ -222,6 +226,7 @@ func LoadConfig(l *config.Loader) Config {
 		Environment:      l.Environment("ENVIRONMENT"),
 		DatabaseURL:      l.Secret("CORE_API_DATABASE_URL").Reveal(),
 		Addr:             l.String("CORE_API_ADDR", config.Default(":8080")),
+		AdminAddr:        l.String("CORE_API_ADMIN_ADDR", config.Default("127.0.0.1:9091")),
 		VaultProxyURL:    strings.TrimRight(l.String("VAULT_PROXY_INTERNAL_URL", config.Default("https://127.0.0.1:9443")), "/"),
 		VaultProxyCAFile: l.String("VAULT_PROXY_CA_FILE"),
 		ClientCertFile:   l.String("CORE_API_CLIENT_CERT_FILE"),
@@ -324,6 +329,9 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.vaultReconcileGrace() < MinProductionVaultReconcileGrace {
 		errs = append(errs, fmt.Errorf("CORE_API_VAULT_RECONCILE_GRACE must be at least %s in production", MinProductionVaultReconcileGrace))
+	}
+	if c.AdminAddr != "" && !config.LoopbackAddr(c.AdminAddr) {
+		errs = append(errs, errors.New("CORE_API_ADMIN_ADDR must be a loopback address"))
 	}
 	if c.Environment == config.Production && c.Webhooks.AllowLoopback {
 		errs = append(errs, errors.New("WEBHOOK_ALLOW_LOOPBACK must not be true in production: it is for local tests only"))

@@ -30,6 +30,9 @@ type Deps struct {
 	Transactions     *transactions.Service
 	Idempotency      *idempotency.Service // keys of the routes wrapped by Deps.Idempotent
 	Webhooks         *webhooks.Service
+	// Metrics serves the process's metrics (the admin listener's), on
+	// GET /metrics too.
+	Metrics http.Handler
 }
 
 // Routes registers every core-api route on rt: this is the one list of
@@ -107,5 +110,5 @@ func Routes(rt *Router, d Deps) {
 	// Processors' notifications: no bearer, each connector verifies its
 	// own signature (webhooks.go).
 	rt.Handle("POST /webhooks/{connector}/{merchant_account_id}", txs.notification)
-	rt.Handle("GET /metrics", txs.metrics)
+	rt.Handle("GET /metrics", serveMetrics(d.Metrics))
 }

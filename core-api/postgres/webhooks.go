@@ -327,3 +327,21 @@ func (db *DB) RecordWebhookOutcomes(ctx context.Context, outcomes []webhooks.Out
 func (db *DB) sendBatch(ctx context.Context, b *pgx.Batch) error {
 	return db.Pool.SendBatch(ctx, b).Close()
 }
+
+// WebhookQueueDepths counts the pending deliveries of each subscription
+// that has any.
+func (db *DB) WebhookQueueDepths(ctx context.Context) (map[string]int, error) {
+	rows, err := db.Pool.Query(ctx, `SELECT subscription_id::text, count(*) FROM webhook_deliveries
+		WHERE status = 'pending' GROUP BY subscription_id`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	var id string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		out[id] = n
+		return nil
+	})
+	return out, err
+}
