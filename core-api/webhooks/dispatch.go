@@ -117,8 +117,9 @@ type Dispatcher struct {
 	Lease time.Duration
 
 	mu      sync.Mutex
-	busy    map[string]bool    // subscriptions with a batch in flight here
-	secrets map[string]secrets // decrypted, by subscription id and version
+	busy    map[string]bool      // subscriptions with a batch in flight here
+	resting map[string]time.Time // subscriptions whose last batch all failed: not claimed before then
+	secrets map[string]secrets   // decrypted, by subscription id and version
 	running sync.WaitGroup
 }
 
@@ -212,14 +213,22 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) start(ctx context.Context, wake chan struct{}) (int, error) {
 	d.mu.Lock()
 	if d.busy == nil {
-		d.busy, d.secrets = map[string]bool{}, map[string]secrets{}
+		d.busy, d.secrets, d.resting = map[string]bool{}, map[string]secrets{}, map[string]time.Time{}
 	}
-	skip := make([]string, 0, len(d.busy))
+	now := d.now()
+	skip := make([]string, 0, len(d.busy)+len(d.resting))
 	for id := range d.busy {
 		skip = append(skip, id)
 	}
+	for id, until := range d.resting {
+		if now.Before(until) {
+			skip = append(skip, id)
+		} else {
+			delete(d.resting, id)
+		}
+	}
 	d.mu.Unlock()
-	claims, err := d.Store.ClaimWebhookDeliveries(ctx, d.now(), d.lease(), d.batch(), skip)
+	claims, err := d.Store.ClaimWebhookDeliveries(ctx, now, d.lease(), d.batch(), skip)
 	if err != nil {
 		return 0, err
 	}
@@ -276,11 +285,36 @@ func (d *Dispatcher) deliverBatch(ctx context.Context, batch []Claim) {
 		}()
 	}
 	wg.Wait()
+	d.rest(batch[0].SubscriptionID, outcomes)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := d.Store.RecordWebhookOutcomes(rctx, outcomes); err != nil {
 		d.Log.Error("record webhook attempts", "subscription_id", batch[0].SubscriptionID, "err", err)
 	}
+}
+
+// rest keeps a subscription whose whole batch failed out of the claims
+// until the earliest retry among them: its other due deliveries would
+// only fail the same way, and claiming and recording them costs the
+// database and this process what the healthy endpoints need. A dead
+// endpoint is then tried one batch per back-off step, not as fast as it
+// refuses.
+func (d *Dispatcher) rest(subscription string, outcomes []Outcome) {
+	var until time.Time
+	for _, o := range outcomes {
+		if o.Status == coreapi.DeliverySucceeded {
+			return
+		}
+		if o.NextAttemptAt != nil && (until.IsZero() || o.NextAttemptAt.Before(until)) {
+			until = *o.NextAttemptAt
+		}
+	}
+	if until.IsZero() {
+		return
+	}
+	d.mu.Lock()
+	d.resting[subscription] = until.Truncate(time.Microsecond) // as the database keeps the retry's time
+	d.mu.Unlock()
 }
 
 // secretsOf decrypts a subscription's secrets once per version.
