@@ -103,7 +103,7 @@ summary() {
       f = "Webhooks: deliveries per second, 8 healthy endpoints on loopback, real PostgreSQL"
       if (whRate == "") row(f, "not measured", ">= 2000/s", "")
       else row(f " (median of " whPairs " runs)", whRate "/s", ">= 2000/s", verdict(whRate, 2000))
-      f = "Webhooks: healthy endpoints' rate with a dead and a slow endpoint present vs without"
+      f = "Webhooks: the healthy endpoints rate with a dead and a slow endpoint present vs without"
       if (whRatio == "") row(f, "not measured", "0.9x", "")
       else row(f " (median of " whPairs " pairs: " whPair ")", whRatio "x", "0.9x", verdict(whRatio, 0.9))
       if ("ShipAudit" in pgcpu) row("Audit shipper: PostgreSQL CPU to store one /vault-forward audit record, batches of 500", pgcpu["ShipAudit"] " us", "none: information", "")
