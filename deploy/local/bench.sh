@@ -187,7 +187,7 @@ echo
 (cd e2e && BENCH_LATENCY=1 go test -run 'TestTransactionLatency' -count 1 -v .) | grep -o 'TX_LATENCY.*' | tee -a "$out" || true
 
 # Webhook delivery (BENCHMARKS.md, "Webhooks"): WEBHOOK_BENCH_PAIRS
-# (default 3) alternating pairs of 8 healthy endpoints alone and with a
+# (default 5) pairs of 8 healthy endpoints alone and with a
 # dead and a slow one beside them, against the real PostgreSQL.
 echo
 (cd e2e && BENCH_WEBHOOKS=1 go test -run 'TestWebhookThroughput' -count 1 -v -timeout 30m .) | grep -o 'WEBHOOK_BENCH.*' | tee -a "$out" || true
