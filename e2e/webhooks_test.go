@@ -188,6 +188,13 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 	}
 
+	// A deletion announces the resource as it stood.
+	c.ok(t, http.StatusNoContent, http.MethodDelete, "/payment-methods/"+pm, nil)
+	r = h.await(t, "payment-method.deleted", func(r hookRequest) bool { return r.Name == "payment-method.deleted" })
+	if target := targetOf(t, r); target["id"] != pm || target["type"] != "payment-method" {
+		t.Fatalf("payment-method.deleted target %v", target)
+	}
+
 	// Rotation: both secrets sign during the grace period.
 	rot := c.ok(t, http.StatusOK, http.MethodPost, "/webhook-subscriptions/"+subID+"/rotate-secret", map[string]any{"grace_period_seconds": 3600})
 	newSecret, _ := rot["secret"].(string)
@@ -270,9 +277,29 @@ func TestWebhookSubscriptionErrors(t *testing.T) {
 	if !reflect.DeepEqual(sub["basic_auth"], map[string]any{"username": "merchant"}) {
 		t.Fatalf("basic_auth %v", sub["basic_auth"])
 	}
-	code, raw := c.do(t, http.MethodPost, "/webhook-subscriptions/"+sub["id"].(string)+"/rotate-secret", map[string]any{"grace_period_seconds": 0})
+	id := sub["id"].(string)
+	code, raw := c.do(t, http.MethodPost, "/webhook-subscriptions/"+id+"/rotate-secret", map[string]any{"grace_period_seconds": 0})
 	if code != http.StatusBadRequest {
 		t.Fatalf("grace 0: %d %s", code, raw)
+	}
+
+	// Update, list, delete.
+	up := c.ok(t, http.StatusOK, http.MethodPut, "/webhook-subscriptions/"+id, map[string]any{
+		"active": false, "event_names": []string{"refund.succeeded"}, "basic_auth": nil})
+	if up["active"] != false || up["basic_auth"] != nil || !reflect.DeepEqual(up["event_names"], []any{"refund.succeeded"}) {
+		t.Fatalf("after PUT: %v", up)
+	}
+	if code, raw := c.do(t, http.MethodPut, "/webhook-subscriptions/"+id, map[string]any{"url": "ftp://x.example.com/"}); code != http.StatusBadRequest {
+		t.Fatalf("PUT of a bad url: %d %s", code, raw)
+	}
+	page := c.ok(t, http.StatusOK, http.MethodGet, "/webhook-subscriptions?limit=10", nil)
+	items := page["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["id"] != id || items[0].(map[string]any)["secret"] != nil {
+		t.Fatalf("list %v", page)
+	}
+	c.ok(t, http.StatusNoContent, http.MethodDelete, "/webhook-subscriptions/"+id, nil)
+	if code, _ := c.do(t, http.MethodGet, "/webhook-subscriptions/"+id, nil); code != http.StatusNotFound {
+		t.Fatalf("GET after DELETE: %d", code)
 	}
 	if strings.Contains(s.Logs.String(), "s3cret") {
 		t.Fatal("a Basic authentication password reached the logs")
