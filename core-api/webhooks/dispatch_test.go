@@ -383,3 +383,24 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// An answer after the delivery timeout is a failed attempt, retried.
+func TestAnswerAfterTheTimeoutFails(t *testing.T) {
+	f := newFixture(t)
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); slow.Close() })
+	f.disp.Timeout = 200 * time.Millisecond
+	sub := f.subscribe(t, slow.URL)
+	f.newBuyer(t)
+	f.runOnce(t)
+	d := f.deliveries(t, sub.ID)[0]
+	if d.Status != coreapi.DeliveryPending || deref(d.Attempts[0].Error) != "timeout" || d.Attempts[0].ResponseCode != nil {
+		t.Fatalf("delivery %+v, attempt error %s", d, deref(d.Attempts[0].Error))
+	}
+}
