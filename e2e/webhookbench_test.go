@@ -53,12 +53,7 @@ func TestWebhookThroughput(t *testing.T) {
 	if err := postgres.Migrate(ctx, dbs.CoreOwnerDSN); err != nil {
 		t.Fatal(err)
 	}
-	db, err := postgres.Open(ctx, dbs.CoreDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(db.Close)
-	db.Events = httpapi.EventRenderer{Environment: "sandbox"}
+	db := openCoreDB(t, dbs.CoreDSN)
 	crypter := vaulttransittest.New(t).Client
 	svc := &webhooks.Service{Store: db, Crypter: crypter}
 
@@ -178,4 +173,18 @@ func benchPayload() string {
 		`"created_at":"2026-01-01T00:00:00.000000Z","merchant_account_id":"default","environment":"sandbox","target":{` +
 		`"type":"transaction","id":"00000000-0000-4000-8000-000000000001","status":"authorization_succeeded",` +
 		`"metadata":{"note":"` + strings.Repeat("x", 700) + `"}}}`
+}
+
+// openCoreDB opens the core database beside a stack's core-api, as a
+// baseline or a benchmark's own store: with the outbound event renderer
+// core-api injects, so that its writes are the same statements.
+func openCoreDB(tb testing.TB, dsn string) *postgres.DB {
+	tb.Helper()
+	db, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(db.Close)
+	db.Events = httpapi.EventRenderer{Environment: "sandbox"}
+	return db
 }
