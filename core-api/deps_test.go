@@ -47,6 +47,7 @@ var adapters = []string{
 	module + "/postgres",
 	module + "/vaultclient",
 	module + "/vaulttransit",
+	module + "/webhookhttp",
 }
 
 // simulators are the sandbox's third parties (mock-bank, mock-direct): HTTP servers of

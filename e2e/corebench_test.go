@@ -63,11 +63,7 @@ type coreBench struct {
 func newCoreBench(b *testing.B) *coreBench {
 	b.Helper()
 	s := stack.Start(b)
-	db, err := postgres.Open(context.Background(), s.DBs.CoreDSN)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(db.Close)
+	db := openCoreDB(b, s.DBs.CoreDSN)
 	n := 2 * coreBenchParallelism * runtime.GOMAXPROCS(0)
 	tr := &http.Transport{
 		MaxIdleConns:        n,

@@ -85,11 +85,7 @@ type txBench struct {
 func newTxBench(tb testing.TB) *txBench {
 	tb.Helper()
 	s := stack.Start(tb)
-	db, err := postgres.Open(context.Background(), s.DBs.CoreDSN)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(db.Close)
+	db := openCoreDB(tb, s.DBs.CoreDSN)
 	roots, err := certs.LoadCertPool(s.PKI.CA)
 	if err != nil {
 		tb.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaultclient"
 	"github.com/payorch/core-api/vaulttransit"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
 )
@@ -54,6 +55,14 @@ type Main struct {
 
 	txs       *transactions.Service // the routes' and the sweep's
 	scenarios *threeds.Service      // the 3-D Secure simulator's rule book, outside production
+
+	webhookObserver webhooks.Observer // metrics of deliveries; nil: none
+
+	// AdminListener, when set, is used instead of listening on
+	// Config.AdminAddr (tests pass one on port 0).
+	AdminListener net.Listener
+	admin         *http.Server
+	adminLn       net.Listener
 }
 
 // idempotencyPurgeInterval is how often expired idempotency keys are
@@ -97,9 +106,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		m.Log.Warn("CORE_API_CURSOR_KEY is not set: list cursors use a random key and do not survive a restart")
 	}
 
+	reg := m.newMetrics()
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
-	httpapi.Routes(rt, m.deps(verifier, cursors))
+	rt.SetMetrics(reg.NewHTTP(metricsService))
+	deps := m.deps(verifier, cursors)
+	deps.Metrics = reg.Handler()
+	httpapi.Routes(rt, deps)
+	if err := m.serveAdmin(reg); err != nil {
+		return err
+	}
 
 	if m.ln = m.Listener; m.ln == nil {
 		if m.ln, err = net.Listen("tcp", m.Config.Addr); err != nil {
@@ -125,6 +141,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	purger := &idempotency.Purger{Store: m.DB, Log: m.Log.With("component", "idempotency-purge")}
 	m.startJob(func(ctx context.Context) { purger.Every(ctx, idempotencyPurgeInterval) })
 	m.startSweeping()
+	m.startDelivering()
 	return nil
 }
 
@@ -152,6 +169,7 @@ func (m *Main) open(ctx context.Context) error {
 	if m.DB, err = postgres.Open(ctx, dsn); err != nil {
 		return err
 	}
+	m.DB.Events = httpapi.EventRenderer{Environment: string(m.Config.Environment)}
 	if m.Vault, err = vaulttransit.New(m.Config.Vault); err != nil {
 		return err
 	}
@@ -247,6 +265,9 @@ func (m *Main) Close() error {
 	var err error
 	if m.srv != nil {
 		err = m.srv.Shutdown(ctx)
+	}
+	if m.admin != nil {
+		_ = m.admin.Close() // metrics scrapes need no drain
 	}
 	if m.DB != nil {
 		m.DB.Close()

@@ -11,6 +11,7 @@ import (
 	"github.com/payorch/core-api/idempotency"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaulttransit"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/secret"
@@ -21,6 +22,10 @@ type Config struct {
 	Environment config.Environment
 	DatabaseURL string
 	Addr        string
+	// AdminAddr (CORE_API_ADMIN_ADDR, default 127.0.0.1:9091, loopback
+	// only) serves GET /metrics (Prometheus) and GET /healthz; empty: no
+	// admin listener.
+	AdminAddr string
 
 	// The mTLS link to vault-proxy's internal listener.
 	VaultProxyURL    string
@@ -114,6 +119,29 @@ type Config struct {
 	// long a request's claim on its Idempotency-Key outlives a process
 	// that died holding it (package idempotency).
 	IdempotencyLease time.Duration
+
+	// Webhooks configures outbound webhook delivery (docs/webhooks.md).
+	Webhooks WebhookConfig
+}
+
+// WebhookConfig configures outbound webhook delivery.
+type WebhookConfig struct {
+	// AllowLoopback (WEBHOOK_ALLOW_LOOPBACK=true) lets deliveries reach
+	// loopback addresses, for local tests only; refused in production.
+	AllowLoopback bool
+	// Timeout (CORE_API_WEBHOOK_TIMEOUT, default 5s) bounds one attempt:
+	// a 2xx within it is success.
+	Timeout time.Duration
+	// PerEndpoint (CORE_API_WEBHOOK_CONCURRENCY, default 8) is how many
+	// deliveries to one subscription an instance makes at once.
+	PerEndpoint int
+	// Lease (CORE_API_WEBHOOK_LEASE, default: a batch's worst case plus
+	// 30 s) is how long a claimed delivery waits before another instance
+	// may take it over from one that died.
+	Lease time.Duration
+	// Poll (CORE_API_WEBHOOK_POLL, default 200ms) is how often an idle
+	// instance looks for due deliveries.
+	Poll time.Duration
 }
 
 // Defaults of the vault reconciliation. An interval of an hour and a grace
@@ -215,6 +243,7 @@ func LoadConfig(l *config.Loader) Config {
 		Environment:      l.Environment("ENVIRONMENT"),
 		DatabaseURL:      l.Secret("CORE_API_DATABASE_URL").Reveal(),
 		Addr:             l.String("CORE_API_ADDR", config.Default(":8080")),
+		AdminAddr:        l.String("CORE_API_ADMIN_ADDR", config.Default("127.0.0.1:9091")),
 		VaultProxyURL:    strings.TrimRight(l.String("VAULT_PROXY_INTERNAL_URL", config.Default("https://127.0.0.1:9443")), "/"),
 		VaultProxyCAFile: l.String("VAULT_PROXY_CA_FILE"),
 		ClientCertFile:   l.String("CORE_API_CLIENT_CERT_FILE"),
@@ -246,6 +275,13 @@ func LoadConfig(l *config.Loader) Config {
 		MockDirectURL:    strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
 		MockRedirectURL:  strings.TrimRight(l.String("CORE_API_MOCK_REDIRECT_URL", config.Optional()), "/"),
 		MockAntiFraudURL: strings.TrimRight(l.String("CORE_API_MOCK_ANTIFRAUD_URL", config.Optional()), "/"),
+		Webhooks: WebhookConfig{
+			AllowLoopback: l.Bool("WEBHOOK_ALLOW_LOOPBACK", config.Default("false")),
+			Timeout:       l.Duration("CORE_API_WEBHOOK_TIMEOUT", 100*time.Millisecond, time.Minute, config.Default(webhooks.DefaultTimeout.String())),
+			PerEndpoint:   l.Int("CORE_API_WEBHOOK_CONCURRENCY", 1, 256, config.Default(strconv.Itoa(webhooks.DefaultPerEndpoint))),
+			Lease:         l.Duration("CORE_API_WEBHOOK_LEASE", 0, time.Hour, config.Default("0s")),
+			Poll:          l.Duration("CORE_API_WEBHOOK_POLL", 10*time.Millisecond, time.Minute, config.Default(webhooks.DefaultPoll.String())),
+		},
 	}
 }
 
@@ -318,6 +354,12 @@ func (c Config) Validate() error {
 	}
 	if c.Environment == config.Production && c.vaultReconcileGrace() < MinProductionVaultReconcileGrace {
 		errs = append(errs, fmt.Errorf("CORE_API_VAULT_RECONCILE_GRACE must be at least %s in production", MinProductionVaultReconcileGrace))
+	}
+	if c.AdminAddr != "" && !config.LoopbackAddr(c.AdminAddr) {
+		errs = append(errs, errors.New("CORE_API_ADMIN_ADDR must be a loopback address"))
+	}
+	if c.Environment == config.Production && c.Webhooks.AllowLoopback {
+		errs = append(errs, errors.New("WEBHOOK_ALLOW_LOOPBACK must not be true in production: it is for local tests only"))
 	}
 	return errors.Join(errs...)
 }

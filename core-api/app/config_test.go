@@ -138,3 +138,42 @@ func TestConfigFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// WEBHOOK_ALLOW_LOOPBACK is for local tests: refused in production; the
+// admin listener stays on loopback; the webhook settings have defaults.
+func TestWebhookAndAdminConfig(t *testing.T) {
+	cases := []struct {
+		name string
+		over map[string]string
+		want string // "" when valid
+	}{
+		{"defaults", nil, ""},
+		{"loopback in production", map[string]string{"WEBHOOK_ALLOW_LOOPBACK": "true"}, "WEBHOOK_ALLOW_LOOPBACK must not be true in production"},
+		{"loopback in sandbox", map[string]string{"ENVIRONMENT": "sandbox", "WEBHOOK_ALLOW_LOOPBACK": "true"}, ""},
+		{"admin off loopback", map[string]string{"CORE_API_ADMIN_ADDR": "0.0.0.0:9091"}, "CORE_API_ADMIN_ADDR must be a loopback address"},
+		{"timeout too long", map[string]string{"CORE_API_WEBHOOK_TIMEOUT": "2m"}, "CORE_API_WEBHOOK_TIMEOUT"},
+		{"concurrency zero", map[string]string{"CORE_API_WEBHOOK_CONCURRENCY": "0"}, "CORE_API_WEBHOOK_CONCURRENCY"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := load(c.over)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("load: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("load = %v, want an error naming %s", err, c.want)
+			}
+		})
+	}
+	cfg, err := loadConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := cfg.Webhooks
+	if w.AllowLoopback || w.Timeout != 5*time.Second || w.PerEndpoint != 8 || w.Poll != 200*time.Millisecond || cfg.AdminAddr != "127.0.0.1:9091" {
+		t.Fatalf("defaults %+v, admin %q", w, cfg.AdminAddr)
+	}
+}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"crypto/rand"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhookhttp"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
@@ -44,6 +47,7 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		Transactions:     m.transactions(connectors, paymentServices),
 		Idempotency:      &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 		ThreeDSScenarios: m.threeDSScenarios(),
+		Webhooks:         &webhooks.Service{Store: m.DB, Crypter: m.Vault, Production: m.Config.Environment == config.Production},
 	}
 }
 
@@ -73,6 +77,20 @@ func (m *Main) threeDS(challengeKey []byte) transactions.ThreeDS {
 // simulatorsRun says whether env has the sandbox simulators.
 func simulatorsRun(env config.Environment) bool {
 	return env == config.Sandbox || env == config.Development
+}
+
+// startDelivering runs this instance's webhook dispatcher: every
+// instance delivers, the claims sharing the work out.
+func (m *Main) startDelivering() {
+	w := m.Config.Webhooks
+	if w.AllowLoopback {
+		m.Log.Warn("webhook deliveries may reach loopback addresses (WEBHOOK_ALLOW_LOOPBACK=true); never use this outside tests")
+	}
+	timeout := cmp.Or(w.Timeout, webhooks.DefaultTimeout)
+	d := &webhooks.Dispatcher{Store: m.DB, Crypter: m.Vault, Sender: webhookhttp.New(w.AllowLoopback, timeout),
+		Log: m.Log.With("component", "webhook-delivery"), Timeout: timeout, PerEndpoint: w.PerEndpoint,
+		Lease: w.Lease, Poll: w.Poll, Observer: m.webhookObserver}
+	m.startJob(d.Run)
 }
 
 // transactions is the transactions service on the environment's

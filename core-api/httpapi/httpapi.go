@@ -13,6 +13,7 @@ import (
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/metrics"
 	"github.com/payorch/shared/requestid"
 )
 
@@ -28,7 +29,11 @@ type Router struct {
 	log     *slog.Logger
 	timeout time.Duration // each request's deadline; see deadline.go
 	serve   http.Handler  // the request id around route, made once
+	metrics *metrics.HTTP // nil: none
 }
+
+// SetMetrics counts every request in m, by route template and status.
+func (rt *Router) SetMetrics(m *metrics.HTTP) { rt.metrics = m }
 
 // NewRouter returns an empty router. Unknown routes answer 404 in the error
 // envelope.
@@ -53,12 +58,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rt *Router) route(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	start := time.Now()
-	if h, pattern := rt.mux.Handler(r); pattern == "" {
+	h, pattern := rt.mux.Handler(r)
+	if pattern == "" {
 		rt.unmatched(sw, r, h)
+		pattern = "unmatched"
 	} else {
 		rt.mux.ServeHTTP(sw, r)
 	}
 	now := time.Now()
+	rt.metrics.Observe("main", pattern, sw.code(), now.Sub(start))
 	logging.LogAccess(r.Context(), rt.log.Handler(), logging.AccessLine{Time: now, Method: r.Method,
 		Path:   r.URL.Path, // never the query or body; the request id comes from the context
 		Status: sw.code(), Duration: now.Sub(start)})

@@ -11,6 +11,7 @@ import (
 	"github.com/payorch/core-api/paymentservices"
 	"github.com/payorch/core-api/threeds"
 	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/pagination"
 	"github.com/payorch/shared/zone"
 )
@@ -33,6 +34,10 @@ type Deps struct {
 	// nil where the simulator does not exist (production): its routes
 	// are then not registered, and answer 404.
 	ThreeDSScenarios *threeds.Service
+	Webhooks         *webhooks.Service
+	// Metrics serves the process's metrics (the admin listener's), on
+	// GET /metrics too.
+	Metrics http.Handler
 }
 
 // Routes registers every core-api route on rt: this is the one list of
@@ -98,8 +103,20 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refundAlias(), txs.resumeRefund))
 	rt.Handle("GET /refunds/{refund_id}", txs.getRefund)
 
+	whs := webhookHandlers{d}
+	rt.Handle("POST /webhook-subscriptions", whs.create)
+	rt.Handle("GET /webhook-subscriptions", whs.list)
+	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}", whs.get)
+	rt.Handle("PUT /webhook-subscriptions/{webhook_subscription_id}", whs.update)
+	rt.Handle("DELETE /webhook-subscriptions/{webhook_subscription_id}", whs.delete)
+	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/rotate-secret", whs.rotateSecret)
+	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}/deliveries", whs.subscriptionDeliveries)
+	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/replay", whs.replayFailed)
+	rt.Handle("GET /events/{event_id}/deliveries", whs.eventDeliveries)
+	rt.Handle("POST /events/{event_id}/replay", whs.replayEvent)
+
 	// Processors' notifications: no bearer, each connector verifies its
 	// own signature (webhooks.go).
 	rt.Handle("POST /webhooks/{connector}/{merchant_account_id}", txs.notification)
-	rt.Handle("GET /metrics", txs.metrics)
+	rt.Handle("GET /metrics", serveMetrics(d.Metrics))
 }

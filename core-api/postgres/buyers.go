@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -70,11 +71,15 @@ func (db *DB) CreateBuyer(ctx context.Context, m string, f coreapi.BuyerFields) 
 	if err != nil {
 		return nil, err
 	}
-	b, err := scanBuyer(db.Pool.QueryRow(ctx, `
-		INSERT INTO buyers (merchant_account_id, display_name, external_identifier, account_number, billing_details)
-		VALUES ($1, $2, $3, $4, $5)
-		RETURNING `+buyerColumns,
-		m, f.DisplayName.Ptr(), f.ExternalIdentifier.Ptr(), f.AccountNumber.Ptr(), bd))
+	var b *coreapi.Buyer
+	err = db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
+		b, err = scanBuyer(q.QueryRow(ctx, `
+			INSERT INTO buyers (merchant_account_id, display_name, external_identifier, account_number, billing_details)
+			VALUES ($1, $2, $3, $4, $5)
+			RETURNING `+buyerColumns,
+			m, f.DisplayName.Ptr(), f.ExternalIdentifier.Ptr(), f.AccountNumber.Ptr(), bd))
+		return buyerEvent(coreapi.EventBuyerCreated, b, err)
+	})
 	if err != nil {
 		return nil, db.buyerWriteError(ctx, m, f.ExternalIdentifier.Ptr(), err)
 	}
@@ -101,7 +106,9 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 	if err != nil {
 		return nil, err
 	}
-	b, err := scanBuyer(db.Pool.QueryRow(ctx, `
+	var b *coreapi.Buyer
+	err = db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
+		b, err = scanBuyer(q.QueryRow(ctx, `
 		UPDATE buyers SET
 			display_name        = CASE WHEN $3::boolean THEN $4::text ELSE display_name END,
 			external_identifier = CASE WHEN $5::boolean THEN $6::text ELSE external_identifier END,
@@ -110,11 +117,13 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 			updated_at          = now()
 		WHERE merchant_account_id = $1 AND id = $2
 		RETURNING `+buyerColumns,
-		m, id,
-		f.DisplayName.Set, f.DisplayName.Ptr(),
-		f.ExternalIdentifier.Set, f.ExternalIdentifier.Ptr(),
-		f.AccountNumber.Set, f.AccountNumber.Ptr(),
-		f.BillingDetails.Set, bd))
+			m, id,
+			f.DisplayName.Set, f.DisplayName.Ptr(),
+			f.ExternalIdentifier.Set, f.ExternalIdentifier.Ptr(),
+			f.AccountNumber.Set, f.AccountNumber.Ptr(),
+			f.BillingDetails.Set, bd))
+		return buyerEvent(coreapi.EventBuyerUpdated, b, err)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("buyer: %w", coreapi.ErrNotFound)
 	}
@@ -127,18 +136,32 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 // DeleteBuyer removes buyer id of merchant account m. A buyer other rows
 // still refer to (without ON DELETE rules) is coreapi.ErrInUse.
 func (db *DB) DeleteBuyer(ctx context.Context, m, id string) error {
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM buyers WHERE merchant_account_id = $1 AND id = $2`, m, id)
-	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
-			return fmt.Errorf("buyer: %w", coreapi.ErrInUse)
+	err := db.announced(ctx, func(q pgx.Tx) (*coreapi.OutboundEvent, error) {
+		b, err := scanBuyer(q.QueryRow(ctx, `DELETE FROM buyers WHERE merchant_account_id = $1 AND id = $2
+			RETURNING `+buyerColumns, m, id))
+		e, err := buyerEvent(coreapi.EventBuyerDeleted, b, err)
+		if e != nil {
+			e.CreatedAt = time.Now() // a deletion has no updated_at of its own
 		}
-		return err
-	}
-	if tag.RowsAffected() == 0 {
+		return e, err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("buyer: %w", coreapi.ErrNotFound)
 	}
-	return nil
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == foreignKeyViolation {
+		return fmt.Errorf("buyer: %w", coreapi.ErrInUse)
+	}
+	return err
+}
+
+// buyerEvent is the outbound event of a write of buyer b that returned
+// err.
+func buyerEvent(name string, b *coreapi.Buyer, err error) (*coreapi.OutboundEvent, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &coreapi.OutboundEvent{MerchantAccountID: b.MerchantAccountID, Name: name, Target: b, CreatedAt: b.UpdatedAt}, nil
 }
 
 // ListBuyers returns up to page.FetchLimit() buyers of merchant account m

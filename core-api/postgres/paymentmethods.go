@@ -100,7 +100,8 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 			return err
 		}
 	}
-	return pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+	return db.InTx(ctx, func(t *Tx) error {
+		tx := t.tx
 		// The token's lock first, then the insert in a statement of its
 		// own, whose snapshot postdates the wait: it sees whether the vault
 		// reconciliation gave the token up meanwhile (GiveUpToken). One
@@ -128,7 +129,10 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
 			).QueryRow(func(r pgx.Row) error { return r.Scan(&mandate.CreatedAt, &mandate.UpdatedAt) })
 		}
-		return paymentMethodWriteError(pm.ID, tx.SendBatch(ctx, &b).Close())
+		if err := paymentMethodWriteError(pm.ID, tx.SendBatch(ctx, &b).Close()); err != nil {
+			return err
+		}
+		return t.announcePaymentMethod(ctx, coreapi.EventPaymentMethodCreated, pm.MerchantAccountID, pm.ID)
 	})
 }
 
@@ -219,7 +223,33 @@ func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u co
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	return updatePaymentMethodRow(ctx, db.Pool, merchant, id, u)
+	var pm *coreapi.PaymentMethod
+	err := db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
+		pm, err = updatePaymentMethodRow(ctx, q, merchant, id, u)
+		return paymentMethodEvent(coreapi.EventPaymentMethodUpdated, pm, err)
+	})
+	return pm, err
+}
+
+// paymentMethodEvent is the outbound event of a write of payment method
+// pm that returned err.
+func paymentMethodEvent(name string, pm *coreapi.PaymentMethod, err error) (*coreapi.OutboundEvent, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &coreapi.OutboundEvent{MerchantAccountID: pm.MerchantAccountID, Name: name, Target: pm, CreatedAt: pm.UpdatedAt}, nil
+}
+
+// announcePaymentMethod writes outbound event name of payment method id,
+// read in the transaction as it now stands.
+func (tx *Tx) announcePaymentMethod(ctx context.Context, name, merchant, id string) error {
+	pm, err := scanPaymentMethod(tx.tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id))
+	e, err := paymentMethodEvent(name, pm, err)
+	if err != nil {
+		return err
+	}
+	return tx.announce(ctx, e)
 }
 
 // querier is a pool or a transaction.
@@ -257,7 +287,12 @@ func (tx *Tx) UpdatePaymentMethod(ctx context.Context, merchant, id string, u co
 	if !coreapi.IsUUID(id) {
 		return nil, coreapi.ErrNotFound
 	}
-	return updatePaymentMethodRow(ctx, tx.tx, merchant, id, u)
+	pm, err := updatePaymentMethodRow(ctx, tx.tx, merchant, id, u)
+	e, err := paymentMethodEvent(coreapi.EventPaymentMethodUpdated, pm, err)
+	if err != nil {
+		return nil, err
+	}
+	return pm, tx.announce(ctx, e)
 }
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the
@@ -266,29 +301,48 @@ func (db *DB) DeletePaymentMethod(ctx context.Context, merchant, id string) erro
 	if !coreapi.IsUUID(id) {
 		return coreapi.ErrNotFound
 	}
-	tag, err := db.Pool.Exec(ctx, `DELETE FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`, merchant, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return coreapi.ErrNotFound
-	}
-	return nil
+	return db.InTx(ctx, func(tx *Tx) error {
+		// Read as it stood, for the event's target, then delete.
+		pm, err := tx.LockPaymentMethod(ctx, merchant, id)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.tx.Exec(ctx, `DELETE FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`, merchant, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return coreapi.ErrNotFound
+		}
+		e, _ := paymentMethodEvent(coreapi.EventPaymentMethodDeleted, pm, nil)
+		e.CreatedAt = time.Now() // a deletion has no updated_at of its own
+		return tx.announce(ctx, e)
+	})
 }
 
 // SetMandateStatus records a mandate's new status (revoked_at is set the
 // first time it becomes revoked).
 func (db *DB) SetMandateStatus(ctx context.Context, merchant, mandateID, status string, at time.Time) error {
-	tag, err := db.Pool.Exec(ctx, `UPDATE mandates SET status = $3, updated_at = $4,
-		revoked_at = CASE WHEN $3 = 'revoked' THEN coalesce(revoked_at, $4) ELSE revoked_at END
-		WHERE merchant_account_id = $1 AND id = $2`, merchant, mandateID, status, at)
-	if err != nil {
+	return db.InTx(ctx, func(tx *Tx) error {
+		var pmID string
+		err := tx.tx.QueryRow(ctx, `UPDATE mandates SET status = $3, updated_at = $4,
+			revoked_at = CASE WHEN $3 = 'revoked' THEN coalesce(revoked_at, $4) ELSE revoked_at END
+			WHERE merchant_account_id = $1 AND id = $2 RETURNING payment_method_id::text`, merchant, mandateID, status, at).Scan(&pmID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return coreapi.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		// The mandate is announced as part of its payment method, the
+		// resource the API shows it in; one whose payment method was
+		// deleted has no resource left to announce.
+		err = tx.announcePaymentMethod(ctx, coreapi.EventMandateUpdated, merchant, pmID)
+		if errors.Is(err, coreapi.ErrNotFound) {
+			return nil
+		}
 		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return coreapi.ErrNotFound
-	}
-	return nil
+	})
 }
 
 // Mandate returns one mandate of the merchant account.

@@ -20,6 +20,9 @@ type DB struct {
 	// a call to another service (CallTurn) to half the pool: a slow
 	// vault-proxy then slows those, not every other request.
 	callSlots chan struct{}
+	// Events renders the outbound events every change writes with it
+	// (outbox.go); required before any change.
+	Events EventRenderer
 }
 
 var schema = pgdb.Schema{Name: "core database", FS: migrations, Dir: "migrations", VersionTable: "core_schema_version"}

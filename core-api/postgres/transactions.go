@@ -29,7 +29,11 @@ const txColumns = `t.id::text, t.merchant_account_id, t.status, t.amount, t.auth
 	t.external_identifier, t.metadata, t.created_at, t.updated_at, t.authorized_at, t.captured_at, t.voided_at, t.store,
 	ps.connector, ps.display_name, t.qr_code, t.approval_expires_at, t.three_d_secure, t.anti_fraud_decision`
 
-const txFrom = ` FROM transactions t
+const txFrom = ` FROM transactions t` + txJoins
+
+// txJoins adds what txColumns reads besides the row itself to a relation
+// named t (the table, or an INSERT's RETURNING *).
+const txJoins = `
 	LEFT JOIN buyers b ON b.merchant_account_id = t.merchant_account_id AND b.id = t.buyer_id
 	LEFT JOIN payment_services ps ON ps.merchant_account_id = t.merchant_account_id AND ps.id = t.payment_service_id`
 
@@ -103,7 +107,8 @@ func marshalNullable[T any](v []T) ([]byte, error) {
 }
 
 // CreateTransaction stores t, in processing, with its creation event, in
-// one statement; its id and times are set from the database. A merchant
+// one statement, and its outbound event (transaction.created) in the same
+// database transaction; its id and times are set from the database. A merchant
 // account deleted meanwhile is coreapi.ErrMerchantAccountNotFound.
 func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) error {
 	cart, err := marshalNullable(t.CartItems)
@@ -117,29 +122,41 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		}
 	}
 	pm := t.PaymentMethod
-	err = db.Pool.QueryRow(ctx, `WITH t AS (
+	err = db.InTx(ctx, func(tx *Tx) error {
+		row := tx.tx.QueryRow(ctx, `WITH t AS (
 			INSERT INTO transactions (merchant_account_id, status, intent, amount, currency, country,
 				payment_method_id, payment_method_method, payment_method_scheme, payment_method_label,
 				buyer_id, payment_service_id, payment_source, merchant_initiated, is_subsequent_payment,
 				installment_count, cart_items, external_identifier, metadata, store)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21)
-			RETURNING id, merchant_account_id, status, created_at, updated_at),
+			RETURNING *),
 		e AS (INSERT INTO transaction_events (merchant_account_id, transaction_id, name, status_after, amount, created_at)
 			SELECT merchant_account_id, id, $20, status, 0, created_at FROM t)
-		SELECT id::text, created_at, updated_at FROM t`,
-		t.MerchantAccountID, string(coreapi.TransactionProcessing), t.Intent, t.Amount, t.Currency, t.Country,
-		pm.ID, pm.Method, pm.Scheme, pm.Label,
-		t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
-		t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
-	).Scan(&t.ID, &t.CreatedAt, &t.UpdatedAt)
+		SELECT `+txColumns+` FROM t`+txJoins,
+			t.MerchantAccountID, string(coreapi.TransactionProcessing), t.Intent, t.Amount, t.Currency, t.Country,
+			pm.ID, pm.Method, pm.Scheme, pm.Label,
+			t.BuyerID, t.PaymentServiceID, t.PaymentSource, t.MerchantInitiated, t.IsSubsequentPayment,
+			t.InstallmentCount, cart, t.ExternalIdentifier, meta, coreapi.EventTransactionCreated, t.Store,
+		)
+		// The row as the API reads it, for the outbound event's target.
+		created, err := scanTransaction(row)
+		if err != nil {
+			return err
+		}
+		t.ID, t.CreatedAt, t.UpdatedAt = created.ID, created.CreatedAt, created.UpdatedAt
+		t.TransactionState = coreapi.TransactionState{Status: coreapi.TransactionProcessing, Amount: t.Amount}
+		var b pgx.Batch
+		err = tx.db.queueTransactionEvent(&b, &coreapi.TransactionEvent{Name: coreapi.EventTransactionCreated,
+			MerchantAccountID: created.MerchantAccountID, CreatedAt: created.CreatedAt}, created, nil)
+		if err != nil {
+			return err
+		}
+		return tx.tx.SendBatch(ctx, &b).Close()
+	})
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound
 	}
-	if err != nil {
-		return err
-	}
-	t.TransactionState = coreapi.TransactionState{Status: coreapi.TransactionProcessing, Amount: t.Amount}
-	return nil
+	return err
 }
 
 // Transaction returns transaction id of the merchant account.
@@ -280,6 +297,9 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 	if err := queueEvent(&b, tr.Event); err != nil {
 		return err
 	}
+	if err := tx.db.queueTransactionEvent(&b, tr.Event, t, tr.Refund); err != nil {
+		return err
+	}
 	return tx.tx.SendBatch(ctx, &b).Close()
 }
 
@@ -311,7 +331,10 @@ func (tx *Tx) RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) erro
 	if err := queueEvent(&b, e); err != nil {
 		return err
 	}
-	return tx.tx.SendBatch(ctx, &b).Close()
+	if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return err
+	}
+	return tx.announceTransaction(ctx, e)
 }
 
 // NotificationRecorded reports whether an event of transaction

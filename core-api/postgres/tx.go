@@ -13,6 +13,7 @@ import (
 // commit together, or hold its locks across a call to another service.
 type Tx struct {
 	tx        pgx.Tx
+	db        *DB // for what the changes write with them (the outbox)
 	committed bool
 }
 
@@ -28,7 +29,7 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	defer rollback(ctx, ptx) // nothing to do once committed
-	tx := &Tx{tx: ptx}
+	tx := &Tx{tx: ptx, db: db}
 	if err := fn(tx); err != nil {
 		return err
 	}

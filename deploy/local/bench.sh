@@ -59,6 +59,8 @@ summary() {
     /^FORWARD_LATENCY_PAIR / { added = added (added == "" ? "" : ", ") field("added_p99_us") }
     /^FORWARD_LATENCY_ADDED / { p99 = field("p99_us"); goalUs = field("goal_us"); result = field("result"); npl = field("pairs") }
     $1 ~ /^BenchmarkTxPairHTTP-[0-9]+$/ && txRate == "" { for (i = 2; i < NF; i++) if ($(i + 1) == "pairs/s") txRate = $i }
+    /^WEBHOOK_BENCH / { whRate = field("rate_per_s"); whRatio = field("ratio"); whPairs = field("pairs") }
+    /^WEBHOOK_BENCH_PAIR / { whPair = whPair (whPair == "" ? "" : ", ") field("ratio") }
     /^TX_LATENCY / { txP50 = field("p50_us"); txP99 = field("p99_us"); txMax = field("max_us"); txAt = field("rate"); txGoal = field("goal_p99_us"); txResult = field("result") }
     END {
       if (when == "") when = "date not recorded"
@@ -98,6 +100,12 @@ summary() {
       f = "Transactions: pair latency at a constant " (txAt == "" ? "300" : txAt) " pairs/s"
       if (txP99 == "") row(f, "not measured", "p99 < 50 ms", "")
       else row(f " (p50 " sprintf("%.1f", txP50 / 1000) " ms, max " sprintf("%.1f", txMax / 1000) " ms)", "p99 " sprintf("%.1f", txP99 / 1000) " ms", "p99 < " txGoal / 1000 " ms", txResult == "met" ? "met" : "**not met**")
+      f = "Webhooks: deliveries per second, 8 healthy endpoints on loopback, real PostgreSQL"
+      if (whRate == "") row(f, "not measured", ">= 2000/s", "")
+      else row(f " (median of " whPairs " runs)", whRate "/s", ">= 2000/s", verdict(whRate, 2000))
+      f = "Webhooks: the healthy endpoints rate with a dead and a slow endpoint present vs without"
+      if (whRatio == "") row(f, "not measured", "0.9x", "")
+      else row(f " (median of " whPairs " pairs: " whPair ")", whRatio "x", "0.9x", verdict(whRatio, 0.9))
       if ("ShipAudit" in pgcpu) row("Audit shipper: PostgreSQL CPU to store one /vault-forward audit record, batches of 500", pgcpu["ShipAudit"] " us", "none: information", "")
     }
   ' "$1"
@@ -177,6 +185,12 @@ echo
 # under 50 ms.
 echo
 (cd e2e && BENCH_LATENCY=1 go test -run 'TestTransactionLatency' -count 1 -v .) | grep -o 'TX_LATENCY.*' | tee -a "$out" || true
+
+# Webhook delivery (BENCHMARKS.md, "Webhooks"): WEBHOOK_BENCH_PAIRS
+# (default 5) pairs of 8 healthy endpoints alone and with a
+# dead and a slow one beside them, against the real PostgreSQL.
+echo
+(cd e2e && BENCH_WEBHOOKS=1 go test -run 'TestWebhookThroughput' -count 1 -v -timeout 30m .) | grep -o 'WEBHOOK_BENCH.*' | tee -a "$out" || true
 
 echo
 summary "$out"

@@ -67,6 +67,7 @@ func (s *Stack) CoreEnv(extra ...string) []string {
 		"ENVIRONMENT=" + c.Environment.String(),
 		"CORE_API_DATABASE_URL=" + c.DatabaseURL,
 		"CORE_API_ADDR=" + c.Addr,
+		"CORE_API_ADMIN_ADDR=127.0.0.1:0", // processes of parallel tests must not share one
 		"VAULT_PROXY_INTERNAL_URL=" + c.VaultProxyURL,
 		"VAULT_PROXY_CA_FILE=" + c.VaultProxyCAFile,
 		"CORE_API_CLIENT_CERT_FILE=" + c.ClientCertFile,

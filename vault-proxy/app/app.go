@@ -19,6 +19,7 @@ import (
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
+	"github.com/payorch/shared/metrics"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -124,12 +125,18 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	reg := metrics.NewRegistry()
+	reg.RegisterPool("vault_proxy", m.DB.Pool)
+	requests := reg.NewHTTP("vault_proxy")
 	publicRouter := httpapi.NewRouter(m.Log.With("listener", "public"))
+	publicRouter.SetMetrics(requests, "public")
 	httpapi.PublicRoutes(publicRouter, public)
 	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
+	internalRouter.SetMetrics(requests, "internal")
 	httpapi.InternalRoutes(internalRouter, internal)
 	adminRouter := httpapi.NewRouter(m.Log.With("listener", "admin"))
-	httpapi.AdminRoutes(adminRouter, public.Checks)
+	adminRouter.SetMetrics(requests, "admin")
+	httpapi.AdminRoutes(adminRouter, public.Checks, reg.Handler())
 
 	if m.public, err = m.serve(m.Listeners.Public, m.Config.PublicAddr, publicTLS, publicRouter, "public"); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/payorch/shared/deadline"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/metrics"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -32,17 +33,23 @@ type Check = health.Check
 
 // Router wraps a fasthttp router so every route gets the same middleware.
 type Router struct {
-	r   *router.Router
-	log *slog.Logger
+	r        *router.Router
+	log      *slog.Logger
+	listener string        // for metrics: public, internal, admin
+	metrics  *metrics.HTTP // nil: none
 }
+
+// SetMetrics counts every request of the listener in m, by route
+// template and status.
+func (rt *Router) SetMetrics(m *metrics.HTTP, listener string) { rt.metrics, rt.listener = m, listener }
 
 // NewRouter returns a router whose unknown routes and methods answer in the
 // error envelope.
 func NewRouter(log *slog.Logger) *Router {
 	rt := &Router{r: router.New(), log: log}
 	rt.r.HandleMethodNotAllowed = true
-	rt.r.NotFound = rt.wrap(func(*fasthttp.RequestCtx) error { return apierror.NotFound("route not found") })
-	rt.r.MethodNotAllowed = rt.wrap(func(*fasthttp.RequestCtx) error {
+	rt.r.NotFound = rt.wrap(unmatchedRoute, func(*fasthttp.RequestCtx) error { return apierror.NotFound("route not found") })
+	rt.r.MethodNotAllowed = rt.wrap(unmatchedRoute, func(*fasthttp.RequestCtx) error {
 		return apierror.New(fasthttp.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
 	})
 	rt.r.PanicHandler = nil // wrap recovers, so the panic value never reaches a default handler
@@ -51,17 +58,22 @@ func NewRouter(log *slog.Logger) *Router {
 
 // Handle registers h for method and path (fasthttp/router syntax: {id}).
 func (rt *Router) Handle(method, path string, h Handler) {
-	rt.r.Handle(method, path, rt.wrap(h))
+	rt.r.Handle(method, path, rt.wrap(method+" "+path, h))
 }
 
 // NotFound replaces the handler for unmatched routes (the public listener
 // passes them on to core-api).
-func (rt *Router) NotFound(h Handler) { rt.r.NotFound = rt.wrap(h) }
+func (rt *Router) NotFound(h Handler) { rt.r.NotFound = rt.wrap(unmatchedRoute, h) }
 
 // MethodNotAllowed replaces the handler for a known path with an unknown
 // method (the public listener passes those on to core-api as well:
 // GET /payment-methods is core-api's list, POST is vault-proxy's).
-func (rt *Router) MethodNotAllowed(h Handler) { rt.r.MethodNotAllowed = rt.wrap(h) }
+func (rt *Router) MethodNotAllowed(h Handler) { rt.r.MethodNotAllowed = rt.wrap(unmatchedRoute, h) }
+
+// unmatchedRoute labels the requests no route matched (passed on to
+// core-api from the public listener, or refused): never their path,
+// which may hold anything.
+const unmatchedRoute = "unmatched"
 
 // Handler is the fasthttp entry point.
 func (rt *Router) Handler() fasthttp.RequestHandler { return rt.r.Handler }
@@ -81,7 +93,8 @@ func (rt *Router) Health(checks ...Check) {
 
 type ctxKey struct{}
 
-func (rt *Router) wrap(h Handler) fasthttp.RequestHandler {
+// wrap runs h with the middleware; route is its template, for metrics.
+func (rt *Router) wrap(route string, h Handler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		start := ctx.Time() // set by fasthttp as the request was read: no second clock read
 		id := requestid.Resolve(string(ctx.Request.Header.Peek("X-Request-Id")))
@@ -92,6 +105,7 @@ func (rt *Router) wrap(h Handler) fasthttp.RequestHandler {
 			rt.writeError(ctx, id, err)
 		}
 		rt.accessLog(ctx, id, start)
+		rt.metrics.Observe(rt.listener, route, ctx.Response.StatusCode(), time.Since(start))
 	}
 }
 

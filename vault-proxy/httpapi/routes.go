@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"net/http"
+
 	"github.com/payorch/shared/zone"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 )
 
 // PublicHandlers are what the public listener's routes call; app builds
@@ -86,6 +89,15 @@ func InternalRoutes(rt *Router, h InternalHandlers) {
 }
 
 // AdminRoutes registers the admin listener's routes: health and readiness.
-func AdminRoutes(rt *Router, checks []Check) {
+func AdminRoutes(rt *Router, checks []Check, metrics http.Handler) {
 	rt.Health(checks...)
+	if metrics != nil {
+		// Prometheus' text format, from the process's registry
+		// (shared/metrics): labels carry route templates and statuses only.
+		h := fasthttpadaptor.NewFastHTTPHandler(metrics)
+		rt.Handle(fasthttp.MethodGet, "/metrics", func(ctx *fasthttp.RequestCtx) error {
+			h(ctx)
+			return nil
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/testsupport"
 )
@@ -40,6 +41,7 @@ func Open(tb testing.TB, dsn string) *postgres.DB {
 		tb.Fatalf("core database: %v", err)
 	}
 	tb.Cleanup(db.Close)
+	db.Events = httpapi.EventRenderer{Environment: "sandbox"}
 	return db
 }
 
