@@ -60,6 +60,21 @@ var transactionEventNames = map[string]string{
 	string(OpRefundSucceeded):        "refund.succeeded",
 	string(OpRefundDeclined):         "refund.declined",
 	string(OpRefundFailed):           "refund.failed",
+
+	// 3-D Secure and anti-fraud steps: one that ends the payment announces
+	// the status it ends in; the others their own outcome.
+	string(OpThreeDSAuthenticated):      "transaction.three-d-secure-authenticated",
+	string(OpThreeDSChallengeRequested): "transaction.buyer-approval-pending",
+	string(OpThreeDSDeclined):           "transaction.declined",
+	string(OpThreeDSFailed):             "transaction.failed",
+	string(OpAntiFraudAccepted):         "transaction.anti-fraud-accepted",
+	string(OpAntiFraudReview):           "transaction.anti-fraud-review",
+	string(OpAntiFraudSkipped):          "transaction.anti-fraud-skipped",
+	string(OpAntiFraudError):            "transaction.anti-fraud-error",
+	string(OpAntiFraudRejected):         "transaction.declined",
+	string(OpAntiFraudFailed):           "transaction.failed",
+	string(OpAntiFraudReviewAccepted):   "transaction.anti-fraud-review-accepted",
+	string(OpAntiFraudReviewDeclined):   "transaction.anti-fraud-review-declined",
 }
 
 // TransactionEventName is the outbound event a transaction event

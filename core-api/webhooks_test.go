@@ -38,6 +38,14 @@ func TestTransactionEventNames(t *testing.T) {
 		{string(coreapi.OpRefundSucceeded), "refund.succeeded"},
 		{string(coreapi.OpRefundDeclined), "refund.declined"},
 		{string(coreapi.OpRefundFailed), "refund.failed"},
+		{string(coreapi.OpThreeDSAuthenticated), "transaction.three-d-secure-authenticated"},
+		{string(coreapi.OpThreeDSChallengeRequested), "transaction.buyer-approval-pending"},
+		{string(coreapi.OpThreeDSDeclined), "transaction.declined"},
+		{string(coreapi.OpThreeDSFailed), "transaction.failed"},
+		{string(coreapi.OpAntiFraudReview), "transaction.anti-fraud-review"},
+		{string(coreapi.OpAntiFraudRejected), "transaction.declined"},
+		{string(coreapi.OpAntiFraudFailed), "transaction.failed"},
+		{string(coreapi.OpAntiFraudReviewDeclined), "transaction.anti-fraud-review-declined"},
 		{coreapi.EventNotificationReceived, ""},
 	}
 	for _, c := range cases {
