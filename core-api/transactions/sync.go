@@ -119,6 +119,30 @@ func (s *Service) inFlight(ctx context.Context, t *coreapi.Transaction) (flight,
 	return f, nil
 }
 
+// syncHeldOperations settles the captures, refunds and void in flight on
+// transaction t, whose processor holds the payment under its own id (a
+// direct order, a redirect payment), as a card payment's Sync does: the
+// processor lists its captures and refunds by the reference each was
+// sent with, and whether its authorization is voided (lookup, whose
+// failure changes nothing: operationsLookupFailed).
+func (s *Service) syncHeldOperations(ctx context.Context, t *coreapi.Transaction, lookup func() (connector.DirectState, error)) (*coreapi.Transaction, error) {
+	f, err := s.inFlight(ctx, t)
+	if err != nil || f.none() {
+		return t, err
+	}
+	st, err := lookup()
+	if err != nil {
+		return nil, err
+	}
+	return s.settleInFlight(ctx, t, f, st, deref(t.PaymentServiceTransactionID))
+}
+
+// operationsLookupFailed is the error of a connector's lookup of a
+// payment's operations that failed.
+func operationsLookupFailed(err error) error {
+	return &coreapi.ConnectorError{Failed: "the connector could not tell what became of the payment's operations; nothing changed", Err: err}
+}
+
 // settleInFlight settles what is in flight on t (f) by what the processor
 // holds (st): a capture or refund it lists by its reference succeeded, a
 // void it shows succeeded (its reference voidRef); what it does not hold

@@ -108,6 +108,13 @@ type Payment struct {
 	RedirectURL string    `json:"redirect_url"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Captures and Refunds are an approved payment's, oldest first;
+	// Voided an authorization's void, with the reference it was sent
+	// with.
+	Captures      []Operation `json:"captures"`
+	Refunds       []Operation `json:"refunds"`
+	Voided        bool        `json:"voided"`
+	VoidReference string      `json:"void_reference,omitempty"`
 
 	apiKey    string
 	notifyURL string

@@ -15,8 +15,11 @@ func (m *Main) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payments", m.create)
 	mux.HandleFunc("GET /v1/payments", m.byRef)
-	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, p *Payment) { writeJSON(w, http.StatusOK, p) }))
+	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, _ *http.Request, p *Payment) { writeJSON(w, http.StatusOK, p) }))
 	mux.HandleFunc("POST /v1/payments/{id}/cancel", m.authorized(m.cancelPayment))
+	mux.HandleFunc("POST /v1/payments/{id}/captures", m.authorized(m.capture))
+	mux.HandleFunc("POST /v1/payments/{id}/void", m.authorized(m.void))
+	mux.HandleFunc("POST /v1/payments/{id}/refunds", m.authorized(m.refund))
 	mux.HandleFunc("GET /pay/{id}", m.page)
 	mux.HandleFunc("POST /pay/{id}", m.decide)
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
@@ -164,7 +167,7 @@ func (m *Main) byRef(w http.ResponseWriter, r *http.Request) {
 
 // authorized runs h on the payment the path names, for its own API key,
 // under m.mu.
-func (m *Main) authorized(h func(http.ResponseWriter, *Payment)) http.HandlerFunc {
+func (m *Main) authorized(h func(http.ResponseWriter, *http.Request, *Payment)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := apiKey(r)
 		if !ok {
@@ -179,14 +182,14 @@ func (m *Main) authorized(h func(http.ResponseWriter, *Payment)) http.HandlerFun
 			return
 		}
 		m.expire(p)
-		h(w, p)
+		h(w, r, p)
 	}
 }
 
 // cancelPayment ends a pending payment (expired) so that it can no
 // longer be approved; a decided one stays as it is, which the answer
 // says. No notification: the caller is the merchant.
-func (m *Main) cancelPayment(w http.ResponseWriter, p *Payment) {
+func (m *Main) cancelPayment(w http.ResponseWriter, _ *http.Request, p *Payment) {
 	if p.Status == StatusPending {
 		p.Status = StatusExpired
 	}
