@@ -201,10 +201,12 @@ type Unsettled struct {
 
 // SweepStore finds what the sweep syncs (postgres.DB).
 type SweepStore interface {
-	// UnsettledTransactions returns up to limit card transactions of
-	// every merchant account with an authorization or a void unchanged
-	// for minAge, or a capture or refund requested more than minAge ago,
-	// still in flight; in the order (created_at, id), after after.
+	// UnsettledTransactions returns up to limit card, direct and
+	// redirect transactions of every merchant account with an
+	// authorization or a void unchanged for minAge, or a capture or
+	// refund requested more than minAge ago, still in flight, and the
+	// redirect payments waiting for their buyer for more than minAge (a
+	// lost notification); in the order (created_at, id), after after.
 	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
 	// ExpiredQRTransactions returns up to limit pix payments of every
 	// merchant account still capture_pending past their QR code's
@@ -216,10 +218,11 @@ type SweepStore interface {
 	ExpiredApprovalTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
-// Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
-// answer or a failed settlement left with something in flight for longer
-// than the service's SyncMinAge, and fails the pix payments whose QR code
-// expired unpaid (Service.ExpireQR). Instances may sweep at once: a
+// Sweeper syncs (Service.Sync) the transactions that a crash, a lost
+// answer, a lost notification or a failed settlement left with something
+// in flight for longer than the service's SyncMinAge, and fails the pix
+// and redirect payments whose QR code or reference expired unpaid
+// (Service.ExpireQR, Service.ExpireRedirect). Instances may sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
 	Service *Service
