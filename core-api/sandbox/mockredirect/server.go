@@ -23,6 +23,8 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("GET /pay/{id}", m.page)
 	mux.HandleFunc("POST /pay/{id}", m.decide)
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
+	mux.HandleFunc("PUT /sandbox/webhook-secret", m.setSecret)
+	mux.HandleFunc("DELETE /sandbox/webhook-secret", m.deleteSecret)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -39,20 +41,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// apiKey is the request's bearer key: any key of the test form
-// "mr_test_" + at least 8 letters, digits, _ or -.
+// apiKey is the request's bearer key (validKey).
 func apiKey(r *http.Request) (string, bool) {
 	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return k, ok && validKey(k)
+}
+
+// validKey reports whether k is a key of the test form: "mr_test_" and
+// at least 8 letters, digits, _ or -; any such key is accepted.
+func validKey(k string) bool {
 	rest, test := strings.CutPrefix(k, "mr_test_")
-	if !ok || !test || len(rest) < 8 || len(k) > 128 {
-		return "", false
+	if !test || len(rest) < 8 || len(k) > 128 {
+		return false
 	}
 	for _, c := range rest {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return "", false
+			return false
 		}
 	}
-	return k, true
+	return true
 }
 
 // createRequest is the body of POST /v1/payments.
