@@ -118,7 +118,8 @@ type mockRedirectPayment struct {
 	Voided      bool                    `json:"voided"`
 }
 
-// mockRedirectOperation is mock-redirect's capture or refund.
+// mockRedirectOperation is mock-redirect's capture or refund (the
+// fields of a CardStep).
 type mockRedirectOperation struct {
 	ID        string `json:"id"`
 	Reference string `json:"reference"`
@@ -198,7 +199,7 @@ func (m MockRedirect) LookupOperations(ctx context.Context, paymentID string, cf
 	steps := func(ops []mockRedirectOperation) []CardStep {
 		out := make([]CardStep, 0, len(ops))
 		for _, o := range ops {
-			out = append(out, CardStep{ID: o.ID, Reference: o.Reference, Amount: o.Amount})
+			out = append(out, CardStep(o))
 		}
 		return out
 	}

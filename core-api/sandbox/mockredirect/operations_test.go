@@ -2,8 +2,8 @@ package mockredirect_test
 
 import (
 	"io"
-	"maps"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
