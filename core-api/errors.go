@@ -159,8 +159,8 @@ var (
 var ErrCardPaymentsUnavailable = errors.New("no card connector is configured")
 
 // ErrNotACardPayment is a capture, void or refund (or a sync) asked of a
-// transaction paid neither by a stored card nor through a direct
-// integration, whose connectors alone take them.
+// transaction paid neither by a stored card, through a direct
+// integration nor by a redirect, whose connectors alone take them.
 var ErrNotACardPayment = errors.New("the transaction is not a card payment")
 
 // TransitionError is an operation the transaction state machine refuses

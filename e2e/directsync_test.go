@@ -16,7 +16,8 @@ import (
 	"github.com/payorch/e2e/stack"
 )
 
-// walletLink stands between core-api and mock-direct and passes
+// walletLink stands between core-api and a simulator (mock-direct,
+// mock-redirect) and passes
 // everything on, except that, once armed, it loses the next POST whose
 // path ends in suffix: its answer (the wallet did it; core-api hears
 // nothing) or the request itself (the wallet never sees it).
@@ -28,7 +29,9 @@ type walletLink struct {
 
 func (l *walletLink) arm(lose, suffix string) { l.suffix.Store(suffix); l.lose.Store(lose) }
 
-func (l *walletLink) option(t *testing.T) stack.Option {
+// option puts the link in front of the simulator whose address set
+// gives core-api, and makes the sweep quick.
+func (l *walletLink) option(t *testing.T, set func(c *coreapp.Config, url string)) stack.Option {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target := l.target.Load()
 		lose, _ := l.lose.Load().(string)
@@ -54,7 +57,7 @@ func (l *walletLink) option(t *testing.T) stack.Option {
 	}))
 	t.Cleanup(srv.Close)
 	return stack.WithCoreAPI(func(c *coreapp.Config) {
-		c.MockDirectURL = srv.URL
+		set(c, srv.URL)
 		c.TransactionSyncInterval, c.TransactionSyncMinAge = 300*time.Millisecond, time.Second
 	})
 }
@@ -67,7 +70,7 @@ func (l *walletLink) option(t *testing.T) stack.Option {
 // age has passed, its amount freed.
 func TestDirectOperationsWhoseAnswerIsLost(t *testing.T) {
 	var link walletLink
-	s := stack.Start(t, link.option(t))
+	s := stack.Start(t, link.option(t, func(c *coreapp.Config, u string) { c.MockDirectURL = u }))
 	target, _ := url.Parse(s.MockDirect.URL())
 	link.target.Store(target)
 	tok := s.Token(t, "transactions.write", "transactions.read")

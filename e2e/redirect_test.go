@@ -334,10 +334,12 @@ func TestRedirectPayment(t *testing.T) {
 
 // Through a payment service of mock-redirect: its approval_window_hours
 // is the default window, and its webhook_secret alone verifies the
-// notifications about its payments. mock-redirect signs with its one
-// secret: a payment service that holds it is notified; another refuses
-// the notification (401, nothing recorded, mock-redirect retries) and its
-// payment is settled by a sync, which looks the payment up by reference.
+// notifications about its payments. mock-redirect signs the
+// notifications of an API key without a secret of its own with the
+// default one: a payment service that holds it is notified; another
+// refuses the notification (401, nothing recorded, mock-redirect retries)
+// and its payment is settled by a sync, which looks the payment up by
+// reference (TestRedirectWebhookSecretPerAPIKey gives a key its own).
 func TestRedirectPaymentService(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, "transactions.write", "transactions.read")

@@ -30,11 +30,12 @@ type DirectCompletion struct {
 	Config            Config
 }
 
-// DirectOperation asks for a capture, void or refund of a completed
-// order's payment.
+// DirectOperation asks for a capture, void or refund of a payment the
+// processor holds under its own id: a completed direct order's, or an
+// approved redirect payment's.
 type DirectOperation struct {
 	MerchantAccountID string
-	OrderID           string
+	OrderID           string // the processor's id of the order or payment
 	// Amount is the capture's or refund's, in minor units; a void has
 	// none.
 	Amount   int64
@@ -53,9 +54,10 @@ type DirectClient struct {
 	FundingSource string // the wallet's name for how the buyer pays (paypal)
 }
 
-// DirectState is what a completed order's payment holds: its captures
-// and refunds, each with the request id (reference) it was made with,
-// and whether its authorization is voided.
+// DirectState is what a completed order's (or an approved redirect
+// payment's) payment holds: its captures and refunds, each with the
+// request id (reference) it was made with, and whether its authorization
+// is voided.
 type DirectState struct {
 	Captures, Refunds []CardStep
 	Voided            bool
@@ -90,12 +92,8 @@ type DirectConnector interface {
 	// void, which settle those whose answer was lost; ErrNotFound for an
 	// order the processor has no record of.
 	LookupOperations(ctx context.Context, r DirectCompletion) (DirectState, error)
-	// Capture captures part of an authorized order, Void voids its
-	// authorization, Refund refunds part of its captures: succeeded, or
-	// declined when the wallet refuses the operation.
-	Capture(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
-	Void(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
-	Refund(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error)
+	// The order's captures, void and refunds (OrderID: the order's id).
+	Operations
 }
 
 // Directs returns the named connector if it handles direct integrations.

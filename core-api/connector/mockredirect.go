@@ -108,11 +108,22 @@ func (MockRedirect) ApprovalOverride(options Values) *time.Time {
 
 // mockRedirectPayment is mock-redirect's payment.
 type mockRedirectPayment struct {
-	ID          string    `json:"id"`
-	Reference   string    `json:"reference"`
-	Status      string    `json:"status"`
-	ApprovalURL string    `json:"approval_url"`
-	ExpiresAt   time.Time `json:"expires_at"`
+	ID          string                  `json:"id"`
+	Reference   string                  `json:"reference"`
+	Status      string                  `json:"status"`
+	ApprovalURL string                  `json:"approval_url"`
+	ExpiresAt   time.Time               `json:"expires_at"`
+	Captures    []mockRedirectOperation `json:"captures"`
+	Refunds     []mockRedirectOperation `json:"refunds"`
+	Voided      bool                    `json:"voided"`
+}
+
+// mockRedirectOperation is mock-redirect's capture or refund (the
+// fields of a CardStep).
+type mockRedirectOperation struct {
+	ID        string `json:"id"`
+	Reference string `json:"reference"`
+	Amount    int64  `json:"amount"`
 }
 
 type mockRedirectError struct {
@@ -170,6 +181,72 @@ func (m MockRedirect) CancelPayment(ctx context.Context, paymentID string, cfg C
 		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
 	}
 	return paymentResult(p), nil
+}
+
+// LookupOperations sends GET /v1/payments/{id}: its captures and
+// refunds by reference, and whether it is voided.
+func (m MockRedirect) LookupOperations(ctx context.Context, paymentID string, cfg Config) (DirectState, error) {
+	var p mockRedirectPayment
+	status, code, err := m.call(ctx, cfg, http.MethodGet, "/v1/payments/"+url.PathEscape(paymentID), nil, &p)
+	switch {
+	case err != nil:
+		return DirectState{}, fmt.Errorf("%w: %s lookup: %w", ErrOutcomeUnknown, MockRedirectName, err)
+	case status == http.StatusNotFound:
+		return DirectState{}, fmt.Errorf("%w: %s", ErrNotFound, code)
+	case status/100 != 2:
+		return DirectState{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
+	}
+	steps := func(ops []mockRedirectOperation) []CardStep {
+		out := make([]CardStep, 0, len(ops))
+		for _, o := range ops {
+			out = append(out, CardStep(o))
+		}
+		return out
+	}
+	return DirectState{Captures: steps(p.Captures), Refunds: steps(p.Refunds), Voided: p.Voided}, nil
+}
+
+// Capture sends POST /v1/payments/{id}/captures.
+func (m MockRedirect) Capture(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "captures", true)
+}
+
+// Void sends POST /v1/payments/{id}/void.
+func (m MockRedirect) Void(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "void", false)
+}
+
+// Refund sends POST /v1/payments/{id}/refunds.
+func (m MockRedirect) Refund(ctx context.Context, r DirectOperation) (coreapi.ConnectorResult, error) {
+	return m.operation(ctx, r, "refunds", true)
+}
+
+// operation sends one operation on the payment with its reference, by
+// which mock-redirect answers the same operation again: its refusal
+// (422) is a decline with its error code. A capture or refund is
+// referenced by its own id, a void by the payment's.
+func (m MockRedirect) operation(ctx context.Context, r DirectOperation, kind string, withAmount bool) (coreapi.ConnectorResult, error) {
+	in := map[string]any{"reference": r.Reference}
+	if withAmount {
+		in["amount"] = r.Amount
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return coreapi.ConnectorResult{}, err
+	}
+	var out struct {
+		ID string `json:"id"`
+	}
+	status, code, err := m.call(ctx, r.Config, http.MethodPost, "/v1/payments/"+url.PathEscape(r.OrderID)+"/"+kind, body, &out)
+	switch {
+	case err != nil:
+		return unknown(MockRedirectName, kind, err)
+	case status == http.StatusUnprocessableEntity:
+		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeDeclined, Reference: r.OrderID, ErrorCode: code, RawResponseCode: code}, nil
+	case status/100 != 2:
+		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockRedirectName, Status: status, Code: code}
+	}
+	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: out.ID, RawResponseCode: "succeeded"}, nil
 }
 
 // paymentResult is what a payment's status says of its authorization.

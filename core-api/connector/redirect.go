@@ -47,8 +47,9 @@ type ApprovalWindows struct {
 }
 
 // RedirectConnector creates push payments approved by the buyer at the
-// processor, reads what became of them, ends the expired ones, and reads
-// the processor's notifications about them. Calls are idempotent by the
+// processor, reads what became of them, ends the expired ones, captures,
+// voids and refunds the approved ones, and reads the processor's
+// notifications about them. Calls are idempotent by the
 // reference; an unknown outcome is reported as CardConnector's
 // (ErrOutcomeUnknown).
 type RedirectConnector interface {
@@ -71,6 +72,13 @@ type RedirectConnector interface {
 	// can no longer be approved: OutcomeFailed, or the buyer's decision
 	// when they decided meanwhile.
 	CancelPayment(ctx context.Context, paymentID string, cfg Config) (coreapi.ConnectorResult, error)
+	// Operations capture, void and refund an approved payment (OrderID:
+	// its id, the ConnectorResult.Reference of CreatePayment).
+	Operations
+	// LookupOperations is the approved payment's captures, refunds and
+	// void, which settle those whose answer was lost; ErrNotFound for a
+	// payment the processor has no record of.
+	LookupOperations(ctx context.Context, paymentID string, cfg Config) (DirectState, error)
 	// ParseNotification reads the reference of an unverified
 	// notification, to find the configuration that verifies it.
 	ParseNotification(body []byte) (reference string, err error)

@@ -213,7 +213,7 @@ func transactionError(err error) error {
 		return apierror.New(http.StatusUnprocessableEntity, te.Code, msg)
 	}
 	if errors.Is(err, coreapi.ErrNotACardPayment) {
-		return apierror.Unprocessable("the transaction is paid neither by a stored card nor through a direct integration")
+		return apierror.Unprocessable("the transaction is paid neither by a stored card, through a direct integration nor by a redirect")
 	}
 	if err := directError(err); err != nil {
 		return err

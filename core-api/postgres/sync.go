@@ -50,11 +50,14 @@ func (db *DB) ProcessingOperations(ctx context.Context, merchant, transactionID 
 // direct integrations and redirect payments.
 var syncedMethods = slices.Concat([]string{coreapi.MethodCard}, coreapi.DirectMethods, coreapi.RedirectMethods)
 
-// UnsettledTransactions returns up to limit card, direct and redirect transactions of every
-// merchant account with something in flight (an authorization or a void,
-// unchanged for minAge by the database's clock; a capture or refund
-// requested more than minAge ago), in the order (created_at, id), after
-// the transaction after (the zero value: from the first). Each part is
+// UnsettledTransactions returns up to limit card, direct and redirect
+// transactions of every merchant account with something in flight (an
+// authorization or a void, unchanged for minAge by the database's clock;
+// a capture or refund requested more than minAge ago; a redirect payment
+// waiting for its buyer for more than minAge, whose notification may
+// have been lost), in the order (created_at, id), after the transaction
+// after (the zero value: from the first). Each part but the redirect
+// payments waiting for their buyer (as ExpiredApprovalTransactions) is
 // read through its partial index of what is in flight.
 func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
 	afterID := after.ID
@@ -65,9 +68,11 @@ func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, a
 		WHERE t.id IN (
 			SELECT id FROM transactions WHERE status IN ('processing', 'authorization_void_pending') AND updated_at < now() - $1::interval
 			UNION SELECT transaction_id FROM captures WHERE status = 'processing' AND created_at < now() - $1::interval
-			UNION SELECT transaction_id FROM refunds WHERE status = 'processing' AND created_at < now() - $1::interval)
+			UNION SELECT transaction_id FROM refunds WHERE status = 'processing' AND created_at < now() - $1::interval
+			UNION SELECT id FROM transactions WHERE status = 'buyer_approval_pending' AND payment_method_method = ANY($6)
+				AND updated_at < now() - $1::interval)
 		AND t.payment_method_method = ANY($5) AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
-		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit, syncedMethods)
+		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit, syncedMethods, coreapi.RedirectMethods)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,10 @@ import (
 
 // The sweep finds the card, direct and redirect transactions of every
 // merchant account whose authorization or void has been in flight for the
-// minimum age, oldest first, a batch at a time; not another method's (pix
-// has its own expiry), not a settled one, not a young one.
+// minimum age, and the redirect payments waiting for their buyer as long
+// (not a direct payment waiting for its buyer, which completes it), oldest
+// first, a batch at a time; not another method's (pix has its own
+// expiry), not a settled one, not a young one.
 func TestUnsettledTransactions(t *testing.T) {
 	db := postgrestest.New(t)
 	createMerchant(t, db, "other")
@@ -29,6 +31,10 @@ func TestUnsettledTransactions(t *testing.T) {
 	step(t, db, "default", voiding.ID, coreapi.OpAuthorizationSucceeded)
 	step(t, db, "default", voiding.ID, coreapi.OpVoidRequested)
 	other := newTransaction(t, db, "other", 500, card)
+	waiting := newTransaction(t, db, "other", 600, nil) // gcash
+	step(t, db, "other", waiting.ID, coreapi.OpApprovalRequested)
+	direct := newTransaction(t, db, "other", 700, func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodPayPal })
+	step(t, db, "other", direct.ID, coreapi.OpApprovalRequested)
 	time.Sleep(10 * time.Millisecond)
 
 	walk := func(minAge time.Duration, batch int) []string {
@@ -49,7 +55,7 @@ func TestUnsettledTransactions(t *testing.T) {
 			after = found[len(found)-1]
 		}
 	}
-	want := []string{"default/" + first.ID, "default/" + redirect.ID, "default/" + voiding.ID, "other/" + other.ID}
+	want := []string{"default/" + first.ID, "default/" + redirect.ID, "default/" + voiding.ID, "other/" + other.ID, "other/" + waiting.ID}
 	for _, batch := range []int{1, 2, 100} {
 		if got := walk(5*time.Millisecond, batch); !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %v, want %v", batch, got, want)

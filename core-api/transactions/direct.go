@@ -253,24 +253,21 @@ func (s *Service) syncDirect(ctx context.Context, t *coreapi.Transaction) (*core
 }
 
 // syncDirectOperations settles the captures, refunds and void in flight
-// on direct transaction t as a card payment's Sync does: the order lists
-// its captures and refunds by the request id (the reference) each was
-// sent with, and whether its authorization is voided.
+// on direct transaction t by the order's record of them
+// (syncHeldOperations).
 func (s *Service) syncDirectOperations(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
-	f, err := s.inFlight(ctx, t)
-	if err != nil || f.none() {
-		return t, err
-	}
-	dc, cfg, err := s.directOf(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	st, err := dc.LookupOperations(ctx, connector.DirectCompletion{MerchantAccountID: t.MerchantAccountID,
-		OrderID: *t.PaymentServiceTransactionID, Reference: t.ID, Intent: t.Intent, Config: cfg})
-	if err != nil {
-		return nil, &coreapi.ConnectorError{Failed: "the direct connector could not tell what became of the order's operations; nothing changed", Err: err}
-	}
-	return s.settleInFlight(ctx, t, f, st, *t.PaymentServiceTransactionID)
+	return s.syncHeldOperations(ctx, t, func() (connector.DirectState, error) {
+		dc, cfg, err := s.directOf(ctx, t)
+		if err != nil {
+			return connector.DirectState{}, err
+		}
+		st, err := dc.LookupOperations(ctx, connector.DirectCompletion{MerchantAccountID: t.MerchantAccountID,
+			OrderID: *t.PaymentServiceTransactionID, Reference: t.ID, Intent: t.Intent, Config: cfg})
+		if err != nil {
+			return st, operationsLookupFailed(err)
+		}
+		return st, nil
+	})
 }
 
 // newSessionToken is a new session token and its digest, which alone is

@@ -70,6 +70,35 @@ func directAuthorized(t *testing.T, s *transactions.Service, base string, amount
 func TestDirectOperations(t *testing.T) {
 	db := postgrestest.New(t)
 	s, md, base := directService(t, db)
+	runOperations(t, db, s, func(amount int64, intent string) *coreapi.Transaction {
+		return directAuthorized(t, s, base, amount, intent)
+	})
+
+	// The wallet's refusal (the authorization voided there) declines the
+	// capture and frees its amount.
+	t.Run("refused by the wallet", func(t *testing.T) {
+		tx := directAuthorized(t, s, base, 800, coreapi.IntentAuthorize)
+		if res, err := md.Void(ctx, connector.DirectOperation{OrderID: *tx.PaymentServiceTransactionID, Reference: "elsewhere"}); err != nil || res.Outcome != coreapi.OutcomeSucceeded {
+			t.Fatalf("void at the wallet: %+v %v", res, err)
+		}
+		got, err := s.CaptureCard(ctx, "default", tx.ID, ptr(int64(100)))
+		if err != nil || got.CapturedAmount != 0 || got.CapturePendingAmount != 0 || got.Status != coreapi.TransactionAuthorizationSucceeded {
+			t.Fatalf("capture: %+v %v", got, err)
+		}
+		h := historyOf(t, s, "default", tx.ID)
+		if last := h.events[len(h.events)-1]; last.Name != "capture-declined" {
+			t.Fatalf("events: %+v", h.events)
+		}
+	})
+}
+
+// runOperations runs captures, voids and refunds of payments authorized
+// (by authorized) through the service's reserve and settle, to whatever
+// processor holds them: partial and multiple up to the authorized and
+// captured amounts; what the state machine refuses is its typed error and
+// changes nothing.
+func runOperations(t *testing.T, db *postgres.DB, s *transactions.Service, authorized func(amount int64, intent string) *coreapi.Transaction) {
+	t.Helper()
 	type step struct {
 		op       string // capture, void, refund
 		amount   *int64
@@ -106,7 +135,7 @@ func TestDirectOperations(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tx := directAuthorized(t, s, base, tc.amount, tc.intent)
+			tx := authorized(tc.amount, tc.intent)
 			for i, st := range tc.steps {
 				before := snap(t, db, s, tx.ID)
 				var err error
@@ -138,21 +167,4 @@ func TestDirectOperations(t *testing.T) {
 			}
 		})
 	}
-
-	// The wallet's refusal (the authorization voided there) declines the
-	// capture and frees its amount.
-	t.Run("refused by the wallet", func(t *testing.T) {
-		tx := directAuthorized(t, s, base, 800, coreapi.IntentAuthorize)
-		if res, err := md.Void(ctx, connector.DirectOperation{OrderID: *tx.PaymentServiceTransactionID, Reference: "elsewhere"}); err != nil || res.Outcome != coreapi.OutcomeSucceeded {
-			t.Fatalf("void at the wallet: %+v %v", res, err)
-		}
-		got, err := s.CaptureCard(ctx, "default", tx.ID, ptr(int64(100)))
-		if err != nil || got.CapturedAmount != 0 || got.CapturePendingAmount != 0 || got.Status != coreapi.TransactionAuthorizationSucceeded {
-			t.Fatalf("capture: %+v %v", got, err)
-		}
-		h := historyOf(t, s, "default", tx.ID)
-		if last := h.events[len(h.events)-1]; last.Name != "capture-declined" {
-			t.Fatalf("events: %+v", h.events)
-		}
-	})
 }

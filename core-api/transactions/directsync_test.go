@@ -8,6 +8,7 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/core-api/transactions"
 )
 
 // lostDirect is mock-direct's connector whose operations' answers are
@@ -18,23 +19,16 @@ type lostDirect struct {
 	unsent bool
 }
 
-func (l lostDirect) lost(ctx context.Context, do func(context.Context, connector.DirectOperation) (coreapi.ConnectorResult, error), r connector.DirectOperation) (coreapi.ConnectorResult, error) {
-	if !l.unsent {
-		_, _ = do(ctx, r)
-	}
-	return coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, connector.ErrOutcomeUnknown
-}
-
 func (l lostDirect) Capture(ctx context.Context, r connector.DirectOperation) (coreapi.ConnectorResult, error) {
-	return l.lost(ctx, l.MockDirect.Capture, r)
+	return lostOperation(ctx, l.unsent, l.MockDirect.Capture, r)
 }
 
 func (l lostDirect) Void(ctx context.Context, r connector.DirectOperation) (coreapi.ConnectorResult, error) {
-	return l.lost(ctx, l.MockDirect.Void, r)
+	return lostOperation(ctx, l.unsent, l.MockDirect.Void, r)
 }
 
 func (l lostDirect) Refund(ctx context.Context, r connector.DirectOperation) (coreapi.ConnectorResult, error) {
-	return l.lost(ctx, l.MockDirect.Refund, r)
+	return lostOperation(ctx, l.unsent, l.MockDirect.Refund, r)
 }
 
 // A direct payment's capture, void or refund whose answer was lost stays
@@ -45,6 +39,32 @@ func (l lostDirect) Refund(ctx context.Context, r connector.DirectOperation) (co
 func TestDirectOperationsSync(t *testing.T) {
 	db := postgrestest.New(t)
 	s, md, base := directService(t, db)
+	runOperationsSync(t, s, func(intent string) *coreapi.Transaction {
+		s.Direct.BuiltIn = md
+		return directAuthorized(t, s, base, 1000, intent)
+	}, func(lost, unsent bool) {
+		if s.Direct.BuiltIn = md; lost {
+			s.Direct.BuiltIn = lostDirect{MockDirect: md, unsent: unsent}
+		}
+	})
+}
+
+// lostOperation sends r with do (unless unsent) and loses the answer.
+func lostOperation(ctx context.Context, unsent bool, do func(context.Context, connector.DirectOperation) (coreapi.ConnectorResult, error), r connector.DirectOperation) (coreapi.ConnectorResult, error) {
+	if !unsent {
+		_, _ = do(ctx, r)
+	}
+	return coreapi.ConnectorResult{Outcome: coreapi.OutcomePending}, connector.ErrOutcomeUnknown
+}
+
+// runOperationsSync loses the answer of a capture, void or refund of a
+// payment of 1000 authorized by authorized (lose(true, unsent) makes the
+// service's connector lose them; lose(false, false) restores it), and
+// syncs it: settled by the processor's record of it, failed
+// (not_received_by_processor) once SyncMinAge has passed when the
+// processor never received it.
+func runOperationsSync(t *testing.T, s *transactions.Service, authorized func(intent string) *coreapi.Transaction, lose func(lost, unsent bool)) {
+	t.Helper()
 	for _, tc := range []struct {
 		name     string
 		intent   string
@@ -81,9 +101,9 @@ func TestDirectOperationsSync(t *testing.T) {
 		}, coreapi.TransactionCaptureSucceeded, 1000, 0, "refund-failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s.Direct.BuiltIn, s.SyncMinAge = md, time.Hour
-			tx := directAuthorized(t, s, base, 1000, tc.intent)
-			s.Direct.BuiltIn = lostDirect{MockDirect: md, unsent: tc.unsent}
+			s.SyncMinAge = time.Hour
+			tx := authorized(tc.intent)
+			lose(true, tc.unsent)
 			if err := tc.op(tx.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +111,7 @@ func TestDirectOperationsSync(t *testing.T) {
 			if err != nil || inFlight.CapturePendingAmount+inFlight.RefundPendingAmount == 0 && inFlight.Status != coreapi.TransactionAuthorizationVoidPending {
 				t.Fatalf("after the lost answer: %+v %v", inFlight, err)
 			}
-			s.Direct.BuiltIn = md
+			lose(false, false)
 			got, err := s.Sync(ctx, "default", tx.ID)
 			if err != nil {
 				t.Fatal(err)

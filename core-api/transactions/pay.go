@@ -125,9 +125,9 @@ type operations interface {
 
 // operationsOf finds the connector and configuration of the payment
 // service that authorized transaction id, by its payment method: a stored
-// card's (cardsOf) or a direct integration's (directOf). A refusal comes
-// before anything is reserved; a transaction paid otherwise is
-// coreapi.ErrNotACardPayment.
+// card's (cardsOf), a direct integration's (directOf) or a redirect
+// payment's (redirectOf). A refusal comes before anything is reserved; a
+// transaction paid otherwise is coreapi.ErrNotACardPayment.
 func (s *Service) operationsOf(ctx context.Context, merchant, id string) (operations, error) {
 	t, err := s.Store.Transaction(ctx, merchant, id)
 	if err != nil {
@@ -139,7 +139,10 @@ func (s *Service) operationsOf(ctx context.Context, merchant, id string) (operat
 		return cardOperations{c, cfg}, err
 	case directPayment(t):
 		d, cfg, err := s.directOf(ctx, t)
-		return directOperations{d, cfg}, err
+		return heldOperations{d, cfg}, err
+	case redirectPayment(t):
+		rc, cfg, err := s.redirectOf(ctx, t)
+		return heldOperations{rc, cfg}, err
 	}
 	return nil, coreapi.ErrNotACardPayment
 }
@@ -178,38 +181,39 @@ func (o cardOperations) refund(ctx context.Context, t *coreapi.Transaction, amou
 	return o.c.Refund(ctx, o.op(t, amount, ref))
 }
 
-// directOperations sends a direct payment's operations to its direct
-// connector, about the order (the transaction's connector reference).
-type directOperations struct {
-	d   connector.DirectConnector
+// heldOperations sends the operations of a payment its processor holds
+// under its own id (the transaction's connector reference): a direct
+// integration's order, a redirect payment.
+type heldOperations struct {
+	ops connector.Operations
 	cfg connector.Config
 }
 
-func (o directOperations) op(t *coreapi.Transaction, amount int64, ref string) connector.DirectOperation {
+func (o heldOperations) op(t *coreapi.Transaction, amount int64, ref string) connector.DirectOperation {
 	return connector.DirectOperation{MerchantAccountID: t.MerchantAccountID, OrderID: deref(t.PaymentServiceTransactionID),
 		Amount: amount, Currency: t.Currency, Reference: ref, Config: o.cfg}
 }
 
-func (o directOperations) capture(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
-	return o.d.Capture(ctx, o.op(t, amount, ref))
+func (o heldOperations) capture(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.ops.Capture(ctx, o.op(t, amount, ref))
 }
 
-func (o directOperations) void(ctx context.Context, t *coreapi.Transaction, ref string) (coreapi.ConnectorResult, error) {
-	return o.d.Void(ctx, o.op(t, 0, ref))
+func (o heldOperations) void(ctx context.Context, t *coreapi.Transaction, ref string) (coreapi.ConnectorResult, error) {
+	return o.ops.Void(ctx, o.op(t, 0, ref))
 }
 
-func (o directOperations) refund(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
-	return o.d.Refund(ctx, o.op(t, amount, ref))
+func (o heldOperations) refund(ctx context.Context, t *coreapi.Transaction, amount int64, ref string) (coreapi.ConnectorResult, error) {
+	return o.ops.Refund(ctx, o.op(t, amount, ref))
 }
 
-// CaptureCard captures amount (nil: all that is left) of card or direct
-// payment id (operationsOf): ReserveCapture, the connector's Capture with the capture's id as
+// CaptureCard captures amount (nil: all that is left) of card, direct or
+// redirect payment id (operationsOf): ReserveCapture, the connector's Capture with the capture's id as
 // the reference, SettleCapture (package comment). The transaction is
 // returned as the answer left it (the capture still reserved when the
 // outcome is unknown). Refusals are *coreapi.TransitionError; a call the
 // connector could not send is a *coreapi.ConnectorError, the capture
-// recorded as failed. A transaction paid otherwise than by a stored card
-// or a direct integration is coreapi.ErrNotACardPayment.
+// recorded as failed. A transaction paid otherwise than by a stored card,
+// a direct integration or a redirect is coreapi.ErrNotACardPayment.
 func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *int64) (*coreapi.Transaction, error) {
 	ops, err := s.operationsOf(ctx, merchant, id)
 	if err != nil {
@@ -226,7 +230,7 @@ func (s *Service) CaptureCard(ctx context.Context, merchant, id string, amount *
 	return t, sendErr
 }
 
-// VoidCard voids card or direct payment id: RequestVoid, the connector's Void with
+// VoidCard voids card, direct or redirect payment id: RequestVoid, the connector's Void with
 // the void's reference, SettleVoid; as CaptureCard.
 func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
 	ops, err := s.operationsOf(ctx, merchant, id)
@@ -244,7 +248,7 @@ func (s *Service) VoidCard(ctx context.Context, merchant, id string) (*coreapi.T
 	return t, sendErr
 }
 
-// RefundCard refunds card or direct payment id: ReserveRefund, the connector's
+// RefundCard refunds card, direct or redirect payment id: ReserveRefund, the connector's
 // Refund with the refund's id as the reference, SettleRefund; as
 // CaptureCard. It returns the refund as the answer left it.
 func (s *Service) RefundCard(ctx context.Context, merchant, id string, n coreapi.NewRefund) (*coreapi.Refund, error) {

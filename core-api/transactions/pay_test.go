@@ -241,7 +241,15 @@ func TestCardOperationsRefusedBeforeReserving(t *testing.T) {
 	}{
 		{"no card connector", prod, func(*testing.T) *coreapi.Transaction { return builtIn }, coreapi.ErrCardPaymentsUnavailable},
 		{"not a card payment", withCards, func(t *testing.T) *coreapi.Transaction {
-			return authorized(t, withCards, "default", 1000, coreapi.IntentCapture)
+			// A pix payment: its connector takes no capture, void or refund.
+			tx, err := withCards.Create(ctx, "default", coreapi.NewTransaction{Intent: coreapi.IntentCapture, Amount: 1000, Currency: "BRL", Method: ptr(coreapi.MethodPix)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tx, _, err = withCards.ApplyAuthorization(ctx, "default", tx.ID, answer(coreapi.OutcomeSucceeded)); err != nil {
+				t.Fatal(err)
+			}
+			return tx
 		}, coreapi.ErrNotACardPayment},
 	} {
 		for op, call := range ops {

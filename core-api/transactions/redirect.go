@@ -157,10 +157,25 @@ func (s *Service) redirectOf(ctx context.Context, t *coreapi.Transaction) (conne
 // pending: the notification was lost) by the processor's record of the
 // payment, found by the transaction's id. One the processor has no
 // record of is left processing while it may be on its way, and failed
-// (ErrorCodeNotReceived) once SyncMinAge has passed.
+// (ErrorCodeNotReceived) once SyncMinAge has passed. An approved
+// payment's captures, refunds and void in flight are settled by the
+// payment's record of them (syncHeldOperations).
 func (s *Service) syncRedirect(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
 	if t.Status != coreapi.TransactionProcessing && t.Status != coreapi.TransactionBuyerApprovalPending {
-		return t, nil
+		if t.PaymentServiceTransactionID == nil {
+			return t, nil
+		}
+		return s.syncHeldOperations(ctx, t, func() (connector.DirectState, error) {
+			rc, cfg, err := s.redirectOf(ctx, t)
+			if err != nil {
+				return connector.DirectState{}, err
+			}
+			st, err := rc.LookupOperations(ctx, *t.PaymentServiceTransactionID, cfg)
+			if err != nil {
+				return st, operationsLookupFailed(err)
+			}
+			return st, nil
+		})
 	}
 	rc, cfg, err := s.redirectOf(ctx, t)
 	if err != nil {

@@ -119,6 +119,30 @@ func (s *Service) inFlight(ctx context.Context, t *coreapi.Transaction) (flight,
 	return f, nil
 }
 
+// syncHeldOperations settles the captures, refunds and void in flight on
+// transaction t, whose processor holds the payment under its own id (a
+// direct order, a redirect payment), as a card payment's Sync does: the
+// processor lists its captures and refunds by the reference each was
+// sent with, and whether its authorization is voided (lookup, whose
+// failure changes nothing: operationsLookupFailed).
+func (s *Service) syncHeldOperations(ctx context.Context, t *coreapi.Transaction, lookup func() (connector.DirectState, error)) (*coreapi.Transaction, error) {
+	f, err := s.inFlight(ctx, t)
+	if err != nil || f.none() {
+		return t, err
+	}
+	st, err := lookup()
+	if err != nil {
+		return nil, err
+	}
+	return s.settleInFlight(ctx, t, f, st, deref(t.PaymentServiceTransactionID))
+}
+
+// operationsLookupFailed is the error of a connector's lookup of a
+// payment's operations that failed.
+func operationsLookupFailed(err error) error {
+	return &coreapi.ConnectorError{Failed: "the connector could not tell what became of the payment's operations; nothing changed", Err: err}
+}
+
 // settleInFlight settles what is in flight on t (f) by what the processor
 // holds (st): a capture or refund it lists by its reference succeeded, a
 // void it shows succeeded (its reference voidRef); what it does not hold
@@ -177,10 +201,12 @@ type Unsettled struct {
 
 // SweepStore finds what the sweep syncs (postgres.DB).
 type SweepStore interface {
-	// UnsettledTransactions returns up to limit card transactions of
-	// every merchant account with an authorization or a void unchanged
-	// for minAge, or a capture or refund requested more than minAge ago,
-	// still in flight; in the order (created_at, id), after after.
+	// UnsettledTransactions returns up to limit card, direct and
+	// redirect transactions of every merchant account with an
+	// authorization or a void unchanged for minAge, or a capture or
+	// refund requested more than minAge ago, still in flight, and the
+	// redirect payments waiting for their buyer for more than minAge (a
+	// lost notification); in the order (created_at, id), after after.
 	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
 	// ExpiredQRTransactions returns up to limit pix payments of every
 	// merchant account still capture_pending past their QR code's
@@ -196,11 +222,13 @@ type SweepStore interface {
 	ExpiredChallenges(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
-// Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
-// answer or a failed settlement left with something in flight for longer
-// than the service's SyncMinAge, fails the pix payments whose QR code
-// expired unpaid (Service.ExpireQR) and the card payments whose 3-D
-// Secure challenge expired (Service.ExpireChallenge). Instances may sweep at once: a
+// Sweeper syncs (Service.Sync) the transactions that a crash, a lost
+// answer, a lost notification or a failed settlement left with something
+// in flight for longer than the service's SyncMinAge, and fails the pix
+// and redirect payments whose QR code or reference expired unpaid
+// (Service.ExpireQR, Service.ExpireRedirect) and the card payments whose
+// 3-D Secure challenge expired (Service.ExpireChallenge). Instances may
+// sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
 	Service *Service

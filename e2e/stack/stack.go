@@ -215,7 +215,9 @@ func Start(t testing.TB, opts ...Option) *Stack {
 			ccfg.MockBankURL = s.MockBank.URL()
 		}
 		s.MockRedirect = startMockRedirect(ctx, t, ccfg.Environment, log.With("service", "mock-redirect"))
-		ccfg.MockRedirectURL = s.MockRedirect.URL()
+		if ccfg.MockRedirectURL == "" { // an option may put a link in front of it
+			ccfg.MockRedirectURL = s.MockRedirect.URL()
+		}
 	}
 
 	vp, err := vpapp.New(vcfg, log.With("service", "vault-proxy"))

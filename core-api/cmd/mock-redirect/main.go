@@ -6,7 +6,8 @@
 //	ENVIRONMENT                      development or sandbox
 //	MOCK_REDIRECT_ADDR               listen address (default 127.0.0.1:9730)
 //	MOCK_REDIRECT_PUBLIC_URL         base of the approval URLs (default: its own http:// address)
-//	MOCK_REDIRECT_WEBHOOK_SECRET     notification signing secret (default: the public sandbox one)
+//	MOCK_REDIRECT_WEBHOOK_SECRET     notification signing secret of API keys without their own (default: the public sandbox one)
+//	MOCK_REDIRECT_WEBHOOK_SECRETS    API keys' own secrets: api_key=secret,... (or _FILE)
 //	MOCK_REDIRECT_DELIVERY_ATTEMPTS  sends of one notification (default 6)
 //	MOCK_REDIRECT_RETRY_DELAY        wait before the first retry, doubled after each (default 200ms)
 //	MOCK_REDIRECT_MAX_PAYMENTS       payments kept in memory (default 50000)

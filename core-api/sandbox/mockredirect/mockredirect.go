@@ -58,10 +58,14 @@ const InstantApprovalAmount = 1001
 
 // Config is mock-redirect's configuration.
 type Config struct {
-	Environment   config.Environment
-	Addr          string
-	PublicURL     string // base of the approval URLs ("": its own http:// address)
+	Environment config.Environment
+	Addr        string
+	PublicURL   string // base of the approval URLs ("": its own http:// address)
+	// WebhookSecret signs the notifications of the payments of an API key
+	// that WebhookSecrets (or PUT /sandbox/webhook-secret) gives none.
 	WebhookSecret string
+	// WebhookSecrets are the webhook secrets of API keys at start-up.
+	WebhookSecrets map[string]string
 	// DeliveryAttempts bounds the sends of one notification (the first
 	// and its retries on anything but a 2xx answer).
 	DeliveryAttempts int
@@ -81,6 +85,7 @@ func LoadConfig(l *config.Loader) Config {
 		Addr:             l.String("MOCK_REDIRECT_ADDR", config.Default(DefaultAddr)),
 		PublicURL:        l.String("MOCK_REDIRECT_PUBLIC_URL", config.Optional()),
 		WebhookSecret:    l.String("MOCK_REDIRECT_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
+		WebhookSecrets:   loadSecrets(l),
 		DeliveryAttempts: l.Int("MOCK_REDIRECT_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
 		RetryDelay:       l.Duration("MOCK_REDIRECT_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
 		MaxPayments:      l.Int("MOCK_REDIRECT_MAX_PAYMENTS", 1, 10_000_000, config.Default("50000")),
@@ -108,6 +113,13 @@ type Payment struct {
 	RedirectURL string    `json:"redirect_url"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Captures and Refunds are an approved payment's, oldest first;
+	// Voided an authorization's void, with the reference it was sent
+	// with.
+	Captures      []Operation `json:"captures"`
+	Refunds       []Operation `json:"refunds"`
+	Voided        bool        `json:"voided"`
+	VoidReference string      `json:"void_reference,omitempty"`
 
 	apiKey    string
 	notifyURL string
@@ -143,6 +155,7 @@ type Main struct {
 	mu          sync.Mutex
 	payments    map[string]*Payment // by id
 	byReference map[string]string   // api key + "\x00" + reference -> id
+	secrets     map[string]string   // api key -> its webhook secret
 	order       []string            // ids, oldest first
 
 	ln      net.Listener
@@ -176,9 +189,16 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 	if cfg.MaxPayments <= 0 {
 		cfg.MaxPayments = 50_000
 	}
+	secrets := map[string]string{}
+	for k, s := range cfg.WebhookSecrets {
+		if !validKey(k) || !validSecret(s) {
+			return nil, errors.New("mock-redirect: a webhook secret is given for an invalid API key, or is invalid")
+		}
+		secrets[k] = s
+	}
 	stop, cancel := context.WithCancel(context.Background())
 	return &Main{Config: cfg, Log: log, Now: time.Now, payments: map[string]*Payment{}, byReference: map[string]string{},
-		client: &http.Client{Timeout: 10 * time.Second}, stop: stop, cancel: cancel}, nil
+		secrets: secrets, client: &http.Client{Timeout: 10 * time.Second}, stop: stop, cancel: cancel}, nil
 }
 
 // Run starts serving; it returns once the listener accepts connections.
@@ -296,7 +316,7 @@ func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(HeaderNotificationID, id)
 		req.Header.Set(HeaderTimestamp, ts)
-		req.Header.Set(HeaderSignature, Sign(m.Config.WebhookSecret, ts, body))
+		req.Header.Set(HeaderSignature, Sign(m.secretFor(p.apiKey), ts, body))
 		resp, err := m.client.Do(req)
 		if err != nil {
 			d.StatusCode, d.Error = 0, err.Error()

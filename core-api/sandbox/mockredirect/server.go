@@ -15,11 +15,16 @@ func (m *Main) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payments", m.create)
 	mux.HandleFunc("GET /v1/payments", m.byRef)
-	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, p *Payment) { writeJSON(w, http.StatusOK, p) }))
+	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, _ *http.Request, p *Payment) { writeJSON(w, http.StatusOK, p) }))
 	mux.HandleFunc("POST /v1/payments/{id}/cancel", m.authorized(m.cancelPayment))
+	mux.HandleFunc("POST /v1/payments/{id}/captures", m.authorized(m.capture))
+	mux.HandleFunc("POST /v1/payments/{id}/void", m.authorized(m.void))
+	mux.HandleFunc("POST /v1/payments/{id}/refunds", m.authorized(m.refund))
 	mux.HandleFunc("GET /pay/{id}", m.page)
 	mux.HandleFunc("POST /pay/{id}", m.decide)
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
+	mux.HandleFunc("PUT /sandbox/webhook-secret", m.setSecret)
+	mux.HandleFunc("DELETE /sandbox/webhook-secret", m.deleteSecret)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -36,20 +41,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// apiKey is the request's bearer key: any key of the test form
-// "mr_test_" + at least 8 letters, digits, _ or -.
+// apiKey is the request's bearer key (validKey).
 func apiKey(r *http.Request) (string, bool) {
 	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return k, ok && validKey(k)
+}
+
+// validKey reports whether k is a key of the test form: "mr_test_" and
+// at least 8 letters, digits, _ or -; any such key is accepted.
+func validKey(k string) bool {
 	rest, test := strings.CutPrefix(k, "mr_test_")
-	if !ok || !test || len(rest) < 8 || len(k) > 128 {
-		return "", false
+	if !test || len(rest) < 8 || len(k) > 128 {
+		return false
 	}
 	for _, c := range rest {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return "", false
+			return false
 		}
 	}
-	return k, true
+	return true
 }
 
 // createRequest is the body of POST /v1/payments.
@@ -164,7 +174,7 @@ func (m *Main) byRef(w http.ResponseWriter, r *http.Request) {
 
 // authorized runs h on the payment the path names, for its own API key,
 // under m.mu.
-func (m *Main) authorized(h func(http.ResponseWriter, *Payment)) http.HandlerFunc {
+func (m *Main) authorized(h func(http.ResponseWriter, *http.Request, *Payment)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := apiKey(r)
 		if !ok {
@@ -179,14 +189,14 @@ func (m *Main) authorized(h func(http.ResponseWriter, *Payment)) http.HandlerFun
 			return
 		}
 		m.expire(p)
-		h(w, p)
+		h(w, r, p)
 	}
 }
 
 // cancelPayment ends a pending payment (expired) so that it can no
 // longer be approved; a decided one stays as it is, which the answer
 // says. No notification: the caller is the merchant.
-func (m *Main) cancelPayment(w http.ResponseWriter, p *Payment) {
+func (m *Main) cancelPayment(w http.ResponseWriter, _ *http.Request, p *Payment) {
 	if p.Status == StatusPending {
 		p.Status = StatusExpired
 	}
