@@ -35,6 +35,9 @@ type MandateRequest struct {
 	Country           string
 	Currency          string
 	AccountHolderName string
+	// NotificationURL is where the processor sends the mandate's
+	// activation, revocation and recurring token.
+	NotificationURL string
 }
 
 // MandateResult is a connector's answer about a mandate.
@@ -43,8 +46,11 @@ type MandateResult struct {
 	Status string // coreapi.MandatePending, MandateActive, MandateRevoked, MandateFailed
 }
 
-// MandateConnector sets up and revokes bank debit mandates. RevokeMandate
-// must be idempotent: revoking a revoked mandate succeeds.
+// MandateConnector sets up and revokes bank debit mandates. A new
+// mandate is usually pending: its activation, revocation by the bank or
+// the buyer, and the recurring token that lets the merchant charge it
+// arrive as notifications (NotificationKind). RevokeMandate must be
+// idempotent: revoking a revoked mandate succeeds.
 type MandateConnector interface {
 	Connector
 	CreateMandate(ctx context.Context, r MandateRequest) (MandateResult, error)

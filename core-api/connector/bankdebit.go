@@ -1,0 +1,49 @@
+package connector
+
+import (
+	"context"
+
+	coreapi "github.com/payorch/core-api"
+)
+
+// BankDebit asks a connector to debit a stored bank account (ACH, SEPA,
+// Bacs). The account is named by its vault-proxy token; a connector that
+// needs the account number asks vault-proxy for a detokenized call.
+type BankDebit struct {
+	MerchantAccountID string
+	// Reference is the idempotency reference (the transaction's id): the
+	// same reference sent again is the same debit, and the processor's
+	// notifications name it.
+	Reference       string
+	PaymentMethodID string
+	Scheme          string // ach, sepa, bacs
+	Amount          int64  // minor units
+	Currency        string
+	// MandateID is the processor's mandate a merchant-initiated charge is
+	// made under; "" for a one-off debit the buyer asked for.
+	MandateID string
+	// NotificationURL is where the processor sends the debit's result.
+	NotificationURL string
+	Config          Config
+}
+
+// BankDebitConnector debits bank accounts and sets up their mandates.
+// A debit's result arrives later, as a notification
+// (KindDebitResult, KindRecurringChargeResult).
+type BankDebitConnector interface {
+	NotificationConnector
+	MandateConnector
+	// Debit answers OutcomeCapturePending with the debit's id
+	// (Reference), or a decline; an unknown outcome is reported as
+	// CardConnector's (ErrOutcomeUnknown).
+	Debit(ctx context.Context, r BankDebit) (coreapi.ConnectorResult, error)
+}
+
+// BankDebits returns the named connector if it debits bank accounts.
+func (r *Registry) BankDebits(name string) (BankDebitConnector, error) {
+	c, ok := r.byName[name].(BankDebitConnector)
+	if !ok {
+		return nil, ErrUnknown
+	}
+	return c, nil
+}
