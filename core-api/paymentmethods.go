@@ -40,8 +40,9 @@ const (
 	BankSchemeBACS = "bacs"
 )
 
-// Mandate statuses. mock-bank activates at once; a real connector answers
-// pending and activates on the processor's notification.
+// Mandate statuses. A mandate is created pending (failed when the bank
+// refuses it at once) and activates on the processor's notification
+// (mandates.go).
 const (
 	MandatePending = "pending"
 	MandateActive  = "active"
@@ -131,6 +132,10 @@ type Mandate struct {
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
 	RevokedAt         *time.Time
+	// RecurringTokenAt is when the processor's recurring token arrived:
+	// from then on, while active, the mandate can be charged on the
+	// merchant's initiative (Usable).
+	RecurringTokenAt *time.Time
 }
 
 // Active reports whether the mandate must be revoked before its payment
