@@ -336,6 +336,9 @@ type mandateJSON struct {
 	PaymentService string  `json:"payment_service"`
 	CreatedAt      string  `json:"created_at"`
 	RevokedAt      *string `json:"revoked_at"`
+	// RecurringTokenAt: when the processor's recurring token arrived;
+	// merchant-initiated charges need it (docs/transactions.md).
+	RecurringTokenAt *string `json:"recurring_token_at"`
 }
 
 type paymentMethodJSON struct {
@@ -409,7 +412,8 @@ func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
 		v.Buyer = &buyerRefJSON{ID: pm.BuyerID, ExternalIdentifier: orNull(pm.BuyerExternalIdentifier)}
 	}
 	if m := pm.Mandate; m != nil {
-		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt)}
+		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt),
+			RecurringTokenAt: timePtrJSON(m.RecurringTokenAt)}
 	}
 	return v
 }

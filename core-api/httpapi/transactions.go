@@ -183,6 +183,11 @@ func transactionError(err error) error {
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
 	}
+	var me *coreapi.MandateError
+	if errors.As(err, &me) {
+		return apierror.New(http.StatusUnprocessableEntity, me.Code, me.Message,
+			strictjson.BodyDetail("/payment_method/id", me.Message, "value_error."+me.Code))
+	}
 	var pse *coreapi.PaymentServiceError
 	if errors.As(err, &pse) {
 		return apierror.New(http.StatusUnprocessableEntity, pse.Code, pse.Message,

@@ -39,6 +39,9 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	// The stored payment method is read once, here: its kind picks the
 	// flow, and create and the recurring reference take it as read.
 	pm := s.storedPaymentMethod(ctx, merchant, n.PaymentMethodID)
+	if pm != nil && pm.Method == coreapi.MethodBank && (n.Method == nil || *n.Method == coreapi.MethodBank) {
+		return s.payByBank(ctx, merchant, n, pm)
+	}
 	if n.Method == nil {
 		// A card or a gift card; a stored payment method of another kind
 		// is refused (create).

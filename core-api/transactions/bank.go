@@ -1,0 +1,137 @@
+package transactions
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/connector"
+)
+
+// BankConnector is what the service asks of a connector of bank debits
+// (connector.BankDebitConnector implements it).
+type BankConnector = connector.BankDebitConnector
+
+// MandateStore is the core database's bank debit mandates as bank
+// payments and their notifications use them (postgres.DB).
+type MandateStore interface {
+	// Mandate is one mandate of the merchant account, by the processor's
+	// id (coreapi.ErrNotFound).
+	Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error)
+	// ChangeMandate changes a mandate under its row lock and records the
+	// change as an event with notification nt, once per notification:
+	// dup reports one already recorded, and nothing is written.
+	ChangeMandate(ctx context.Context, merchant, id string, nt *coreapi.Notification,
+		change func(m coreapi.Mandate, now time.Time) (coreapi.Mandate, string)) (ev *coreapi.MandateEvent, dup bool, err error)
+}
+
+// Bank is what bank payments (ACH, SEPA, Bacs debits of a stored bank
+// account) need besides the store.
+type Bank struct {
+	// BuiltIn is the environment's bank connector, the one mandates are
+	// set up with (the built-in sandbox mock-bank); nil in production,
+	// where bank payments are refused.
+	BuiltIn  BankConnector
+	Mandates MandateStore
+}
+
+// bankPayment reports whether t debits a stored bank account.
+func bankPayment(t *coreapi.Transaction) bool {
+	return t.PaymentMethod.ID != nil && t.PaymentMethod.Method == coreapi.MethodBank
+}
+
+// ErrorCodeMandateRevoked is the error_code of a merchant-initiated bank
+// charge resumed after its payment method, and so its mandate, is gone.
+const ErrorCodeMandateRevoked = coreapi.CodeMandateRevoked
+
+// payByBank creates a payment debiting stored bank account pm and sends
+// the debit to the bank connector: a sale (intent capture, whatever the
+// request says) whose capture settles when the processor notifies the
+// debit's result (docs/transactions.md, "Bank debits"). A
+// merchant-initiated charge needs the account's mandate active with its
+// recurring token (coreapi.Mandate.Usable): otherwise it is a
+// *coreapi.MandateError, and nothing is stored or sent. The transaction
+// is returned capture_pending, or declined or failed as the connector
+// answered; still processing when the outcome is unknown (Resume sends the
+// same reference again).
+func (s *Service) payByBank(ctx context.Context, merchant string, n coreapi.NewTransaction, pm *coreapi.PaymentMethod) (*coreapi.Transaction, error) {
+	bank := coreapi.MethodBank
+	if n.Method == nil {
+		n.Method = &bank
+	}
+	if n.PaymentServiceID != nil {
+		return nil, invalid("/payment_service_id", "bank payments go to the environment's bank connector, the one the account's mandate was set up with; they take no payment service",
+			"value_error.payment_service.bank")
+	}
+	n.Intent = coreapi.IntentCapture
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	if n.Currency != pm.Currency {
+		return nil, invalid("/currency", "must be the bank account's currency, "+pm.Currency, "value_error.currency.bank_account")
+	}
+	if s.Bank == nil || s.Bank.BuiltIn == nil {
+		return nil, coreapi.ErrPaymentServiceUnavailable
+	}
+	var v coreapi.Problems
+	name := s.Bank.BuiltIn.Name()
+	if sc, err := s.Connectors.Schemas(name); err == nil {
+		sc.ConnectionOptions.Validate("/connection_options/"+name, n.ConnectionOptions[name], &v)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	mandateID := ""
+	if n.MerchantInitiated {
+		if err := pm.Mandate.Usable(); err != nil {
+			return nil, err
+		}
+		mandateID = pm.Mandate.ID
+	}
+	t, err := s.create(ctx, merchant, n, pm)
+	if err != nil {
+		return nil, err
+	}
+	return s.sendDebit(ctx, t, mandateID)
+}
+
+// sendDebit asks the bank connector to debit t's account, with t's id as
+// the reference (under mandateID for a merchant-initiated charge), and
+// records the answer.
+func (s *Service) sendDebit(ctx context.Context, t *coreapi.Transaction, mandateID string) (*coreapi.Transaction, error) {
+	conn := s.Bank.BuiltIn
+	res, err := conn.Debit(ctx, connector.BankDebit{MerchantAccountID: t.MerchantAccountID, Reference: t.ID,
+		PaymentMethodID: *t.PaymentMethod.ID, Scheme: deref(t.PaymentMethod.Scheme), Amount: t.Amount, Currency: t.Currency,
+		MandateID: mandateID, NotificationURL: s.notificationURL(conn.Name(), t.MerchantAccountID)})
+	res, sendErr := sent(res, err)
+	t, _, err = s.ApplyAuthorization(ctx, t.MerchantAccountID, t.ID, res)
+	if err != nil {
+		return nil, err
+	}
+	return t, sendErr
+}
+
+// resumeDebit sends a bank payment whose answer was never recorded again,
+// with the same reference: the processor answers the same debit. A
+// merchant-initiated charge whose payment method is gone meanwhile (its
+// mandate revoked with it) fails instead.
+func (s *Service) resumeDebit(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
+	if s.Bank == nil || s.Bank.BuiltIn == nil {
+		return nil, coreapi.ErrPaymentServiceUnavailable
+	}
+	mandateID := ""
+	if t.MerchantInitiated {
+		pm, err := s.Store.PaymentMethod(ctx, t.MerchantAccountID, *t.PaymentMethod.ID)
+		switch {
+		case errors.Is(err, coreapi.ErrNotFound) || err == nil && pm.Mandate == nil:
+			t, _, err = s.ApplyAuthorization(ctx, t.MerchantAccountID, t.ID,
+				coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeMandateRevoked})
+			return t, err
+		case err != nil:
+			return nil, err
+		}
+		mandateID = pm.Mandate.ID
+	}
+	return s.sendDebit(ctx, t, mandateID)
+}
