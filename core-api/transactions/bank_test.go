@@ -1,0 +1,302 @@
+package transactions_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/connector"
+	"github.com/payorch/core-api/postgres"
+	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/core-api/sandbox/mockbank"
+	"github.com/payorch/core-api/transactions"
+	"github.com/payorch/shared/config"
+)
+
+// bankRig is the transactions service wired to the real mock-bank
+// simulator, whose notifications reach the service over loopback HTTP
+// through a receiver that answers as core-api's route does (409 for an
+// early one, so mock-bank sends it again).
+type bankRig struct {
+	s    *transactions.Service
+	db   *postgres.DB
+	sim  *mockbank.Main
+	bank connector.MockBank
+
+	mu   sync.Mutex
+	last map[connector.NotificationKind]received // the last notification of each kind
+}
+
+type received struct {
+	h    http.Header
+	body []byte
+}
+
+func newBankRig(t *testing.T) *bankRig {
+	t.Helper()
+	db := postgrestest.New(t)
+	sim, err := mockbank.New(mockbank.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 20 * time.Millisecond},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	r := &bankRig{s: service(db), db: db, sim: sim, bank: connector.MockBank{BaseURL: sim.URL()}, last: map[connector.NotificationKind]received{}}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(r.receive), ReadHeaderTimeout: time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	r.s.Connectors, r.s.PaymentServices = connector.NewRegistry(r.bank), noPaymentServices{}
+	r.s.QR = &transactions.QR{NotificationBaseURL: "http://" + ln.Addr().String()}
+	r.s.Bank = &transactions.Bank{BuiltIn: r.bank, Mandates: db}
+	return r
+}
+
+func (r *bankRig) receive(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	_, err := r.s.HandleNotification(req.Context(), connector.MockBankName, "default", req.Header, body, time.Now())
+	switch {
+	case errors.Is(err, coreapi.ErrNotificationEarly):
+		w.WriteHeader(http.StatusConflict)
+		return
+	case err != nil:
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	if sub, err := r.bank.ParseNotification(body); err == nil {
+		r.mu.Lock()
+		r.last[sub.Kind] = received{req.Header.Clone(), body}
+		r.mu.Unlock()
+	}
+}
+
+// account stores a bank account of scheme, with a mandate set up at
+// mock-bank when recurring.
+func (r *bankRig) account(t *testing.T, scheme, currency string, recurring bool) *coreapi.PaymentMethod {
+	t.Helper()
+	pm := &coreapi.PaymentMethod{Method: coreapi.MethodBank, Scheme: scheme, Label: "1234", Country: "DE", Currency: currency,
+		Bank: &coreapi.BankDetails{AccountHolderName: "Erika"}}
+	postgrestest.StorePaymentMethod(t, r.db, pm)
+	if recurring {
+		if err := r.db.DeletePaymentMethod(ctx, "default", pm.ID); err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.bank.CreateMandate(ctx, connector.MandateRequest{PaymentMethodID: pm.ID, Scheme: scheme, AccountHolderName: "Erika",
+			NotificationURL: r.s.QR.NotificationBaseURL + "/webhooks/mock-bank/default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.db.CreatePaymentMethod(ctx, pm, &coreapi.Mandate{ID: res.ID, Connector: connector.MockBankName, Status: res.Status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := r.db.PaymentMethod(ctx, "default", pm.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// settled waits for transaction id to leave capture_pending.
+func (r *bankRig) settled(t *testing.T, id string) *coreapi.Transaction {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tx, err := r.s.Get(ctx, "default", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tx.Status != coreapi.TransactionCapturePending && tx.Status != coreapi.TransactionProcessing {
+			return tx
+		}
+	}
+	t.Fatalf("transaction %s never settled", id)
+	return nil
+}
+
+func (r *bankRig) sandbox(t *testing.T, path string) {
+	t.Helper()
+	resp, err := http.Post(r.sim.URL()+path, "application/json", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %v %v", path, resp, err)
+	}
+	resp.Body.Close()
+}
+
+func (r *bankRig) replay(t *testing.T, kind connector.NotificationKind) (transactions.NotificationOutcome, error) {
+	t.Helper()
+	r.mu.Lock()
+	n, ok := r.last[kind]
+	r.mu.Unlock()
+	if !ok {
+		t.Fatalf("no %s notification received", kind)
+	}
+	return r.s.HandleNotification(ctx, connector.MockBankName, "default", n.h, n.body, time.Now())
+}
+
+func bankDebit(pm *coreapi.PaymentMethod, amount int64, mit bool) coreapi.NewTransaction {
+	return coreapi.NewTransaction{Amount: amount, Currency: pm.Currency, PaymentMethodID: &pm.ID,
+		TransactionDetails: coreapi.TransactionDetails{MerchantInitiated: mit}}
+}
+
+// A debit is a sale left capture_pending; mock-bank settles it at once,
+// so its notification races the creation (refused as early, sent again)
+// and then captures it, or, returned unpaid, fails the sale: nothing
+// stays authorized. Sent again, a result changes nothing.
+func TestBankDebitSettledByNotification(t *testing.T) {
+	r := newBankRig(t)
+	pm := r.account(t, "sepa", "EUR", false)
+	for _, tc := range []struct {
+		amount     int64
+		status     coreapi.TransactionStatus
+		event      coreapi.TransactionOperation
+		captured   int64
+		authorized int64
+		code       string
+	}{
+		{1500, coreapi.TransactionCaptureSucceeded, coreapi.OpCaptureSucceeded, 1500, 1500, ""},
+		{1051, coreapi.TransactionAuthorizationFailed, coreapi.OpSaleFailed, 0, 0, mockbank.FailureInsufficientFunds},
+	} {
+		tx, err := r.s.PayByCard(ctx, "default", bankDebit(pm, tc.amount, false))
+		if err != nil || tx.Intent != coreapi.IntentCapture || tx.PaymentMethod.Method != coreapi.MethodBank {
+			t.Fatalf("%d: %+v %v", tc.amount, tx, err)
+		}
+		done := r.settled(t, tx.ID)
+		if done.Status != tc.status || done.CapturedAmount != tc.captured || done.AuthorizedAmount != tc.authorized ||
+			done.CapturePendingAmount != 0 || deref(done.ErrorCode) != tc.code {
+			t.Fatalf("%d settled: %+v", tc.amount, done)
+		}
+		evs, err := r.s.Events(ctx, "default", tx.ID, allPage())
+		if err != nil || evs[0].Name != string(tc.event) || evs[0].Notification == nil {
+			t.Fatalf("%d: latest event %+v %v", tc.amount, evs[0], err)
+		}
+		if out, err := r.replay(t, connector.KindDebitResult); err != nil || out != transactions.NotificationDuplicate {
+			t.Fatalf("%d: the result again: %v %v", tc.amount, out, err)
+		}
+	}
+	if _, err := r.s.PayByCard(ctx, "default", coreapi.NewTransaction{Amount: 100, Currency: "GBP", PaymentMethodID: &pm.ID}); !isInvalid(err, "/currency") {
+		t.Fatalf("another currency: %v", err)
+	}
+}
+
+// A mandate changes only by mock-bank's notifications, each recorded
+// once; merchant-initiated charges are refused with its code, nothing
+// stored or sent, until it is active with its recurring token and once
+// it is revoked.
+func TestBankMandateNotifications(t *testing.T) {
+	r := newBankRig(t)
+	pm := r.account(t, "ach", "USD", true)
+	mid := pm.Mandate.ID
+	// refused checks the refusal, and that the only transactions and
+	// debits are the charges made (stored, sent to mock-bank).
+	refused := func(t *testing.T, code string, made int) {
+		t.Helper()
+		_, err := r.s.PayByCard(ctx, "default", bankDebit(pm, 700, true))
+		var me *coreapi.MandateError
+		if !errors.As(err, &me) || me.Code != code {
+			t.Fatalf("merchant-initiated charge: %v, want %s", err, code)
+		}
+		txs, err := r.s.List(ctx, "default", coreapi.TransactionFilter{PaymentMethodID: pm.ID}, allPage())
+		if err != nil || len(txs) != made {
+			t.Fatalf("%d transactions, want %d: %v", len(txs), made, err)
+		}
+		resp, err := http.DefaultClient.Do(mustRequest(t, r.sim.URL()+"/v1/debits?mandate_id="+mid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var debits struct{ Items []any }
+		if err := json.NewDecoder(resp.Body).Decode(&debits); err != nil || len(debits.Items) != made {
+			t.Fatalf("%d debits at mock-bank, want %d: %v", len(debits.Items), made, err)
+		}
+	}
+	mandate := func() *coreapi.Mandate {
+		m, err := r.db.Mandate(ctx, "default", mid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := mandate(); m.Status != coreapi.MandatePending || m.RecurringTokenAt != nil {
+		t.Fatalf("new mandate %+v", m)
+	}
+	refused(t, coreapi.CodeMandateNotReady, 0)
+
+	r.sandbox(t, "/sandbox/mandates/"+mid+"/activate")
+	if m := mandate(); m.Status != coreapi.MandateActive || m.RecurringTokenAt == nil {
+		t.Fatalf("activated %+v", m)
+	}
+	for _, kind := range []connector.NotificationKind{connector.KindMandateActivated, connector.KindRecurringTokenCreated} {
+		if out, err := r.replay(t, kind); err != nil || out != transactions.NotificationDuplicate {
+			t.Fatalf("%s again: %v %v", kind, out, err)
+		}
+	}
+	pm, _ = r.db.PaymentMethod(ctx, "default", pm.ID)
+	tx, err := r.s.PayByCard(ctx, "default", bankDebit(pm, 700, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done := r.settled(t, tx.ID); done.Status != coreapi.TransactionCaptureSucceeded || !done.MerchantInitiated {
+		t.Fatalf("charge %+v", done)
+	}
+
+	r.sandbox(t, "/sandbox/mandates/"+mid+"/revoke")
+	if m := mandate(); m.Status != coreapi.MandateRevoked || m.RevokedAt == nil {
+		t.Fatalf("revoked %+v", m)
+	}
+	pm, _ = r.db.PaymentMethod(ctx, "default", pm.ID)
+	refused(t, coreapi.CodeMandateRevoked, 1)
+	evs, err := r.db.ListMandateEvents(ctx, "default", mid, allPage())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.Name)
+	}
+	want := []string{coreapi.MandateEventRevoked, coreapi.MandateEventRecurringToken, coreapi.MandateEventActivated, coreapi.MandateEventCreated}
+	if len(names) != len(want) {
+		t.Fatalf("events %v, want %v", names, want)
+	}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("events %v, want %v", names, want)
+		}
+	}
+}
+
+func mustRequest(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+connector.MockBankSandboxAPIKey)
+	return req
+}
+
+// isInvalid reports whether err is a validation error at pointer.
+func isInvalid(err error, pointer string) bool {
+	var v *coreapi.ValidationError
+	if !errors.As(err, &v) {
+		return false
+	}
+	for _, p := range v.Problems {
+		if p.Pointer == pointer {
+			return true
+		}
+	}
+	return false
+}
