@@ -59,7 +59,7 @@ func (m MockBank) CreateMandate(ctx context.Context, r MandateRequest) (MandateR
 	case status/100 != 2:
 		return MandateResult{}, &ProcessorError{Connector: MockBankName, Status: status, Code: code}
 	}
-	return MandateResult{ID: mb.ID, Status: mb.Status}, nil
+	return MandateResult(mb), nil
 }
 
 // RevokeMandate sends POST /v1/mandates/{id}/revoke; a revoked mandate
@@ -75,7 +75,7 @@ func (m MockBank) RevokeMandate(ctx context.Context, _, mandateID string) (Manda
 	case status/100 != 2:
 		return MandateResult{}, &ProcessorError{Connector: MockBankName, Status: status, Code: code}
 	}
-	return MandateResult{ID: mb.ID, Status: mb.Status}, nil
+	return MandateResult(mb), nil
 }
 
 // mockBankDebit is mock-bank's debit.

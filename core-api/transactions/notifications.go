@@ -82,7 +82,7 @@ func (s *Service) HandleNotification(ctx context.Context, name, merchant string,
 	if err != nil {
 		return "", err
 	}
-	if t == nil || n.Reference != t.ID || n.Kind.AboutMandate() {
+	if t == nil || n.Reference != t.ID || !kindFits(t, n.Kind) {
 		return s.unmatched(), nil
 	}
 	if t.Status == coreapi.TransactionProcessing {
@@ -133,6 +133,19 @@ func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
 		return t.PaymentService.Connector == name
 	}
 	return t.PaymentServiceID == nil && s.builtInNotifier(name)
+}
+
+// kindFits reports whether a notification of kind can be about t: a
+// completed transfer about a pix payment, a debit's or recurring
+// charge's result about a bank debit.
+func kindFits(t *coreapi.Transaction, kind connector.NotificationKind) bool {
+	switch kind {
+	case connector.KindTransferCompleted:
+		return qrPayment(t)
+	case connector.KindDebitResult, connector.KindRecurringChargeResult:
+		return bankPayment(t)
+	}
+	return false
 }
 
 // storedNotification is the notification as its event keeps it: as
