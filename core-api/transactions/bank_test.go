@@ -1,6 +1,7 @@
 package transactions_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,8 +31,9 @@ type bankRig struct {
 	sim  *mockbank.Main
 	bank connector.MockBank
 
-	mu   sync.Mutex
-	last map[connector.NotificationKind]received // the last notification of each kind
+	mu      sync.Mutex
+	last    map[connector.NotificationKind]received // the last notification of each kind handled
+	answers []int                                   // the receiver's answers, in order
 }
 
 type received struct {
@@ -68,12 +70,18 @@ func newBankRig(t *testing.T) *bankRig {
 func (r *bankRig) receive(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	_, err := r.s.HandleNotification(req.Context(), connector.MockBankName, "default", req.Header, body, time.Now())
+	status := http.StatusOK
 	switch {
 	case errors.Is(err, coreapi.ErrNotificationEarly):
-		w.WriteHeader(http.StatusConflict)
-		return
+		status = http.StatusConflict
 	case err != nil:
-		w.WriteHeader(http.StatusInternalServerError)
+		status = http.StatusInternalServerError
+	}
+	r.mu.Lock()
+	r.answers = append(r.answers, status)
+	r.mu.Unlock()
+	if status != http.StatusOK {
+		w.WriteHeader(status)
 		return
 	}
 	if sub, err := r.bank.ParseNotification(body); err == nil {
@@ -299,4 +307,83 @@ func isInvalid(err error, pointer string) bool {
 		}
 	}
 	return false
+}
+
+// racingDebits is mock-bank's connector that returns only once the
+// debit's result has reached the service, which it did while the
+// creation had not yet recorded the connector's answer.
+type racingDebits struct {
+	connector.MockBank
+	r *bankRig
+}
+
+func (b *racingDebits) Debit(c context.Context, d connector.BankDebit) (coreapi.ConnectorResult, error) {
+	res, err := b.MockBank.Debit(c, d)
+	for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b.r.mu.Lock()
+		n := len(b.r.answers)
+		b.r.mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
+	return res, err
+}
+
+// A debit's result that arrives before the creation recorded the
+// connector's answer is refused as early (409) and recorded nowhere;
+// mock-bank sends it again and it then captures the payment, once.
+func TestBankDebitNotificationRacingTheCreation(t *testing.T) {
+	r := newBankRig(t)
+	pm := r.account(t, "bacs", "GBP", false)
+	r.s.Bank.BuiltIn = &racingDebits{MockBank: r.bank, r: r}
+	tx, err := r.s.PayByCard(ctx, "default", bankDebit(pm, 2500, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := r.settled(t, tx.ID)
+	if done.Status != coreapi.TransactionCaptureSucceeded || done.CapturedAmount != 2500 {
+		t.Fatalf("settled %+v", done)
+	}
+	r.mu.Lock()
+	answers := append([]int(nil), r.answers...)
+	r.mu.Unlock()
+	if len(answers) < 2 || answers[0] != http.StatusConflict || answers[len(answers)-1] != http.StatusOK {
+		t.Fatalf("answers to mock-bank %v, want 409 then 200", answers)
+	}
+	if n := notificationEvents(t, r.s, tx.ID); n != 1 {
+		t.Fatalf("%d notification events, want 1", n)
+	}
+}
+
+// A payment whose creation stopped before the connector's answer was
+// recorded is resumed by sending the same reference again: mock-bank
+// answers the same debit, whose result then settles it.
+func TestBankDebitResumed(t *testing.T) {
+	r := newBankRig(t)
+	pm := r.account(t, "sepa", "EUR", false)
+	n := bankDebit(pm, 800, false)
+	n.Method, n.Intent = ptr(coreapi.MethodBank), coreapi.IntentCapture
+	tx, err := r.s.Create(ctx, "default", n) // as a run that died before calling the connector
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := r.s.Resume(ctx, "default", tx.ID)
+		if err != nil || got.Status == coreapi.TransactionProcessing {
+			t.Fatalf("resumed: %+v %v", got, err)
+		}
+	}
+	if done := r.settled(t, tx.ID); done.Status != coreapi.TransactionCaptureSucceeded || done.CapturedAmount != 800 {
+		t.Fatalf("settled %+v", done)
+	}
+	resp, err := http.DefaultClient.Do(mustRequest(t, r.sim.URL()+"/v1/debits?reference="+tx.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var debits struct{ Items []any }
+	if err := json.NewDecoder(resp.Body).Decode(&debits); err != nil || len(debits.Items) != 1 {
+		t.Fatalf("%d debits: %v", len(debits.Items), err)
+	}
 }
