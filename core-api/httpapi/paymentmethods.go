@@ -57,7 +57,9 @@ type paymentMethods struct{ Deps }
 //     the label (last 4, from the vault), scheme, country, currency and the
 //     non-sensitive details vault-proxy passes on. mandate.recurring sets up
 //     a mandate through the mock-bank connector (sandbox and development
-//     only; production refuses with 422 until processor connections exist).
+//     only; production refuses with 422 until processor connections exist),
+//     pending until the bank's notification activates it; its history is
+//     GET /mandates/{id}/events (mandates.go).
 //   - PUT with an expiration_date updates the vault's expiry first, then
 //     the core row, so a forward right after the answer uses the new
 //     expiry; updates of one card take turns, and one that fails sets the

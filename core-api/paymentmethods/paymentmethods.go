@@ -420,9 +420,10 @@ func (s *Service) restoreExpiry(ctx context.Context, merchant, actor, id string)
 // (a bank account with an active or pending mandate) at its connector,
 // and recorded revoked with a mandate-revoked event (GET
 // /mandates/{id}/events, which outlives the payment method), then
-// vault-proxy shreds the data, then the core record goes. Each step is safe to repeat: a retried
-// delete after a partial failure finds the mandate revoked and the card
-// gone from vault-proxy (not found there means done) and finishes the job.
+// vault-proxy shreds the data, then the core record goes. Each step is
+// safe to repeat: a retried delete after a partial failure finds the
+// mandate revoked and the card gone from vault-proxy (not found there
+// means done) and finishes the job.
 func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error {
 	pm, err := s.Store.PaymentMethod(ctx, merchant, id)
 	if err != nil {

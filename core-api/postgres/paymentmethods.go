@@ -278,21 +278,6 @@ func (db *DB) DeletePaymentMethod(ctx context.Context, merchant, id string) erro
 	return nil
 }
 
-// SetMandateStatus records a mandate's new status (revoked_at is set the
-// first time it becomes revoked).
-func (db *DB) SetMandateStatus(ctx context.Context, merchant, mandateID, status string, at time.Time) error {
-	tag, err := db.Pool.Exec(ctx, `UPDATE mandates SET status = $3, updated_at = $4,
-		revoked_at = CASE WHEN $3 = 'revoked' THEN coalesce(revoked_at, $4) ELSE revoked_at END
-		WHERE merchant_account_id = $1 AND id = $2`, merchant, mandateID, status, at)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return coreapi.ErrNotFound
-	}
-	return nil
-}
-
 // Mandate returns one mandate of the merchant account.
 func (db *DB) Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error) {
 	m := coreapi.Mandate{ID: id, MerchantAccountID: merchant}
