@@ -65,8 +65,8 @@ var mandateEventNames = map[string]string{
 	MandateActivated: MandateEventActivated, RecurringTokenCreated: MandateEventRecurringToken, MandateRevokedKind: MandateEventRevoked,
 }
 
-// Codes a merchant-initiated bank charge is refused with
-// (MandateError.Code).
+// Codes a bank charge is refused with (MandateError.Code): a
+// merchant-initiated one's mandate, or the mandate a first debit set up.
 const (
 	// CodeMandateRequired: the bank account has no mandate.
 	CodeMandateRequired = "mandate_required"
@@ -76,10 +76,12 @@ const (
 	// CodeMandateRevoked: the mandate was revoked (or failed): the
 	// account can no longer be charged on the merchant's initiative.
 	CodeMandateRevoked = "mandate_revoked"
+	// CodeMandateDeclined: the bank refused the mandate a first debit
+	// set up; nothing was debited.
+	CodeMandateDeclined = "mandate_declined"
 )
 
-// MandateError refuses a merchant-initiated charge on a bank account
-// before anything reaches the connector.
+// MandateError refuses a bank charge before it reaches the connector.
 type MandateError struct {
 	Code    string
 	Message string
@@ -92,7 +94,7 @@ func (e *MandateError) Error() string { return e.Message }
 func (m *Mandate) Usable() error {
 	switch {
 	case m == nil:
-		return &MandateError{Code: CodeMandateRequired, Message: "the bank account has no mandate: a merchant-initiated charge needs one (mandate.recurring when it is stored)"}
+		return &MandateError{Code: CodeMandateRequired, Message: "the bank account has no mandate: a merchant-initiated charge needs one (mandate.recurring when it is stored, or a first customer-initiated debit)"}
 	case m.Status == MandateRevoked || m.Status == MandateFailed:
 		return &MandateError{Code: CodeMandateRevoked, Message: "the bank account's mandate is " + m.Status + ": it can no longer be charged on the merchant's initiative"}
 	case m.Status != MandateActive || m.RecurringTokenAt == nil:

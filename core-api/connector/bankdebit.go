@@ -47,3 +47,29 @@ func (r *Registry) BankDebits(name string) (BankDebitConnector, error) {
 	}
 	return c, nil
 }
+
+// SetUpMandate asks conn for a recurring debit mandate on bank account
+// pm, the bank's notifications about it sent to notificationURL: the
+// mandate as core-api records it (pending, as a rule), or
+// coreapi.ErrMandateDeclined when the bank refuses it at once. The
+// account's token is the reference, so asking again answers the same
+// mandate. Both ways a mandate is set up go through it: with the stored
+// account (mandate.recurring) and with its first debit.
+func SetUpMandate(ctx context.Context, conn MandateConnector, pm *coreapi.PaymentMethod, notificationURL string) (*coreapi.Mandate, error) {
+	holder := ""
+	if pm.Bank != nil {
+		holder = pm.Bank.AccountHolderName
+	}
+	res, err := conn.CreateMandate(ctx, MandateRequest{
+		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
+		Country: pm.Country, Currency: pm.Currency, AccountHolderName: holder, NotificationURL: notificationURL,
+	})
+	if err != nil {
+		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not set up the mandate; nothing was stored", Err: err}
+	}
+	if res.Status == coreapi.MandateFailed {
+		return nil, coreapi.ErrMandateDeclined
+	}
+	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
+		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
+}

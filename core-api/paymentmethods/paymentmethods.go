@@ -204,19 +204,7 @@ func (s *Service) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) 
 	if err != nil {
 		return nil, coreapi.ErrMandatesUnavailable
 	}
-	res, err := conn.CreateMandate(ctx, connector.MandateRequest{
-		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
-		Country: pm.Country, Currency: pm.Currency, AccountHolderName: pm.Bank.AccountHolderName,
-		NotificationURL: strings.TrimSuffix(s.NotificationBaseURL, "/") + "/webhooks/" + conn.Name() + "/" + pm.MerchantAccountID,
-	})
-	if err != nil {
-		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not set up the mandate; nothing was stored", Err: err}
-	}
-	if res.Status == coreapi.MandateFailed {
-		return nil, coreapi.ErrMandateDeclined
-	}
-	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
+	return connector.SetUpMandate(ctx, conn, pm, strings.TrimSuffix(s.NotificationBaseURL, "/")+"/webhooks/"+conn.Name()+"/"+pm.MerchantAccountID)
 }
 
 // revokeQuietly undoes a mandate whose payment method could not be stored.

@@ -25,6 +25,42 @@ func queueMandateCreated(b *pgx.Batch, pm *coreapi.PaymentMethod, m *coreapi.Man
 		VALUES ($1, $2, $3, $4, $5, now())`, pm.MerchantAccountID, m.ID, pm.ID, coreapi.MandateEventCreated, m.Status)
 }
 
+// AddMandate records mandate m, just set up for payment method pm, with
+// its created event, in one database transaction: a bank debit sets up
+// the mandate of an account stored without one. The same mandate
+// recorded already (two debits racing to set it up get the same one from
+// the processor) is no error, and its event is written once. A payment
+// method deleted meanwhile is coreapi.ErrNotFound, and nothing is
+// written. m's timestamps are set from the database.
+func (db *DB) AddMandate(ctx context.Context, pm *coreapi.PaymentMethod, m *coreapi.Mandate) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		// Locked: a deletion waits, and then revokes the newest mandate,
+		// this one.
+		var one int
+		err := tx.tx.QueryRow(ctx, `SELECT 1 FROM payment_methods WHERE merchant_account_id = $1 AND id = $2 FOR SHARE`,
+			pm.MerchantAccountID, pm.ID).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return coreapi.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		err = tx.tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING created_at, updated_at`,
+			m.ID, pm.MerchantAccountID, pm.ID, m.Connector, pm.Scheme, m.Status).Scan(&m.CreatedAt, &m.UpdatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return tx.tx.QueryRow(ctx, `SELECT `+mandateColumns+` FROM mandates WHERE merchant_account_id = $1 AND id = $2`,
+				pm.MerchantAccountID, m.ID).Scan(mandateFields(m)...)
+		}
+		if err != nil {
+			return err
+		}
+		var b pgx.Batch
+		queueMandateCreated(&b, pm, m)
+		return tx.tx.SendBatch(ctx, &b).Close()
+	})
+}
+
 // ChangeMandate changes mandate id of the merchant account under its row
 // lock, in one database transaction: change is given the mandate and the
 // database's clock and returns the mandate after it and the event that

@@ -24,6 +24,10 @@ type MandateStore interface {
 	// dup reports one already recorded, and nothing is written.
 	ChangeMandate(ctx context.Context, merchant, id string, nt *coreapi.Notification,
 		change func(m coreapi.Mandate, now time.Time) (coreapi.Mandate, string)) (ev *coreapi.MandateEvent, dup bool, err error)
+	// AddMandate records mandate m, just set up for payment method pm,
+	// with its created event; the same mandate again is no error, and
+	// a payment method deleted meanwhile is coreapi.ErrNotFound.
+	AddMandate(ctx context.Context, pm *coreapi.PaymentMethod, m *coreapi.Mandate) error
 }
 
 // Bank is what bank payments (ACH, SEPA, Bacs debits of a stored bank
@@ -83,17 +87,55 @@ func (s *Service) payByBank(ctx context.Context, merchant string, n coreapi.NewT
 		return nil, err
 	}
 	mandateID := ""
-	if n.MerchantInitiated {
+	switch {
+	case n.MerchantInitiated:
 		if err := pm.Mandate.Usable(); err != nil {
 			return nil, err
 		}
 		mandateID = pm.Mandate.ID
+	case pm.Mandate == nil && (!pm.SinglePayment || n.Store):
+		if err := s.setUpMandate(ctx, pm); err != nil {
+			return nil, err
+		}
 	}
 	t, err := s.create(ctx, merchant, n, pm)
 	if err != nil {
 		return nil, err
 	}
 	return s.sendDebit(ctx, t, mandateID)
+}
+
+// setUpMandate sets up the mandate of stored bank account pm (or one the
+// payment stores) on its first customer-initiated debit, before the
+// transaction is created: the buyer, present, authorizes the debit and
+// later ones on the merchant's initiative. The mandate is pending until
+// the bank activates it (docs/transactions.md, "Bank debits"); this debit
+// goes as a one-off, under no mandate. A mandate the bank declines at
+// once refuses the payment (*coreapi.MandateError mandate_declined), and
+// nothing is stored. A mandate set up twice (a retry, a race) is the
+// same: the account's token is its reference.
+func (s *Service) setUpMandate(ctx context.Context, pm *coreapi.PaymentMethod) error {
+	conn := s.Bank.BuiltIn
+	m, err := connector.SetUpMandate(ctx, conn, pm, s.notificationURL(conn.Name(), pm.MerchantAccountID))
+	if errors.Is(err, coreapi.ErrMandateDeclined) {
+		return &coreapi.MandateError{Code: coreapi.CodeMandateDeclined, Message: "the bank declined the account's mandate; nothing was debited"}
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.Bank.Mandates.AddMandate(ctx, pm, m); err != nil {
+		if errors.Is(err, coreapi.ErrNotFound) {
+			// Deleted meanwhile: its deletion revoked the mandate it knew of,
+			// not this one.
+			if _, rerr := conn.RevokeMandate(ctx, pm.MerchantAccountID, m.ID); rerr != nil {
+				return &coreapi.ConnectorError{Failed: "the bank account was deleted meanwhile, and the mandate set up for it could not be revoked: mandate " + m.ID, Err: rerr}
+			}
+			return invalid("/payment_method/id", "no stored payment method with this id in this merchant account", "value_error.payment_method.not_found")
+		}
+		return err
+	}
+	pm.Mandate = m
+	return nil
 }
 
 // sendDebit asks the bank connector to debit t's account, with t's id as
