@@ -387,3 +387,75 @@ func TestBankDebitResumed(t *testing.T) {
 		t.Fatalf("%d debits: %v", len(debits.Items), err)
 	}
 }
+
+// A customer-initiated debit of an account without a mandate sets one up
+// at mock-bank first, pending, when the account is stored or the payment
+// stores it; a single payment gets none, a merchant-initiated charge sets
+// none up, and a mandate the bank declines refuses the payment with
+// nothing stored. A later debit keeps the mandate.
+func TestBankFirstDebitSetsUpMandate(t *testing.T) {
+	r := newBankRig(t)
+	for _, tc := range []struct {
+		name          string
+		single, store bool
+		mit           bool
+		holder        string
+		mandate       bool   // a mandate is set up
+		code          string // the MandateError refusing the payment
+	}{
+		{name: "stored", mandate: true},
+		{name: "a single payment", single: true},
+		{name: "a single payment that stores it", single: true, store: true, mandate: true},
+		{name: "merchant-initiated", mit: true, code: coreapi.CodeMandateRequired},
+		{name: "declined by the bank", holder: mockbank.DeclinedHolder, code: coreapi.CodeMandateDeclined},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			holder := tc.holder
+			if holder == "" {
+				holder = "Erika"
+			}
+			pm := &coreapi.PaymentMethod{Method: coreapi.MethodBank, Scheme: "sepa", Label: "1234", Country: "DE", Currency: "EUR",
+				Bank: &coreapi.BankDetails{AccountHolderName: holder}, SinglePayment: tc.single}
+			postgrestest.StorePaymentMethod(t, r.db, pm)
+			n := bankDebit(pm, 1500, tc.mit)
+			n.Store = tc.store
+			tx, err := r.s.PayByCard(ctx, "default", n)
+			var me *coreapi.MandateError
+			if tc.code != "" {
+				if !errors.As(err, &me) || me.Code != tc.code || tx != nil {
+					t.Fatalf("payment: %+v %v, want %s", tx, err, tc.code)
+				}
+				if list, err := r.db.ListTransactions(ctx, "default", coreapi.TransactionFilter{PaymentMethodID: pm.ID}, allPage()); err != nil || len(list) != 0 {
+					t.Fatalf("a refused payment was stored: %v %v", list, err)
+				}
+			} else if err != nil || tx.Status != coreapi.TransactionCapturePending && tx.Status != coreapi.TransactionCaptureSucceeded {
+				t.Fatalf("payment: %+v %v", tx, err)
+			}
+			got, err := r.db.PaymentMethod(ctx, "default", pm.ID)
+			if err != nil || (got.Mandate != nil) != tc.mandate {
+				t.Fatalf("mandate %+v %v, want one: %v", got.Mandate, err, tc.mandate)
+			}
+			if !tc.mandate {
+				return
+			}
+			m := got.Mandate
+			if m.Status != coreapi.MandatePending || m.Connector != connector.MockBankName || m.PaymentMethodID != pm.ID {
+				t.Fatalf("mandate %+v", m)
+			}
+			evs, err := r.db.ListMandateEvents(ctx, "default", m.ID, allPage())
+			if err != nil || len(evs) != 1 || evs[0].Name != coreapi.MandateEventCreated {
+				t.Fatalf("mandate events %+v %v", evs, err)
+			}
+			if !tc.single || tc.store {
+				// A later debit keeps the mandate it set up.
+				if _, err := r.s.PayByCard(ctx, "default", bankDebit(pm, 700, false)); err != nil && !tc.single {
+					t.Fatal(err)
+				}
+				again, err := r.db.PaymentMethod(ctx, "default", pm.ID)
+				if err != nil || again.Mandate == nil || again.Mandate.ID != m.ID {
+					t.Fatalf("the mandate after a later debit: %+v %v", again.Mandate, err)
+				}
+			}
+		})
+	}
+}
