@@ -37,6 +37,20 @@ type BankDebitConnector interface {
 	// (Reference), or a decline; an unknown outcome is reported as
 	// CardConnector's (ErrOutcomeUnknown).
 	Debit(ctx context.Context, r BankDebit) (coreapi.ConnectorResult, error)
+	// LookupDebit is the processor's record of the debit sent with
+	// r.Reference, as its notification would tell it: Reference the
+	// debit's id, OutcomeCapturePending while the bank has not settled it,
+	// else OutcomeSucceeded or OutcomeFailed with the bank's code.
+	// ErrNotFound when the processor has no such debit.
+	LookupDebit(ctx context.Context, r DebitLookup) (coreapi.ConnectorResult, error)
+}
+
+// DebitLookup asks a connector what became of the debit sent with
+// Reference (a transaction's id).
+type DebitLookup struct {
+	MerchantAccountID string
+	Reference         string
+	Config            Config
 }
 
 // BankDebits returns the named connector if it debits bank accounts.

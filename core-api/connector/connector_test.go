@@ -169,4 +169,15 @@ func TestMockBankMandatesAndDebits(t *testing.T) {
 	if res, err := mb.Debit(ctx, connector.BankDebit{Reference: "tx-3", PaymentMethodID: "pm-x", Scheme: "ach", Amount: 1000, Currency: "EUR", NotificationURL: notifyURL}); err != nil || res.Outcome != coreapi.OutcomeDeclined {
 		t.Fatalf("a currency the scheme does not settle in: %+v %v", res, err)
 	}
+	// The debits looked up by reference, as a sync does.
+	if got, err := mb.LookupDebit(ctx, connector.DebitLookup{Reference: "tx-2"}); err != nil || got.Outcome != coreapi.OutcomeFailed ||
+		got.ErrorCode != "insufficient_funds" || got.Reference != res.Reference {
+		t.Fatalf("lookup of the returned debit: %+v %v", got, err)
+	}
+	if got, err := mb.LookupDebit(ctx, connector.DebitLookup{Reference: "tx-1"}); err != nil || got.Outcome != coreapi.OutcomeSucceeded {
+		t.Fatalf("lookup of the charge: %+v %v", got, err)
+	}
+	if _, err := mb.LookupDebit(ctx, connector.DebitLookup{Reference: "tx-none"}); !errors.Is(err, connector.ErrNotFound) {
+		t.Fatalf("lookup of a debit never sent: %v", err)
+	}
 }

@@ -112,6 +112,28 @@ func (m MockBank) Debit(ctx context.Context, r BankDebit) (coreapi.ConnectorResu
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeCapturePending, Reference: d.ID, RawResponseCode: d.Status}, nil
 }
 
+// LookupDebit sends GET /v1/debits?reference=: the debit sent with the
+// reference, a pending one as capture pending (the bank took it).
+func (m MockBank) LookupDebit(ctx context.Context, r DebitLookup) (coreapi.ConnectorResult, error) {
+	var list struct {
+		Items []mockBankObject `json:"items"`
+	}
+	status, code, err := m.call(ctx, r.Config, http.MethodGet, "/v1/debits?reference="+url.QueryEscape(r.Reference), nil, &list)
+	switch {
+	case err != nil:
+		return coreapi.ConnectorResult{}, err
+	case status/100 != 2:
+		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockBankName, Status: status, Code: code}
+	case len(list.Items) == 0:
+		return coreapi.ConnectorResult{}, ErrNotFound
+	}
+	res := debitResult(list.Items[0])
+	if res.Outcome == coreapi.OutcomePending {
+		res.Outcome = coreapi.OutcomeCapturePending
+	}
+	return res, nil
+}
+
 // debitResult is what a debit's status says of its capture.
 func debitResult(d mockBankObject) coreapi.ConnectorResult {
 	switch d.Status {

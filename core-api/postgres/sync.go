@@ -45,10 +45,11 @@ func (db *DB) ProcessingOperations(ctx context.Context, merchant, transactionID 
 	return captures, refunds, err
 }
 
-// UnsettledTransactions returns up to limit card transactions of every
-// merchant account with something in flight (an authorization or a void,
-// unchanged for minAge by the database's clock; a capture or refund
-// requested more than minAge ago), in the order (created_at, id), after
+// UnsettledTransactions returns up to limit card payments and bank
+// debits of every merchant account with something in flight (an
+// authorization or a void, unchanged for minAge by the database's clock;
+// a capture or refund requested more than minAge ago, a bank debit's
+// capture waiting for the bank's result among them), in the order (created_at, id), after
 // the transaction after (the zero value: from the first). Each part is
 // read through its partial index of what is in flight.
 func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
@@ -61,7 +62,7 @@ func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, a
 			SELECT id FROM transactions WHERE status IN ('processing', 'authorization_void_pending') AND updated_at < now() - $1::interval
 			UNION SELECT transaction_id FROM captures WHERE status = 'processing' AND created_at < now() - $1::interval
 			UNION SELECT transaction_id FROM refunds WHERE status = 'processing' AND created_at < now() - $1::interval)
-		AND t.payment_method_method = 'card' AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
+		AND t.payment_method_method IN ('card', 'bank') AND (t.created_at, t.id) > ($2::timestamptz, $3::uuid)
 		ORDER BY t.created_at, t.id LIMIT $4`, minAge, after.CreatedAt, afterID, limit)
 	if err != nil {
 		return nil, err

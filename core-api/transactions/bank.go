@@ -177,3 +177,57 @@ func (s *Service) resumeDebit(ctx context.Context, t *coreapi.Transaction) (*cor
 	}
 	return s.sendDebit(ctx, t, mandateID)
 }
+
+// syncDebit settles what is in flight on bank debit t from the
+// processor's record of the debit (LookupDebit, by the transaction's id),
+// as Sync does a card payment's, never sending the debit again:
+//
+//   - a debit whose answer was never recorded (processing): found, the
+//     bank took it, and it is capture_pending with the debit's id, as
+//     the answer would have made it; not found, it is left while younger
+//     than the minimum age, then failed (ErrorCodeNotReceived). A retry
+//     of the request resumes it instead (resumeDebit).
+//   - a debit the bank has settled while its notification was lost
+//     (capture_pending, or just made so): its capture is settled as the
+//     notification would have settled it (applyNotification), with no
+//     notification recorded.
+//
+// A debit still pending at the bank is left pending.
+func (s *Service) syncDebit(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
+	authorizing := t.Status == coreapi.TransactionProcessing
+	if !authorizing && t.CapturePendingAmount == 0 {
+		return t, nil
+	}
+	if s.Bank == nil || s.Bank.BuiltIn == nil {
+		return nil, coreapi.ErrPaymentServiceUnavailable
+	}
+	merchant, id := t.MerchantAccountID, t.ID
+	res, err := s.Bank.BuiltIn.LookupDebit(ctx, connector.DebitLookup{MerchantAccountID: merchant, Reference: id})
+	unknown := errors.Is(err, connector.ErrNotFound)
+	if err != nil && !(unknown && authorizing) {
+		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not tell what became of the debit; nothing changed", Err: err}
+	}
+	if authorizing {
+		taken := coreapi.ConnectorResult{Outcome: coreapi.OutcomeCapturePending, Reference: res.Reference, RawResponseCode: "pending"}
+		switch {
+		case unknown && time.Since(t.CreatedAt) < s.syncMinAge():
+			return t, nil // may still be on its way
+		case unknown:
+			taken = coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeNotReceived}
+		}
+		if t, _, err = s.ApplyAuthorization(ctx, merchant, id, taken); err != nil || unknown {
+			return t, err
+		}
+	}
+	if res.Outcome == coreapi.OutcomeCapturePending {
+		return t, nil // the bank has not settled it yet
+	}
+	c, err := s.saleCapture(ctx, t, res.Reference)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.applyNotification(ctx, t, c, connector.Notification{Result: res}, nil); err != nil {
+		return nil, err
+	}
+	return s.Store.Transaction(ctx, merchant, id)
+}

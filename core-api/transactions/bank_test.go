@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,10 +42,14 @@ type received struct {
 	body []byte
 }
 
-func newBankRig(t *testing.T) *bankRig {
+func newBankRig(t *testing.T) *bankRig { return newBankRigSettlingAfter(t, 0) }
+
+// newBankRigSettlingAfter is a rig whose mock-bank leaves a debit pending
+// for delay.
+func newBankRigSettlingAfter(t *testing.T, delay time.Duration) *bankRig {
 	t.Helper()
 	db := postgrestest.New(t)
-	sim, err := mockbank.New(mockbank.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 20 * time.Millisecond},
+	sim, err := mockbank.New(mockbank.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 20 * time.Millisecond, DebitDelay: delay},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -458,4 +463,105 @@ func TestBankFirstDebitSetsUpMandate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A debit whose answer and notification were both lost is settled by
+// Sync from mock-bank's record of it, looked up by the transaction's id:
+// capture_pending while the bank has not settled it, then captured or
+// failed as the notification would have made it, with no notification
+// recorded and nothing sent again. A debit mock-bank never received is
+// left processing while young, then failed (not_received_by_processor).
+func TestBankDebitSynced(t *testing.T) {
+	r := newBankRigSettlingAfter(t, 300*time.Millisecond)
+	pm := r.account(t, "sepa", "EUR", false)
+	lost := func(t *testing.T, amount int64) *coreapi.Transaction {
+		t.Helper()
+		n := bankDebit(pm, amount, false)
+		bank := coreapi.MethodBank
+		n.Intent, n.Method = coreapi.IntentCapture, &bank
+		tx, err := r.s.Create(ctx, "default", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sent, but neither the answer nor the notification arrives.
+		if _, err := r.bank.Debit(ctx, connector.BankDebit{Reference: tx.ID, PaymentMethodID: pm.ID, Scheme: "sepa", Amount: amount,
+			Currency: "EUR", NotificationURL: "http://127.0.0.1:9/lost"}); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	for _, tc := range []struct {
+		amount int64
+		status coreapi.TransactionStatus
+		event  coreapi.TransactionOperation
+		code   string
+	}{
+		{1500, coreapi.TransactionCaptureSucceeded, coreapi.OpCaptureSucceeded, ""},
+		{1051, coreapi.TransactionAuthorizationFailed, coreapi.OpSaleFailed, mockbank.FailureInsufficientFunds},
+	} {
+		tx := lost(t, tc.amount)
+		got, err := r.s.Sync(ctx, "default", tx.ID)
+		if err != nil || got.Status != coreapi.TransactionCapturePending || got.CapturePendingAmount != tc.amount ||
+			!strings.HasPrefix(deref(got.PaymentServiceTransactionID), "mbd_") {
+			t.Fatalf("%d: synced while pending at the bank: %+v %v", tc.amount, got, err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			res, err := r.bank.LookupDebit(ctx, connector.DebitLookup{Reference: tx.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != coreapi.OutcomeCapturePending {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("mock-bank never settled the debit")
+			}
+		}
+		for range 2 { // the second changes nothing
+			got, err = r.s.Sync(ctx, "default", tx.ID)
+			if err != nil || got.Status != tc.status || deref(got.ErrorCode) != tc.code || got.CapturePendingAmount != 0 {
+				t.Fatalf("%d: synced once settled: %+v %v", tc.amount, got, err)
+			}
+		}
+		evs, err := r.s.Events(ctx, "default", tx.ID, allPage())
+		if err != nil || evs[0].Name != string(tc.event) || evs[0].Notification != nil || evs[1].Name != string(coreapi.OpSalePending) {
+			t.Fatalf("%d: events %+v %v", tc.amount, evs, err)
+		}
+		if n := r.debitsOf(t, tx.ID); n != 1 {
+			t.Fatalf("%d: %d debits at mock-bank", tc.amount, n)
+		}
+	}
+
+	bank := coreapi.MethodBank
+	n := bankDebit(pm, 700, false)
+	n.Intent, n.Method = coreapi.IntentCapture, &bank
+	never, err := r.s.Create(ctx, "default", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.s.Sync(ctx, "default", never.ID); err != nil || got.Status != coreapi.TransactionProcessing {
+		t.Fatalf("a young debit mock-bank never received: %+v %v", got, err)
+	}
+	r.s.SyncMinAge = time.Nanosecond
+	if got, err := r.s.Sync(ctx, "default", never.ID); err != nil || got.Status != coreapi.TransactionAuthorizationFailed ||
+		deref(got.ErrorCode) != transactions.ErrorCodeNotReceived {
+		t.Fatalf("an old debit mock-bank never received: %+v %v", got, err)
+	}
+}
+
+// debitsOf counts the debits mock-bank holds with reference ref.
+func (r *bankRig) debitsOf(t *testing.T, ref string) int {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(mustRequest(t, r.sim.URL()+"/v1/debits?reference="+ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/debits: %d %v", resp.StatusCode, err)
+	}
+	return len(list.Items)
 }

@@ -183,7 +183,10 @@ func notificationStep(t *coreapi.Transaction, res coreapi.ConnectorResult) (core
 // once per id. The capture c the charge made (nil: none still processing)
 // is settled with the notification's answer when the state machine
 // allows it; otherwise the notification is recorded as
-// EventNotificationReceived, the status unchanged.
+// EventNotificationReceived, the status unchanged. With nt nil the
+// answer is the processor's record, read by a sync (syncDebit): it
+// settles the capture the same way, and nothing is recorded when it
+// cannot.
 func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, nt *coreapi.Notification) (NotificationOutcome, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
@@ -194,10 +197,12 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 		if err != nil {
 			return err
 		}
-		seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
-		if err != nil || seen {
-			out = NotificationDuplicate
-			return err
+		if nt != nil {
+			seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
+			if err != nil || seen {
+				out = NotificationDuplicate
+				return err
+			}
 		}
 		if t.Status == coreapi.TransactionProcessing {
 			return coreapi.ErrNotificationEarly
@@ -226,6 +231,9 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 			}
 		}
 		out = NotificationRecorded
+		if nt == nil {
+			return nil
+		}
 		return tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: merchant, TransactionID: id,
 			Name: coreapi.EventNotificationReceived, StatusBefore: t.Status, StatusAfter: t.Status,
 			RawResponseCode: optionalText(n.Result.RawResponseCode), Notification: nt, CreatedAt: now})

@@ -55,6 +55,9 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if directPayment(t) {
 		return s.syncDirect(ctx, t)
 	}
+	if bankPayment(t) {
+		return s.syncDebit(ctx, t)
+	}
 	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}
@@ -145,8 +148,8 @@ type Unsettled struct {
 
 // SweepStore finds what the sweep syncs (postgres.DB).
 type SweepStore interface {
-	// UnsettledTransactions returns up to limit card transactions of
-	// every merchant account with an authorization or a void unchanged
+	// UnsettledTransactions returns up to limit card payments and bank
+	// debits of every merchant account with an authorization or a void unchanged
 	// for minAge, or a capture or refund requested more than minAge ago,
 	// still in flight; in the order (created_at, id), after after.
 	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
@@ -156,9 +159,9 @@ type SweepStore interface {
 	ExpiredQRTransactions(ctx context.Context, after Unsettled, limit int) ([]Unsettled, error)
 }
 
-// Sweeper syncs (Service.Sync) the card transactions that a crash, a lost
-// answer or a failed settlement left with something in flight for longer
-// than the service's SyncMinAge, and fails the pix payments whose QR code
+// Sweeper syncs (Service.Sync) the card payments and bank debits that a
+// crash, a lost answer or notification, or a failed settlement left with
+// something in flight for longer than the service's SyncMinAge, and fails the pix payments whose QR code
 // expired unpaid (Service.ExpireQR). Instances may sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
