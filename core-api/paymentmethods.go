@@ -127,11 +127,15 @@ type Mandate struct {
 	MerchantAccountID string
 	PaymentMethodID   string
 	Connector         string
-	Scheme            string
-	Status            string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	RevokedAt         *time.Time
+	// PaymentServiceID is the payment service the mandate was set up
+	// through, whose configuration its debits, notifications and
+	// revocation use; nil: the environment's built-in one.
+	PaymentServiceID *string
+	Scheme           string
+	Status           string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	RevokedAt        *time.Time
 	// RecurringTokenAt is when the processor's recurring token arrived:
 	// from then on, while active, the mandate can be charged on the
 	// merchant's initiative (Usable).

@@ -206,11 +206,11 @@ func TestBankDebits(t *testing.T) {
 			pointer string
 		}{
 			{"another currency than the account's", publicCore(s, tok, ""), bankPayment(pm, "USD", 100, false), 400, "/currency"},
-			{"a payment service", publicCore(s, tok, ""), func() map[string]any {
+			{"a payment service it does not have", publicCore(s, tok, ""), func() map[string]any {
 				b := bankPayment(pm, "EUR", 100, false)
 				b["payment_service_id"] = uuid.NewString()
 				return b
-			}(), 400, "/payment_service_id"},
+			}(), 422, "/payment_service_id"},
 			// The first debits set up the account's mandate, pending.
 			{"a pending mandate for a merchant-initiated charge", publicCore(s, tok, ""), bankPayment(pm, "EUR", 100, true), 422, "/payment_method/id"},
 			{"an account given in full, to core-api", core, map[string]any{"amount": 100, "currency": "EUR",
@@ -222,7 +222,7 @@ func TestBankDebits(t *testing.T) {
 				if code != tc.code || len(e.Details) == 0 || e.Details[0].Pointer != tc.pointer {
 					t.Fatalf("%d %s", code, raw)
 				}
-				if tc.code == 422 && e.Code != "mandate_not_ready" {
+				if tc.pointer == "/payment_method/id" && e.Code != "mandate_not_ready" {
 					t.Fatalf("code %s", e.Code)
 				}
 			})

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/payorch/core-api/connector"
+	"github.com/payorch/core-api/sandbox/mockbank"
 	"github.com/payorch/e2e/stack"
 )
 
@@ -195,4 +197,119 @@ func TestBankAccountGivenInFull(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Bank debits through payment services (mock-bank, method bank), routed
+// as pix payments are: the payment service named, else the merchant
+// account's default for bank, else the built-in connector. A first debit
+// sets the account's mandate up through the debit's payment service,
+// under its API key; the mandate's notifications are verified with that
+// payment service's webhook_secret (mock-bank signs with its one secret:
+// a payment service holding another does not verify them), its
+// merchant-initiated charges go through it, and deleting the account
+// revokes it there.
+func TestBankDebitsThroughPaymentServices(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, bankScopes...)
+	core := newCore(s, tok, "")
+	sim := bankSim{s}
+	psCore := newCore(s, s.Token(t, "payment-services.write"), "")
+	newPS := func(secret string, def bool) (id, key string) {
+		key = "mb_test_merchant_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+		return psCore.ok(t, http.StatusCreated, http.MethodPost, "/payment-services", map[string]any{
+			"connector": "mock-bank", "method": "bank", "default": def,
+			"credentials": map[string]any{"api_key": key, "webhook_secret": secret}})["id"].(string), key
+	}
+	named, namedKey := newPS(mockbank.SandboxWebhookSecret, false)
+	other, _ := newPS(mockbank.SandboxWebhookSecret, false)
+	store := func(t *testing.T) string {
+		t.Helper()
+		return publicCore(s, tok, "").ok(t, http.StatusCreated, http.MethodPost, "/payment-methods", sepaAccount)["id"].(string)
+	}
+	// atBank reads a mandate at mock-bank under an API key.
+	atBank := func(t *testing.T, key, mandate string) int {
+		t.Helper()
+		code, _ := s.Do(t, http.DefaultClient, http.MethodGet, s.MockBank.URL()+"/v1/mandates/"+mandate, key, nil)
+		return code
+	}
+
+	pm := store(t)
+	var mid string
+	t.Run("named: the debit and the mandate it sets up go through the payment service", func(t *testing.T) {
+		body := bankPayment(pm, "EUR", 1500, false)
+		body["payment_service_id"] = named
+		status, tx := pay(t, s, tok, body)
+		if status != http.StatusCreated || tx["payment_service_id"] != named || tx["status"] != "capture_pending" && tx["status"] != "capture_succeeded" {
+			t.Fatalf("payment: %d %v", status, tx)
+		}
+		// Settled by mock-bank's notification, verified with the payment
+		// service's secret.
+		waitStatus(t, core, tx["id"].(string), "capture_succeeded")
+		m := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+pm, nil)["mandate"].(map[string]any)
+		if m["payment_service_id"] != named || m["status"] != "pending" {
+			t.Fatalf("mandate %v", m)
+		}
+		mid = m["id"].(string)
+		if atBank(t, namedKey, mid) != http.StatusOK || atBank(t, connector.MockBankSandboxAPIKey, mid) != http.StatusNotFound {
+			t.Fatal("the mandate was not set up under the payment service's API key")
+		}
+	})
+	if mid == "" {
+		t.FailNow()
+	}
+
+	t.Run("merchant-initiated: through the mandate's payment service, another refused", func(t *testing.T) {
+		delivered(t, sim.post(t, "/sandbox/mandates/"+mid+"/activate", map[string]any{}), 2)
+		if m := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+pm, nil)["mandate"].(map[string]any); m["status"] != "active" || m["recurring_token_at"] == nil {
+			t.Fatalf("mandate after its notifications: %v", m)
+		}
+		body := bankPayment(pm, "EUR", 900, true)
+		body["payment_service_id"] = other
+		code, raw := publicCore(s, tok, "").do(t, http.MethodPost, "/transactions", body)
+		if e := apiError(t, raw); code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Pointer != "/payment_service_id" {
+			t.Fatalf("another payment service: %d %s", code, raw)
+		}
+		status, tx := pay(t, s, tok, bankPayment(pm, "EUR", 900, true))
+		if status != http.StatusCreated || tx["payment_service_id"] != named {
+			t.Fatalf("merchant-initiated charge: %d %v", status, tx)
+		}
+		waitStatus(t, core, tx["id"].(string), "capture_succeeded")
+	})
+
+	t.Run("the default for bank, whose secret is not mock-bank's: its notifications are refused", func(t *testing.T) {
+		def, _ := newPS("whsec_not_what_mock_bank_signs_with", true)
+		acct := store(t)
+		status, tx := pay(t, s, tok, bankPayment(acct, "EUR", 700, false))
+		if status != http.StatusCreated || tx["payment_service_id"] != def || tx["status"] != "capture_pending" {
+			t.Fatalf("payment: %d %v", status, tx)
+		}
+		m := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+acct, nil)["mandate"].(map[string]any)
+		if m["payment_service_id"] != def {
+			t.Fatalf("mandate %v", m)
+		}
+		out := sim.post(t, "/sandbox/mandates/"+m["id"].(string)+"/activate", map[string]any{"recurring_token": false})
+		if d := out["deliveries"].([]any); len(d) != 1 || d[0].(map[string]any)["status_code"] != 401.0 {
+			t.Fatalf("a mandate notification signed with another secret: %v", out)
+		}
+		if m := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+acct, nil)["mandate"].(map[string]any); m["status"] != "pending" {
+			t.Fatalf("mandate after a refused notification: %v", m)
+		}
+		if got := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+tx["id"].(string), nil); got["status"] != "capture_pending" {
+			t.Fatalf("debit after a refused notification: %v", got)
+		}
+	})
+
+	t.Run("deleting the account revokes the mandate through its payment service", func(t *testing.T) {
+		if code, raw := core.do(t, http.MethodDelete, "/payment-methods/"+pm, nil); code != http.StatusNoContent {
+			t.Fatalf("delete: %d %s", code, raw)
+		}
+		code, raw := s.Do(t, http.DefaultClient, http.MethodGet, s.MockBank.URL()+"/v1/mandates/"+mid, namedKey, nil)
+		if code != http.StatusOK || !strings.Contains(string(raw), `"revoked"`) {
+			t.Fatalf("mock-bank's mandate: %d %s", code, raw)
+		}
+		evs := listItems(t, core, "/mandates/"+mid+"/events?limit=100")
+		if evs[0]["name"] != "mandate-revoked" {
+			t.Fatalf("events %v", evs)
+		}
+	})
 }

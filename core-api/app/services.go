@@ -38,7 +38,7 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
-			Connectors: connectors, MandateConnector: mandates, NotificationBaseURL: m.Config.notificationURL(), Now: time.Now, Log: m.Log},
+			Connectors: connectors, MandateConnector: mandates, PaymentServices: paymentServices, NotificationBaseURL: m.Config.notificationURL(), Now: time.Now, Log: m.Log},
 		PaymentServices: paymentServices,
 		Transactions:    m.transactions(connectors, mandates, paymentServices),
 		Idempotency:     &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},

@@ -62,21 +62,23 @@ func (r *Registry) BankDebits(name string) (BankDebitConnector, error) {
 	return c, nil
 }
 
-// SetUpMandate asks conn for a recurring debit mandate on bank account
-// pm, the bank's notifications about it sent to notificationURL: the
-// mandate as core-api records it (pending, as a rule), or
+// SetUpMandate asks conn, under cfg (its payment service's
+// configuration, psID; zero and nil: the built-in one), for a recurring
+// debit mandate on bank account pm, the bank's notifications about it
+// sent to notificationURL: the mandate as core-api records it (pending,
+// as a rule), or
 // coreapi.ErrMandateDeclined when the bank refuses it at once. The
 // account's token is the reference, so asking again answers the same
 // mandate. Both ways a mandate is set up go through it: with the stored
 // account (mandate.recurring) and with its first debit.
-func SetUpMandate(ctx context.Context, conn MandateConnector, pm *coreapi.PaymentMethod, notificationURL string) (*coreapi.Mandate, error) {
+func SetUpMandate(ctx context.Context, conn MandateConnector, cfg Config, psID *string, pm *coreapi.PaymentMethod, notificationURL string) (*coreapi.Mandate, error) {
 	holder := ""
 	if pm.Bank != nil {
 		holder = pm.Bank.AccountHolderName
 	}
 	res, err := conn.CreateMandate(ctx, MandateRequest{
 		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
-		Country: pm.Country, Currency: pm.Currency, AccountHolderName: holder, NotificationURL: notificationURL,
+		Country: pm.Country, Currency: pm.Currency, AccountHolderName: holder, NotificationURL: notificationURL, Config: cfg,
 	})
 	if err != nil {
 		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not set up the mandate; nothing was stored", Err: err}
@@ -85,5 +87,5 @@ func SetUpMandate(ctx context.Context, conn MandateConnector, pm *coreapi.Paymen
 		return nil, coreapi.ErrMandateDeclined
 	}
 	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
+		Connector: conn.Name(), PaymentServiceID: psID, Scheme: pm.Scheme, Status: res.Status}, nil
 }

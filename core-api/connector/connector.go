@@ -38,6 +38,9 @@ type MandateRequest struct {
 	// NotificationURL is where the processor sends the mandate's
 	// activation, revocation and recurring token.
 	NotificationURL string
+	// Config is the payment service's configuration the mandate is set
+	// up with (zero: the built-in one).
+	Config Config
 }
 
 // MandateResult is a connector's answer about a mandate.
@@ -54,7 +57,9 @@ type MandateResult struct {
 type MandateConnector interface {
 	Connector
 	CreateMandate(ctx context.Context, r MandateRequest) (MandateResult, error)
-	RevokeMandate(ctx context.Context, merchantAccountID, mandateID string) (MandateResult, error)
+	// RevokeMandate revokes mandateID under cfg, the configuration it
+	// was set up with.
+	RevokeMandate(ctx context.Context, merchantAccountID, mandateID string, cfg Config) (MandateResult, error)
 }
 
 // ErrUnknown is a connector name the registry does not have, or one without

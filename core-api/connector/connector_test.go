@@ -117,7 +117,7 @@ func TestMockBankMandatesAndDebits(t *testing.T) {
 			t.Fatalf("the same reference made another mandate: %+v %v", again, err)
 		}
 		for range 2 { // idempotent
-			rv, err := mb.RevokeMandate(ctx, "default", m.ID)
+			rv, err := mb.RevokeMandate(ctx, "default", m.ID, connector.Config{})
 			if err != nil || rv.Status != "revoked" || rv.ID != m.ID {
 				t.Fatalf("revoke: %+v %v", rv, err)
 			}
@@ -129,7 +129,7 @@ func TestMockBankMandatesAndDebits(t *testing.T) {
 	if m, _ := mb.CreateMandate(ctx, connector.MandateRequest{PaymentMethodID: "declined", Scheme: "ach", AccountHolderName: connector.DeclinedHolderName, NotificationURL: notifyURL}); m.Status != "failed" {
 		t.Fatalf("declined: %+v", m)
 	}
-	if _, err := mb.RevokeMandate(ctx, "default", "mbm_unknown"); !errors.Is(err, connector.ErrNotFound) {
+	if _, err := mb.RevokeMandate(ctx, "default", "mbm_unknown", connector.Config{}); !errors.Is(err, connector.ErrNotFound) {
 		t.Fatalf("unknown mandate: %v", err)
 	}
 

@@ -44,7 +44,7 @@ type mockBankMandate struct {
 
 // CreateMandate sends POST /v1/mandates with the payment method's token as
 // the reference (the same token answers the same mandate), under the
-// built-in sandbox key: mandates have no payment service yet.
+// configuration's API key (the built-in sandbox key without one).
 func (m MockBank) CreateMandate(ctx context.Context, r MandateRequest) (MandateResult, error) {
 	body, err := json.Marshal(map[string]any{"reference": r.PaymentMethodID, "scheme": r.Scheme, "currency": r.Currency,
 		"account_holder_name": r.AccountHolderName, "notification_url": r.NotificationURL})
@@ -52,7 +52,7 @@ func (m MockBank) CreateMandate(ctx context.Context, r MandateRequest) (MandateR
 		return MandateResult{}, err
 	}
 	var mb mockBankMandate
-	status, code, err := m.call(ctx, Config{}, http.MethodPost, "/v1/mandates", body, &mb)
+	status, code, err := m.call(ctx, r.Config, http.MethodPost, "/v1/mandates", body, &mb)
 	switch {
 	case err != nil:
 		return MandateResult{}, fmt.Errorf("mock-bank: mandate: %w", err)
@@ -64,9 +64,9 @@ func (m MockBank) CreateMandate(ctx context.Context, r MandateRequest) (MandateR
 
 // RevokeMandate sends POST /v1/mandates/{id}/revoke; a revoked mandate
 // answers revoked again.
-func (m MockBank) RevokeMandate(ctx context.Context, _, mandateID string) (MandateResult, error) {
+func (m MockBank) RevokeMandate(ctx context.Context, _, mandateID string, cfg Config) (MandateResult, error) {
 	var mb mockBankMandate
-	status, code, err := m.call(ctx, Config{}, http.MethodPost, "/v1/mandates/"+url.PathEscape(mandateID)+"/revoke", nil, &mb)
+	status, code, err := m.call(ctx, cfg, http.MethodPost, "/v1/mandates/"+url.PathEscape(mandateID)+"/revoke", nil, &mb)
 	switch {
 	case err != nil:
 		return MandateResult{}, fmt.Errorf("mock-bank: mandate revocation: %w", err)

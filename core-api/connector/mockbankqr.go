@@ -32,7 +32,7 @@ var mockBankKeyRE = regexp.MustCompile(`^mb_test_[A-Za-z0-9_-]{8,120}$`)
 // notifications with.
 func (MockBank) Schemas() Schemas {
 	return Schemas{
-		Methods: []string{coreapi.MethodPix},
+		Methods: []string{coreapi.MethodPix, coreapi.MethodBank},
 		Credentials: Schema{
 			{Name: "api_key", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128, Pattern: mockBankKeyRE, PatternText: "mb_test_ and letters, digits, _ or -"},
 			{Name: "webhook_secret", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128},

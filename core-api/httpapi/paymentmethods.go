@@ -333,11 +333,14 @@ type buyerRefJSON struct {
 }
 
 type mandateJSON struct {
-	ID             string  `json:"id"`
-	Status         string  `json:"status"`
-	PaymentService string  `json:"payment_service"`
-	CreatedAt      string  `json:"created_at"`
-	RevokedAt      *string `json:"revoked_at"`
+	ID             string `json:"id"`
+	Status         string `json:"status"`
+	PaymentService string `json:"payment_service"`
+	// PaymentServiceID: the payment service it was set up through, which
+	// merchant-initiated charges go to; null: the built-in connector.
+	PaymentServiceID *string `json:"payment_service_id"`
+	CreatedAt        string  `json:"created_at"`
+	RevokedAt        *string `json:"revoked_at"`
 	// RecurringTokenAt: when the processor's recurring token arrived;
 	// merchant-initiated charges need it (docs/transactions.md).
 	RecurringTokenAt *string `json:"recurring_token_at"`
@@ -414,7 +417,7 @@ func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
 		v.Buyer = &buyerRefJSON{ID: pm.BuyerID, ExternalIdentifier: orNull(pm.BuyerExternalIdentifier)}
 	}
 	if m := pm.Mandate; m != nil {
-		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt),
+		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, PaymentServiceID: m.PaymentServiceID, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt),
 			RecurringTokenAt: timePtrJSON(m.RecurringTokenAt)}
 	}
 	return v

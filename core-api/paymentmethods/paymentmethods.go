@@ -88,6 +88,13 @@ type Connectors interface {
 	Mandates(name string) (connector.MandateConnector, error)
 }
 
+// PaymentServices gives the configuration of the payment service a
+// mandate was set up through (paymentservices.Service), which its
+// revocation is sent with.
+type PaymentServices interface {
+	ForOperation(ctx context.Context, merchant, id string) (*coreapi.PaymentService, connector.Config, error)
+}
+
 // Service manages payment methods.
 type Service struct {
 	Store      Store
@@ -98,6 +105,10 @@ type Service struct {
 	// there).
 	Connectors       Connectors
 	MandateConnector string
+	// PaymentServices configure the mandates a first debit set up
+	// through a payment service (nil: every mandate is the built-in
+	// connector's).
+	PaymentServices PaymentServices
 	// NotificationBaseURL is core-api's public base URL, where the
 	// mandate connector sends its notifications about mandates
 	// (/webhooks/{connector}/{merchant_account_id}).
@@ -204,7 +215,7 @@ func (s *Service) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) 
 	if err != nil {
 		return nil, coreapi.ErrMandatesUnavailable
 	}
-	return connector.SetUpMandate(ctx, conn, pm, strings.TrimSuffix(s.NotificationBaseURL, "/")+"/webhooks/"+conn.Name()+"/"+pm.MerchantAccountID)
+	return connector.SetUpMandate(ctx, conn, connector.Config{}, nil, pm, strings.TrimSuffix(s.NotificationBaseURL, "/")+"/webhooks/"+conn.Name()+"/"+pm.MerchantAccountID)
 }
 
 // revokeQuietly undoes a mandate whose payment method could not be stored.
@@ -213,7 +224,7 @@ func (s *Service) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mand
 	defer cancel()
 	conn, err := s.Connectors.Mandates(mandate.Connector)
 	if err == nil {
-		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID)
+		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID, connector.Config{})
 	}
 	if err != nil {
 		s.Log.Error("revoking the mandate of a payment method that was not stored failed", "mandate", mandate.ID, "err", err)
@@ -422,7 +433,13 @@ func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error 
 		if err != nil {
 			return &coreapi.ConnectorError{Failed: "the mandate's connector is not available; nothing was deleted", Err: err}
 		}
-		if _, err := conn.RevokeMandate(ctx, merchant, pm.Mandate.ID); err != nil {
+		var cfg connector.Config
+		if ps := pm.Mandate.PaymentServiceID; ps != nil && s.PaymentServices != nil {
+			if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *ps); err != nil {
+				return err
+			}
+		}
+		if _, err := conn.RevokeMandate(ctx, merchant, pm.Mandate.ID, cfg); err != nil {
 			return &coreapi.ConnectorError{Failed: "the mandate could not be revoked; nothing was deleted", Err: err}
 		}
 		if _, _, err := s.Store.ChangeMandate(ctx, merchant, pm.Mandate.ID, nil, revoked); err != nil {

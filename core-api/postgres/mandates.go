@@ -12,10 +12,10 @@ import (
 )
 
 // mandateColumns is the select list mandateFields scans.
-const mandateColumns = `payment_method_id::text, connector, scheme, status, created_at, updated_at, revoked_at, recurring_token_at`
+const mandateColumns = `payment_method_id::text, connector, payment_service_id::text, scheme, status, created_at, updated_at, revoked_at, recurring_token_at`
 
 func mandateFields(m *coreapi.Mandate) []any {
-	return []any{&m.PaymentMethodID, &m.Connector, &m.Scheme, &m.Status, &m.CreatedAt, &m.UpdatedAt, &m.RevokedAt, &m.RecurringTokenAt}
+	return []any{&m.PaymentMethodID, &m.Connector, &m.PaymentServiceID, &m.Scheme, &m.Status, &m.CreatedAt, &m.UpdatedAt, &m.RevokedAt, &m.RecurringTokenAt}
 }
 
 // queueMandateCreated queues the first event of a new mandate, written
@@ -45,9 +45,9 @@ func (db *DB) AddMandate(ctx context.Context, pm *coreapi.PaymentMethod, m *core
 		if err != nil {
 			return err
 		}
-		err = tx.tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING created_at, updated_at`,
-			m.ID, pm.MerchantAccountID, pm.ID, m.Connector, pm.Scheme, m.Status).Scan(&m.CreatedAt, &m.UpdatedAt)
+		err = tx.tx.QueryRow(ctx, `INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, payment_service_id, scheme, status)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING RETURNING created_at, updated_at`,
+			m.ID, pm.MerchantAccountID, pm.ID, m.Connector, m.PaymentServiceID, pm.Scheme, m.Status).Scan(&m.CreatedAt, &m.UpdatedAt)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return tx.tx.QueryRow(ctx, `SELECT `+mandateColumns+` FROM mandates WHERE merchant_account_id = $1 AND id = $2`,
 				pm.MerchantAccountID, m.ID).Scan(mandateFields(m)...)

@@ -22,7 +22,7 @@ const pmColumns = `pm.id::text, pm.merchant_account_id, pm.method, pm.status, pm
 	coalesce(pm.buyer_id::text, ''), coalesce(b.external_identifier, ''), pm.external_identifier,
 	pm.scheme_transaction_id, pm.scheme_transaction_id_scheme,
 	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at, pm.stored,
-	m.id, m.connector, m.status, m.created_at, m.updated_at, m.revoked_at, m.recurring_token_at`
+	m.id, m.connector, m.payment_service_id::text, m.status, m.created_at, m.updated_at, m.revoked_at, m.recurring_token_at`
 
 const pmFrom = ` FROM payment_methods pm` + pmJoins
 
@@ -38,6 +38,7 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 		pm                  coreapi.PaymentMethod
 		bank                []byte
 		mID, mConn, mStatus *string
+		mPaymentService     *string
 		mCreated, mUpdated  *time.Time
 		mRevoked, mToken    *time.Time
 		stored              bool
@@ -48,7 +49,7 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 		&pm.BuyerID, &pm.BuyerExternalIdentifier, &pm.ExternalIdentifier,
 		&pm.SchemeTransactionID, &pm.SchemeTransactionIDScheme,
 		&pm.Usage.LastUsedAt, &pm.Usage.UsageCount, &pm.Usage.CITLastUsedAt, &pm.Usage.CITUsageCount, &pm.CreatedAt, &pm.UpdatedAt, &stored,
-		&mID, &mConn, &mStatus, &mCreated, &mUpdated, &mRevoked, &mToken)
+		&mID, &mConn, &mPaymentService, &mStatus, &mCreated, &mUpdated, &mRevoked, &mToken)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, coreapi.ErrNotFound
 	}
@@ -64,7 +65,7 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 	}
 	if mID != nil {
 		pm.Mandate = &coreapi.Mandate{ID: *mID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-			Connector: *mConn, Scheme: pm.Scheme, Status: *mStatus, CreatedAt: *mCreated, UpdatedAt: *mUpdated, RevokedAt: mRevoked,
+			Connector: *mConn, PaymentServiceID: mPaymentService, Scheme: pm.Scheme, Status: *mStatus, CreatedAt: *mCreated, UpdatedAt: *mUpdated, RevokedAt: mRevoked,
 			RecurringTokenAt: mToken}
 	}
 	return &pm, nil

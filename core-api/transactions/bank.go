@@ -33,9 +33,10 @@ type MandateStore interface {
 // Bank is what bank payments (ACH, SEPA, Bacs debits of a stored bank
 // account) need besides the store.
 type Bank struct {
-	// BuiltIn is the environment's bank connector, the one mandates are
-	// set up with (the built-in sandbox mock-bank); nil in production,
-	// where bank payments are refused.
+	// BuiltIn is the built-in sandbox bank connector (mock-bank): what a
+	// bank debit goes to when it names no payment service and its
+	// merchant account has no default for bank, and what mandates set up
+	// with a stored account are made with; nil in production.
 	BuiltIn  BankConnector
 	Mandates MandateStore
 }
@@ -50,23 +51,20 @@ func bankPayment(t *coreapi.Transaction) bool {
 const ErrorCodeMandateRevoked = coreapi.CodeMandateRevoked
 
 // payByBank creates a payment debiting stored bank account pm and sends
-// the debit to the bank connector: a sale (intent capture, whatever the
-// request says) whose capture settles when the processor notifies the
-// debit's result (docs/transactions.md, "Bank debits"). A
+// the debit to its bank connector (bankRoute): a sale (intent capture,
+// whatever the request says) whose capture settles when the processor
+// notifies the debit's result (docs/transactions.md, "Bank debits"). A
 // merchant-initiated charge needs the account's mandate active with its
 // recurring token (coreapi.Mandate.Usable): otherwise it is a
-// *coreapi.MandateError, and nothing is stored or sent. The transaction
-// is returned capture_pending, or declined or failed as the connector
-// answered; still processing when the outcome is unknown (Resume sends the
-// same reference again).
+// *coreapi.MandateError, and nothing is stored or sent. A
+// customer-initiated debit of an account without a mandate sets one up
+// first (setUpMandate). The transaction is returned capture_pending, or
+// declined or failed as the connector answered; still processing when
+// the outcome is unknown (Resume sends the same reference again).
 func (s *Service) payByBank(ctx context.Context, merchant string, n coreapi.NewTransaction, pm *coreapi.PaymentMethod) (*coreapi.Transaction, error) {
 	bank := coreapi.MethodBank
 	if n.Method == nil {
 		n.Method = &bank
-	}
-	if n.PaymentServiceID != nil {
-		return nil, invalid("/payment_service_id", "bank payments go to the environment's bank connector, the one the account's mandate was set up with; they take no payment service",
-			"value_error.payment_service.bank")
 	}
 	n.Intent = coreapi.IntentCapture
 	if err := n.Validate(); err != nil {
@@ -75,26 +73,19 @@ func (s *Service) payByBank(ctx context.Context, merchant string, n coreapi.NewT
 	if n.Currency != pm.Currency {
 		return nil, invalid("/currency", "must be the bank account's currency, "+pm.Currency, "value_error.currency.bank_account")
 	}
-	if s.Bank == nil || s.Bank.BuiltIn == nil {
-		return nil, coreapi.ErrPaymentServiceUnavailable
-	}
-	var v coreapi.Problems
-	name := s.Bank.BuiltIn.Name()
-	if sc, err := s.Connectors.Schemas(name); err == nil {
-		sc.ConnectionOptions.Validate("/connection_options/"+name, n.ConnectionOptions[name], &v)
-	}
-	if err := v.Err(); err != nil {
-		return nil, err
-	}
 	mandateID := ""
-	switch {
-	case n.MerchantInitiated:
+	if n.MerchantInitiated {
 		if err := pm.Mandate.Usable(); err != nil {
 			return nil, err
 		}
 		mandateID = pm.Mandate.ID
-	case pm.Mandate == nil && (!pm.SinglePayment || n.Store):
-		if err := s.setUpMandate(ctx, pm); err != nil {
+	}
+	conn, cfg, err := s.bankRoute(ctx, merchant, &n, pm)
+	if err != nil {
+		return nil, err
+	}
+	if !n.MerchantInitiated && pm.Mandate == nil && (!pm.SinglePayment || n.Store) {
+		if err := s.setUpMandate(ctx, conn, cfg, n.PaymentServiceID, pm); err != nil {
 			return nil, err
 		}
 	}
@@ -102,21 +93,90 @@ func (s *Service) payByBank(ctx context.Context, merchant string, n coreapi.NewT
 	if err != nil {
 		return nil, err
 	}
-	return s.sendDebit(ctx, t, mandateID)
+	return s.sendDebit(ctx, conn, cfg, t, mandateID)
+}
+
+// bankRoute chooses a bank debit's connector as qrRoute does a pix
+// payment's: the payment service n names, else the merchant account's
+// default for bank, else, outside production, the built-in sandbox
+// connector. A merchant-initiated charge goes where its mandate was set
+// up instead: that payment service (named or not), or the built-in
+// connector; another payment service named is 400 at /payment_service_id.
+// It sets n's payment service id to the one chosen and checks the
+// connector's entry of the connection options against its schema.
+func (s *Service) bankRoute(ctx context.Context, merchant string, n *coreapi.NewTransaction, pm *coreapi.PaymentMethod) (BankConnector, connector.Config, error) {
+	id := n.PaymentServiceID
+	if n.MerchantInitiated {
+		if id != nil && (pm.Mandate.PaymentServiceID == nil || *id != *pm.Mandate.PaymentServiceID) {
+			return nil, connector.Config{}, invalid("/payment_service_id", "a merchant-initiated charge goes through the payment service the account's mandate was set up with",
+				"value_error.payment_service.mandate")
+		}
+		id = pm.Mandate.PaymentServiceID
+	}
+	var conn BankConnector
+	var cfg connector.Config
+	var ps *coreapi.PaymentService
+	var err error
+	if id != nil || !n.MerchantInitiated {
+		if ps, cfg, err = s.PaymentServices.ForPayment(ctx, merchant, id, coreapi.MethodBank); err != nil {
+			return nil, cfg, err
+		}
+	}
+	switch {
+	case ps != nil:
+		c, err := s.Connectors.BankDebits(ps.Connector)
+		if err != nil {
+			return nil, cfg, coreapi.ErrPaymentServiceConnector
+		}
+		conn, n.PaymentServiceID = c, &ps.ID
+	case s.Bank != nil && s.Bank.BuiltIn != nil:
+		conn = s.Bank.BuiltIn
+	default:
+		return nil, cfg, coreapi.ErrPaymentServiceUnavailable
+	}
+	var v coreapi.Problems
+	if sc, err := s.Connectors.Schemas(conn.Name()); err == nil {
+		sc.ConnectionOptions.Validate("/connection_options/"+conn.Name(), n.ConnectionOptions[conn.Name()], &v)
+	}
+	return conn, cfg, v.Err()
+}
+
+// bankOf is the connector and configuration of bank debit t: its payment
+// service's, or the built-in connector's for one without.
+func (s *Service) bankOf(ctx context.Context, t *coreapi.Transaction) (BankConnector, connector.Config, error) {
+	if t.PaymentServiceID == nil {
+		if s.Bank == nil || s.Bank.BuiltIn == nil {
+			return nil, connector.Config{}, coreapi.ErrPaymentServiceUnavailable
+		}
+		return s.Bank.BuiltIn, connector.Config{}, nil
+	}
+	ps, cfg, err := s.PaymentServices.ForOperation(ctx, t.MerchantAccountID, *t.PaymentServiceID)
+	if err != nil {
+		return nil, cfg, err
+	}
+	c, err := s.Connectors.BankDebits(ps.Connector)
+	if err != nil {
+		return nil, cfg, coreapi.ErrPaymentServiceConnector
+	}
+	return c, cfg, nil
 }
 
 // setUpMandate sets up the mandate of stored bank account pm (or one the
-// payment stores) on its first customer-initiated debit, before the
+// payment stores) on its first customer-initiated debit, through the
+// debit's connector and payment service (psID, cfg), before the
 // transaction is created: the buyer, present, authorizes the debit and
-// later ones on the merchant's initiative. The mandate is pending until
-// the bank activates it (docs/transactions.md, "Bank debits"); this debit
-// goes as a one-off, under no mandate. A mandate the bank declines at
-// once refuses the payment (*coreapi.MandateError mandate_declined), and
-// nothing is stored. A mandate set up twice (a retry, a race) is the
-// same: the account's token is its reference.
-func (s *Service) setUpMandate(ctx context.Context, pm *coreapi.PaymentMethod) error {
-	conn := s.Bank.BuiltIn
-	m, err := connector.SetUpMandate(ctx, conn, pm, s.notificationURL(conn.Name(), pm.MerchantAccountID))
+// later ones on the merchant's initiative, which go where the mandate
+// is. The mandate is pending until the bank activates it
+// (docs/transactions.md, "Bank debits"); this debit goes as a one-off,
+// under no mandate. A mandate the bank declines at once refuses the
+// payment (*coreapi.MandateError mandate_declined), and nothing is
+// stored. A mandate set up twice (a retry, a race) is the same: the
+// account's token is its reference.
+func (s *Service) setUpMandate(ctx context.Context, conn BankConnector, cfg connector.Config, psID *string, pm *coreapi.PaymentMethod) error {
+	if s.Bank == nil || s.Bank.Mandates == nil {
+		return coreapi.ErrMandatesUnavailable
+	}
+	m, err := connector.SetUpMandate(ctx, conn, cfg, psID, pm, s.notificationURL(conn.Name(), pm.MerchantAccountID))
 	if errors.Is(err, coreapi.ErrMandateDeclined) {
 		return &coreapi.MandateError{Code: coreapi.CodeMandateDeclined, Message: "the bank declined the account's mandate; nothing was debited"}
 	}
@@ -127,7 +187,7 @@ func (s *Service) setUpMandate(ctx context.Context, pm *coreapi.PaymentMethod) e
 		if errors.Is(err, coreapi.ErrNotFound) {
 			// Deleted meanwhile: its deletion revoked the mandate it knew of,
 			// not this one.
-			if _, rerr := conn.RevokeMandate(ctx, pm.MerchantAccountID, m.ID); rerr != nil {
+			if _, rerr := conn.RevokeMandate(ctx, pm.MerchantAccountID, m.ID, cfg); rerr != nil {
 				return &coreapi.ConnectorError{Failed: "the bank account was deleted meanwhile, and the mandate set up for it could not be revoked: mandate " + m.ID, Err: rerr}
 			}
 			return invalid("/payment_method/id", "no stored payment method with this id in this merchant account", "value_error.payment_method.not_found")
@@ -138,14 +198,13 @@ func (s *Service) setUpMandate(ctx context.Context, pm *coreapi.PaymentMethod) e
 	return nil
 }
 
-// sendDebit asks the bank connector to debit t's account, with t's id as
+// sendDebit asks conn (under cfg) to debit t's account, with t's id as
 // the reference (under mandateID for a merchant-initiated charge), and
 // records the answer.
-func (s *Service) sendDebit(ctx context.Context, t *coreapi.Transaction, mandateID string) (*coreapi.Transaction, error) {
-	conn := s.Bank.BuiltIn
+func (s *Service) sendDebit(ctx context.Context, conn BankConnector, cfg connector.Config, t *coreapi.Transaction, mandateID string) (*coreapi.Transaction, error) {
 	res, err := conn.Debit(ctx, connector.BankDebit{MerchantAccountID: t.MerchantAccountID, Reference: t.ID,
 		PaymentMethodID: *t.PaymentMethod.ID, Scheme: deref(t.PaymentMethod.Scheme), Amount: t.Amount, Currency: t.Currency,
-		MandateID: mandateID, NotificationURL: s.notificationURL(conn.Name(), t.MerchantAccountID)})
+		MandateID: mandateID, NotificationURL: s.notificationURL(conn.Name(), t.MerchantAccountID), Config: cfg})
 	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, t.MerchantAccountID, t.ID, res)
 	if err != nil {
@@ -155,12 +214,13 @@ func (s *Service) sendDebit(ctx context.Context, t *coreapi.Transaction, mandate
 }
 
 // resumeDebit sends a bank payment whose answer was never recorded again,
-// with the same reference: the processor answers the same debit. A
-// merchant-initiated charge whose payment method is gone meanwhile (its
-// mandate revoked with it) fails instead.
+// with the same reference, to the same connector: the processor answers
+// the same debit. A merchant-initiated charge whose payment method is
+// gone meanwhile (its mandate revoked with it) fails instead.
 func (s *Service) resumeDebit(ctx context.Context, t *coreapi.Transaction) (*coreapi.Transaction, error) {
-	if s.Bank == nil || s.Bank.BuiltIn == nil {
-		return nil, coreapi.ErrPaymentServiceUnavailable
+	conn, cfg, err := s.bankOf(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	mandateID := ""
 	if t.MerchantInitiated {
@@ -175,7 +235,7 @@ func (s *Service) resumeDebit(ctx context.Context, t *coreapi.Transaction) (*cor
 		}
 		mandateID = pm.Mandate.ID
 	}
-	return s.sendDebit(ctx, t, mandateID)
+	return s.sendDebit(ctx, conn, cfg, t, mandateID)
 }
 
 // syncDebit settles what is in flight on bank debit t from the
@@ -198,11 +258,12 @@ func (s *Service) syncDebit(ctx context.Context, t *coreapi.Transaction) (*corea
 	if !authorizing && t.CapturePendingAmount == 0 {
 		return t, nil
 	}
-	if s.Bank == nil || s.Bank.BuiltIn == nil {
-		return nil, coreapi.ErrPaymentServiceUnavailable
+	conn, cfg, err := s.bankOf(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	merchant, id := t.MerchantAccountID, t.ID
-	res, err := s.Bank.BuiltIn.LookupDebit(ctx, connector.DebitLookup{MerchantAccountID: merchant, Reference: id})
+	res, err := conn.LookupDebit(ctx, connector.DebitLookup{MerchantAccountID: merchant, Reference: id, Config: cfg})
 	unknown := errors.Is(err, connector.ErrNotFound)
 	if err != nil && !(unknown && authorizing) {
 		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not tell what became of the debit; nothing changed", Err: err}

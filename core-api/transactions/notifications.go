@@ -38,9 +38,9 @@ var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization"
 //     the capture the charge made is settled through the state machine
 //     (applyNotification);
 //   - a mandate (activated, revoked, recurring token created), matched by
-//     the processor's mandate id and verified with the built-in
-//     configuration, which mandates are made with; the mandate changes
-//     (mandateNotification).
+//     the processor's mandate id and verified with the configuration of
+//     the payment service it was set up through (the built-in one for a
+//     mandate without); the mandate changes (mandateNotification).
 //
 // A notification that matches is recorded, with its headers (less
 // secretHeaders) and body, as an event of what it matched, in the same
@@ -251,8 +251,7 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 // and records it as an event, once per notification id.
 func (s *Service) mandateNotification(ctx context.Context, nc connector.NotificationConnector, merchant string, sub connector.NotificationSubject,
 	headers map[string][]string, body []byte, now time.Time) (NotificationOutcome, error) {
-	if !s.builtInNotifier(nc.Name()) || s.Bank == nil || s.Bank.Mandates == nil {
-		// Mandates are made with the built-in configuration only.
+	if s.Bank == nil || s.Bank.Mandates == nil {
 		return "", coreapi.ErrNotificationSignature
 	}
 	m, err := s.Bank.Mandates.Mandate(ctx, merchant, sub.ProcessorID)
@@ -262,11 +261,24 @@ func (s *Service) mandateNotification(ctx context.Context, nc connector.Notifica
 	case err != nil:
 		return "", err
 	}
-	n, err := verifyNotification(nc, connector.Config{}, headers, body, now)
+	if m != nil && m.Connector != nc.Name() {
+		m = nil
+	}
+	cfg := connector.Config{}
+	switch {
+	case m != nil && m.PaymentServiceID != nil:
+		if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *m.PaymentServiceID); err != nil {
+			return "", err
+		}
+	case !s.builtInNotifier(nc.Name()):
+		// No configuration to verify it with: nobody may make it count.
+		return "", coreapi.ErrNotificationSignature
+	}
+	n, err := verifyNotification(nc, cfg, headers, body, now)
 	if err != nil {
 		return "", err
 	}
-	if m == nil || m.Connector != nc.Name() || n.ProcessorID != m.ID || !n.Kind.AboutMandate() {
+	if m == nil || n.ProcessorID != m.ID || !n.Kind.AboutMandate() {
 		return s.unmatched(), nil
 	}
 	ev, dup, err := s.Bank.Mandates.ChangeMandate(ctx, merchant, m.ID, storedNotification(nc.Name(), n.ID, headers, body),

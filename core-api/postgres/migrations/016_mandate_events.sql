@@ -4,6 +4,13 @@
 -- initiative. recurring_token_at records when that token arrived.
 ALTER TABLE mandates ADD COLUMN recurring_token_at timestamptz;
 
+-- The payment service a mandate was set up through (a bank debit routed
+-- to one): its configuration verifies the mandate's notifications and
+-- sends its merchant-initiated debits and its revocation. NULL: the
+-- environment's built-in connector configuration. Not a foreign key, as
+-- for transactions: a mandate outlives what it was made with.
+ALTER TABLE mandates ADD COLUMN payment_service_id uuid;
+
 -- A mandate's history: one row per change or notification, never updated
 -- or deleted, read through GET /mandates/{id}/events. No foreign keys:
 -- the history outlives the payment method and, like
