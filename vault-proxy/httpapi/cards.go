@@ -92,10 +92,11 @@ var (
 	bankSchema     = strictjson.For[bankInput]()
 )
 
-// CreatePaymentMethod vaults a card (or gift card) and passes the request on
-// to core-api with the card replaced by its token; other payment methods
-// (bank accounts) pass through unchanged. If core-api refuses, the card is
-// shredded again so nothing is left half-done.
+// CreatePaymentMethod vaults a card, gift card or bank account
+// (createBank) and passes the request on to core-api with the number
+// replaced by its token; other payment methods pass through unchanged. If
+// core-api refuses, the record is shredded again so nothing is left
+// half-done.
 func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	body := ctx.Request.Body()
 	// The pooled request buffer held the card number: clear it once done.
