@@ -40,8 +40,9 @@ const (
 	BankSchemeBACS = "bacs"
 )
 
-// Mandate statuses. mock-bank activates at once; a real connector answers
-// pending and activates on the processor's notification.
+// Mandate statuses. A mandate is created pending (failed when the bank
+// refuses it at once) and activates on the processor's notification
+// (mandates.go).
 const (
 	MandatePending = "pending"
 	MandateActive  = "active"
@@ -126,11 +127,19 @@ type Mandate struct {
 	MerchantAccountID string
 	PaymentMethodID   string
 	Connector         string
-	Scheme            string
-	Status            string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	RevokedAt         *time.Time
+	// PaymentServiceID is the payment service the mandate was set up
+	// through, whose configuration its debits, notifications and
+	// revocation use; nil: the environment's built-in one.
+	PaymentServiceID *string
+	Scheme           string
+	Status           string
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	RevokedAt        *time.Time
+	// RecurringTokenAt is when the processor's recurring token arrived:
+	// from then on, while active, the mandate can be charged on the
+	// merchant's initiative (Usable).
+	RecurringTokenAt *time.Time
 }
 
 // Active reports whether the mandate must be revoked before its payment

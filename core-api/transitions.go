@@ -45,6 +45,10 @@ const (
 	// was never paid before its expiry: its amount, captured nowhere, is
 	// no longer authorized either.
 	OpSaleExpired TransactionOperation = "sale-expired"
+	// OpSaleFailed: a pending sale's capture (a bank debit) was returned
+	// failed by the bank: nothing was captured, and nothing is left
+	// authorized.
+	OpSaleFailed TransactionOperation = "sale-failed"
 
 	OpCaptureRequested TransactionOperation = "capture-requested"
 	OpCapturePending   TransactionOperation = "capture-pending" // accepted, settles later
@@ -95,7 +99,7 @@ const EventTransactionCreated = "transaction-created"
 // TransactionOperations are all the operations.
 var TransactionOperations = []TransactionOperation{
 	OpApprovalRequested, OpAuthorizationPending, OpAuthorizationSucceeded, OpAuthorizationDeclined, OpAuthorizationFailed,
-	OpSaleSucceeded, OpSalePending, OpSaleExpired,
+	OpSaleSucceeded, OpSalePending, OpSaleExpired, OpSaleFailed,
 	OpCaptureRequested, OpCapturePending, OpCaptureSucceeded, OpCaptureDeclined, OpCaptureFailed,
 	OpVoidRequested, OpVoidPending, OpVoidSucceeded, OpVoidDeclined, OpVoidFailed,
 	OpRefundRequested, OpRefundPending, OpRefundSucceeded, OpRefundDeclined, OpRefundFailed,
@@ -193,6 +197,8 @@ var transitions = map[TransactionOperation]transition{
 	// The step's amount is the pending sale's capture, which is the
 	// whole authorization: nothing is left authorized.
 	OpSaleExpired: {from: []TransactionStatus{TransactionCapturePending}, to: TransactionAuthorizationFailed, amount: stepAmount,
+		authorized: -1, capturePending: -1, refused: CodeNoCapturePending, exceeds: CodeNoCapturePending},
+	OpSaleFailed: {from: []TransactionStatus{TransactionCapturePending}, to: TransactionAuthorizationFailed, amount: stepAmount,
 		authorized: -1, capturePending: -1, refused: CodeNoCapturePending, exceeds: CodeNoCapturePending},
 
 	OpCaptureRequested: {from: capturable, to: byCaptures, amount: stepAmount, capturePending: 1, refused: CodeTransactionNotCapturable, exceeds: CodeCaptureExceedsAuthorized},

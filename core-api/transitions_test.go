@@ -44,6 +44,7 @@ var grid = []struct {
 	{coreapi.OpSaleSucceeded, "CS CS -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
 	{coreapi.OpSalePending, "CP CP -  -  -  -  -  -  -", coreapi.CodeTransactionNotAuthorizable},
 	{coreapi.OpSaleExpired, "-  -  -  -  -  -  -  AF -", coreapi.CodeNoCapturePending},
+	{coreapi.OpSaleFailed, "-  -  -  -  -  -  -  AF -", coreapi.CodeNoCapturePending},
 	{coreapi.OpCaptureRequested, "-  -  CP -  -  -  -  CP CS", coreapi.CodeTransactionNotCapturable},
 	{coreapi.OpCapturePending, "-  -  -  -  -  -  -  CP CS", coreapi.CodeNoCapturePending},
 	{coreapi.OpCaptureSucceeded, "-  -  -  -  -  -  -  CS CS", coreapi.CodeNoCapturePending},
@@ -155,6 +156,7 @@ func TestTransitionAmounts(t *testing.T) {
 		{"CS", coreapi.OpRefundDeclined, amounts{1000, 400, 100, 0, 0}},
 		{"VP", coreapi.OpVoidSucceeded, amounts{1000, 0, 0, 0, 0}},
 		{"CP", coreapi.OpSaleExpired, amounts{900, 0, 0, 0, 0}},
+		{"CP", coreapi.OpSaleFailed, amounts{900, 0, 0, 0, 0}},
 	} {
 		t.Run(string(tc.op)+"/"+tc.from, func(t *testing.T) {
 			after, err := representative(tc.from).Apply(tc.op, 100)

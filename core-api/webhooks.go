@@ -26,6 +26,7 @@ const (
 	EventPaymentMethodCreated = "payment-method.created"
 	EventPaymentMethodUpdated = "payment-method.updated"
 	EventPaymentMethodDeleted = "payment-method.deleted"
+	EventMandateCreated       = "mandate.created"
 	EventMandateUpdated       = "mandate.updated"
 )
 
@@ -101,7 +102,7 @@ func WebhookEventNames() []string {
 		add(transactionEventNames[string(op)])
 	}
 	for _, n := range []string{EventBuyerCreated, EventBuyerUpdated, EventBuyerDeleted,
-		EventPaymentMethodCreated, EventPaymentMethodUpdated, EventPaymentMethodDeleted, EventMandateUpdated} {
+		EventPaymentMethodCreated, EventPaymentMethodUpdated, EventPaymentMethodDeleted, EventMandateCreated, EventMandateUpdated} {
 		add(n)
 	}
 	return names

@@ -432,7 +432,7 @@ func TestPaymentMethodBankAccounts(t *testing.T) {
 			}
 			recurring := tc.body["mandate"] != nil
 			mandate, _ := pm["mandate"].(map[string]any)
-			if recurring != (mandate != nil) || recurring && (mandate["status"] != "active" || mandate["payment_service"] != "mock-bank") {
+			if recurring != (mandate != nil) || recurring && (mandate["status"] != "pending" || mandate["payment_service"] != "mock-bank") {
 				t.Fatalf("mandate %v", pm["mandate"])
 			}
 			seen.addMap(core.ok(t, 200, "GET", "/payment-methods/"+id, nil))

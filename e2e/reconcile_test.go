@@ -173,7 +173,7 @@ func orphan(t *testing.T, s *stack.Stack, merchant string, kind vaultproxy.Kind)
 	switch kind {
 	case vaultproxy.KindBankAccount:
 		rec, _, err = s.VaultProxy.Cards.VaultBank(ctx, c, bank.Input{Scheme: "ach", AccountNumber: []byte("000123456789"),
-			RoutingNumber: "011000015", AccountType: "checking", AccountHolderName: "Jane Doe"})
+			RoutingNumber: "011000015", AccountType: "checking", AccountHolderName: "Jane Doe"}, uuid.Nil)
 	case vaultproxy.KindGiftCard:
 		rec, err = s.VaultProxy.Cards.VaultCard(ctx, c, vaulting.CardRequest{Kind: kind, Number: []byte("6006491234567890"), SecurityCode: []byte("1234")})
 	default:

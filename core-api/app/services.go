@@ -42,9 +42,9 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
-			Connectors: connectors, MandateConnector: mandates, Now: time.Now, Log: m.Log},
+			Connectors: connectors, MandateConnector: mandates, PaymentServices: paymentServices, NotificationBaseURL: m.Config.notificationURL(), Now: time.Now, Log: m.Log},
 		PaymentServices:  paymentServices,
-		Transactions:     m.transactions(connectors, paymentServices),
+		Transactions:     m.transactions(connectors, mandates, paymentServices),
 		Idempotency:      &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 		ThreeDSScenarios: m.threeDSScenarios(),
 		Webhooks:         &webhooks.Service{Store: m.DB, Crypter: m.Vault, Production: m.Config.Environment == config.Production},
@@ -96,7 +96,7 @@ func (m *Main) startDelivering() {
 // transactions is the transactions service on the environment's
 // connectors and the merchant accounts' payment services; Run sweeps with
 // the same one.
-func (m *Main) transactions(connectors *connector.Registry, paymentServices *paymentservices.Service) *transactions.Service {
+func (m *Main) transactions(connectors *connector.Registry, mandates string, paymentServices *paymentservices.Service) *transactions.Service {
 	if m.txs == nil {
 		// One key signs both kinds of buyer-facing tokens; each signs
 		// under a context of its own, so neither is ever the other.
@@ -105,6 +105,7 @@ func (m *Main) transactions(connectors *connector.Registry, paymentServices *pay
 			PaymentServices: paymentServices, Connectors: connectors, SyncMinAge: m.Config.transactionSyncMinAge(),
 			VaultProxy: m.VaultProxy,
 			QR:         &transactions.QR{BuiltIn: qrsOf(connectors), NotificationBaseURL: m.Config.notificationURL(), Expiry: m.Config.QRExpiry},
+			Bank:       &transactions.Bank{BuiltIn: banksOf(connectors, mandates), Mandates: m.DB},
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
 				CompletionKey: key, PublicURL: m.Config.PublicURL},
 			Redirect: &transactions.Redirect{BuiltIn: redirectOf(connectors), Connectors: connectors},
@@ -170,6 +171,17 @@ func qrsOf(registry *connector.Registry) transactions.QRConnector {
 		return nil
 	}
 	return qrs
+}
+
+// banksOf is the environment's bank connector: the one bank mandates are
+// set up with (connectorsOf), which debits the accounts too; nil when
+// there is none.
+func banksOf(registry *connector.Registry, mandates string) transactions.BankConnector {
+	b, err := registry.BankDebits(mandates)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // connectorsOf registers the connectors of env and names the one new bank

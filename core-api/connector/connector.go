@@ -35,6 +35,12 @@ type MandateRequest struct {
 	Country           string
 	Currency          string
 	AccountHolderName string
+	// NotificationURL is where the processor sends the mandate's
+	// activation, revocation and recurring token.
+	NotificationURL string
+	// Config is the payment service's configuration the mandate is set
+	// up with (zero: the built-in one).
+	Config Config
 }
 
 // MandateResult is a connector's answer about a mandate.
@@ -43,12 +49,17 @@ type MandateResult struct {
 	Status string // coreapi.MandatePending, MandateActive, MandateRevoked, MandateFailed
 }
 
-// MandateConnector sets up and revokes bank debit mandates. RevokeMandate
-// must be idempotent: revoking a revoked mandate succeeds.
+// MandateConnector sets up and revokes bank debit mandates. A new
+// mandate is usually pending: its activation, revocation by the bank or
+// the buyer, and the recurring token that lets the merchant charge it
+// arrive as notifications (NotificationKind). RevokeMandate must be
+// idempotent: revoking a revoked mandate succeeds.
 type MandateConnector interface {
 	Connector
 	CreateMandate(ctx context.Context, r MandateRequest) (MandateResult, error)
-	RevokeMandate(ctx context.Context, merchantAccountID, mandateID string) (MandateResult, error)
+	// RevokeMandate revokes mandateID under cfg, the configuration it
+	// was set up with.
+	RevokeMandate(ctx context.Context, merchantAccountID, mandateID string, cfg Config) (MandateResult, error)
 }
 
 // ErrUnknown is a connector name the registry does not have, or one without

@@ -3,16 +3,12 @@ package connector
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,17 +25,6 @@ const (
 	MockBankSandboxWebhookSecret = "whsec_mock_bank_sandbox_public"
 )
 
-// NotificationTolerance is how far a notification's timestamp may be from
-// core-api's clock: an older one (a replay) is refused.
-const NotificationTolerance = 5 * time.Minute
-
-// mock-bank's notification headers (docs/sandbox/mock-bank.md).
-const (
-	mockBankNotificationID = "Mock-Bank-Notification-Id"
-	mockBankTimestamp      = "Mock-Bank-Timestamp"
-	mockBankSignature      = "Mock-Bank-Signature"
-)
-
 var mockBankKeyRE = regexp.MustCompile(`^mb_test_[A-Za-z0-9_-]{8,120}$`)
 
 // Schemas declares mock-bank's configuration for pix payments: the API
@@ -47,7 +32,7 @@ var mockBankKeyRE = regexp.MustCompile(`^mb_test_[A-Za-z0-9_-]{8,120}$`)
 // notifications with.
 func (MockBank) Schemas() Schemas {
 	return Schemas{
-		Methods: []string{coreapi.MethodPix},
+		Methods: []string{coreapi.MethodPix, coreapi.MethodBank},
 		Credentials: Schema{
 			{Name: "api_key", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128, Pattern: mockBankKeyRE, PatternText: "mb_test_ and letters, digits, _ or -"},
 			{Name: "webhook_secret", Kind: KindString, Required: true, MinLength: 16, MaxLength: 128},
@@ -155,53 +140,4 @@ func (m MockBank) call(ctx context.Context, cfg Config, method, path string, bod
 		return resp.StatusCode, e.Error, nil
 	}
 	return resp.StatusCode, "", json.Unmarshal(b, out)
-}
-
-// mockBankNotification is the body of mock-bank's notification.
-type mockBankNotification struct {
-	ID   string         `json:"id"`
-	Type string         `json:"type"`
-	Data mockBankCharge `json:"data"`
-}
-
-// ParseNotification reads the charge's reference, unverified.
-func (MockBank) ParseNotification(body []byte) (string, error) {
-	var n mockBankNotification
-	if err := json.Unmarshal(body, &n); err != nil || n.Data.Reference == "" {
-		return "", ErrNotificationMalformed
-	}
-	return n.Data.Reference, nil
-}
-
-// VerifyNotification checks Mock-Bank-Signature ("v1=" + hex
-// HMAC-SHA256(secret, timestamp + "." + body)) and that
-// Mock-Bank-Timestamp is within NotificationTolerance of now.
-func (MockBank) VerifyNotification(cfg Config, h http.Header, body []byte, now time.Time) (QRNotification, error) {
-	ts := h.Get(mockBankTimestamp)
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return QRNotification{}, ErrBadSignature
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > NotificationTolerance || d < -NotificationTolerance {
-		return QRNotification{}, ErrBadSignature
-	}
-	got, ok := strings.CutPrefix(h.Get(mockBankSignature), "v1=")
-	sig, err := hex.DecodeString(got)
-	if !ok || err != nil {
-		return QRNotification{}, ErrBadSignature
-	}
-	mac := hmac.New(sha256.New, []byte(mockBankCredential(cfg, "webhook_secret", MockBankSandboxWebhookSecret)))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return QRNotification{}, ErrBadSignature
-	}
-	var n mockBankNotification
-	if err := json.Unmarshal(body, &n); err != nil || n.ID == "" || n.Data.ID == "" || n.Type != "qr_charge.paid" {
-		return QRNotification{}, ErrNotificationMalformed
-	}
-	if id := h.Get(mockBankNotificationID); id != "" && id != n.ID {
-		return QRNotification{}, ErrNotificationMalformed
-	}
-	return QRNotification{ID: n.ID, Reference: n.Data.Reference, ChargeID: n.Data.ID, Result: chargeResult(n.Data)}, nil
 }

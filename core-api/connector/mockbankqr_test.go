@@ -54,7 +54,7 @@ func TestMockBankVerifyNotification(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
-			if tc.want == nil && (n.ID != "mbn_1" || n.Reference != "ref-1" || n.ChargeID != "mbq_1" || n.Result.Outcome != coreapi.OutcomeSucceeded) {
+			if tc.want == nil && (n.ID != "mbn_1" || n.Reference != "ref-1" || n.ProcessorID != "mbq_1" || n.Result.Outcome != coreapi.OutcomeSucceeded) {
 				t.Fatalf("notification %+v", n)
 			}
 		})

@@ -2,8 +2,6 @@ package connector
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -27,28 +25,13 @@ type QRCharge struct {
 	Config          Config
 }
 
-// QRNotification is a verified notification about a charge.
-type QRNotification struct {
-	ID        string // the processor's notification id: the same on each retry
-	Reference string // the charge's reference (QRCharge.Reference)
-	ChargeID  string // the processor's id of the charge
-	Result    coreapi.ConnectorResult
-}
-
-// ErrBadSignature is a notification whose signature does not verify
-// (missing, malformed, wrong, or too old).
-var ErrBadSignature = errors.New("connector: notification signature does not verify")
-
-// ErrNotificationMalformed is a verified notification whose body the
-// connector cannot read.
-var ErrNotificationMalformed = errors.New("connector: notification malformed")
-
-// QRConnector issues instant bank transfer charges paid by QR code, and
-// reads the processor's notifications about them. Calls are idempotent by
+// QRConnector issues instant bank transfer charges paid by QR code; the
+// processor's notifications about them it reads as a
+// NotificationConnector. Calls are idempotent by
 // their reference; an unknown outcome is reported as CardConnector's
 // (ErrOutcomeUnknown).
 type QRConnector interface {
-	Connector
+	NotificationConnector
 	// CreateQR answers OutcomeCapturePending with the charge's id
 	// (Reference), its QR payload and expiry, or a decline.
 	CreateQR(ctx context.Context, r QRCharge) (coreapi.ConnectorResult, error)
@@ -56,12 +39,6 @@ type QRConnector interface {
 	// longer be paid: OutcomeFailed, or OutcomeSucceeded when it was paid
 	// meanwhile.
 	CancelQR(ctx context.Context, chargeID string, cfg Config) (coreapi.ConnectorResult, error)
-	// ParseNotification reads the reference of an unverified
-	// notification, to find the configuration that verifies it.
-	ParseNotification(body []byte) (reference string, err error)
-	// VerifyNotification checks a notification's signature at now with
-	// cfg's webhook secret (ErrBadSignature) and reads it.
-	VerifyNotification(cfg Config, h http.Header, body []byte, now time.Time) (QRNotification, error)
 }
 
 // QRs returns the named connector if it issues QR charges.

@@ -57,7 +57,9 @@ type paymentMethods struct{ Deps }
 //     the label (last 4, from the vault), scheme, country, currency and the
 //     non-sensitive details vault-proxy passes on. mandate.recurring sets up
 //     a mandate through the mock-bank connector (sandbox and development
-//     only; production refuses with 422 until processor connections exist).
+//     only; production refuses with 422 until processor connections exist),
+//     pending until the bank's notification activates it; its history is
+//     GET /mandates/{id}/events (mandates.go).
 //   - PUT with an expiration_date updates the vault's expiry first, then
 //     the core row, so a forward right after the answer uses the new
 //     expiry; updates of one card take turns, and one that fails sets the
@@ -331,11 +333,17 @@ type buyerRefJSON struct {
 }
 
 type mandateJSON struct {
-	ID             string  `json:"id"`
-	Status         string  `json:"status"`
-	PaymentService string  `json:"payment_service"`
-	CreatedAt      string  `json:"created_at"`
-	RevokedAt      *string `json:"revoked_at"`
+	ID             string `json:"id"`
+	Status         string `json:"status"`
+	PaymentService string `json:"payment_service"`
+	// PaymentServiceID: the payment service it was set up through, which
+	// merchant-initiated charges go to; null: the built-in connector.
+	PaymentServiceID *string `json:"payment_service_id"`
+	CreatedAt        string  `json:"created_at"`
+	RevokedAt        *string `json:"revoked_at"`
+	// RecurringTokenAt: when the processor's recurring token arrived;
+	// merchant-initiated charges need it (docs/transactions.md).
+	RecurringTokenAt *string `json:"recurring_token_at"`
 }
 
 type paymentMethodJSON struct {
@@ -409,7 +417,8 @@ func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
 		v.Buyer = &buyerRefJSON{ID: pm.BuyerID, ExternalIdentifier: orNull(pm.BuyerExternalIdentifier)}
 	}
 	if m := pm.Mandate; m != nil {
-		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt)}
+		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, PaymentServiceID: m.PaymentServiceID, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt),
+			RecurringTokenAt: timePtrJSON(m.RecurringTokenAt)}
 	}
 	return v
 }

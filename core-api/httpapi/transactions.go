@@ -53,6 +53,12 @@ const (
 //     mock-bank): 201 capture_pending with qr_code and
 //     approval_expires_at; the processor's notification captures it
 //     (webhooks.go), the sweep fails it once expired unpaid.
+//   - A stored bank account ({"method":"id"} naming a bank payment
+//     method) is a sale by bank debit through the environment's bank
+//     connector: 201 capture_pending, settled by the bank's notification.
+//     A merchant-initiated one whose mandate cannot be charged is 422
+//     mandate_required, mandate_not_ready or mandate_revoked, nothing
+//     stored or sent (docs/transactions.md, "Bank debits").
 //   - The connector's answer is the transaction's status, never the HTTP
 //     status: a decline is 201 authorization_declined with the
 //     processor's codes, an unknown outcome 201 processing. Only a call
@@ -198,6 +204,11 @@ func transactionError(err error) error {
 	case errors.Is(err, coreapi.ErrCardPaymentsUnavailable):
 		return apierror.Unprocessable("no card connector is configured in this environment; card payments are not available yet",
 			strictjson.BodyDetail("/payment_method", "card payments are not available", "value_error.payment_method.unavailable"))
+	}
+	var me *coreapi.MandateError
+	if errors.As(err, &me) {
+		return apierror.New(http.StatusUnprocessableEntity, me.Code, me.Message,
+			strictjson.BodyDetail("/payment_method/id", me.Message, "value_error."+me.Code))
 	}
 	var pse *coreapi.PaymentServiceError
 	if errors.As(err, &pse) {

@@ -21,6 +21,9 @@ import (
 // Decisions:
 //   - A notification that matches nothing is answered 200, so that the
 //     processor stops sending it, and counted (GET /metrics).
+//   - A notification is about a transaction (a charge's result) or a
+//     mandate (its activation, revocation, recurring token); each is
+//     recorded on what it matched (transaction or mandate events).
 //   - A notification that races its transaction's creation is refused
 //     with 409 and Retry-After rather than stored aside: the processor
 //     sends it again, as it does on any non-2xx answer, and by then the

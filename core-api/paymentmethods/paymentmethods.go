@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -52,7 +53,15 @@ type Store interface {
 	// expiry must reach vault-proxy first: see Service.Update.
 	UpdatePaymentMethod(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUpdate) (*coreapi.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, merchant, id string) error
-	SetMandateStatus(ctx context.Context, merchant, mandateID, status string, at time.Time) error
+	// ListMandateEvents returns up to page.FetchLimit() events of a
+	// mandate of the merchant account in the page's query order
+	// (coreapi.ErrNotFound for a mandate it does not have).
+	ListMandateEvents(ctx context.Context, merchant, id string, page pagination.Page) ([]coreapi.MandateEvent, error)
+	// ChangeMandate changes a mandate under its row lock and records the
+	// change as an event (nt nil: core-api asked for it); change
+	// returning the name "" writes nothing.
+	ChangeMandate(ctx context.Context, merchant, id string, nt *coreapi.Notification,
+		change func(m coreapi.Mandate, now time.Time) (coreapi.Mandate, string)) (ev *coreapi.MandateEvent, dup bool, err error)
 }
 
 // Tx is the core database within one transaction.
@@ -79,6 +88,13 @@ type Connectors interface {
 	Mandates(name string) (connector.MandateConnector, error)
 }
 
+// PaymentServices gives the configuration of the payment service a
+// mandate was set up through (paymentservices.Service), which its
+// revocation is sent with.
+type PaymentServices interface {
+	ForOperation(ctx context.Context, merchant, id string) (*coreapi.PaymentService, connector.Config, error)
+}
+
 // Service manages payment methods.
 type Service struct {
 	Store      Store
@@ -89,8 +105,16 @@ type Service struct {
 	// there).
 	Connectors       Connectors
 	MandateConnector string
-	Now              func() time.Time
-	Log              *slog.Logger
+	// PaymentServices configure the mandates a first debit set up
+	// through a payment service (nil: every mandate is the built-in
+	// connector's).
+	PaymentServices PaymentServices
+	// NotificationBaseURL is core-api's public base URL, where the
+	// mandate connector sends its notifications about mandates
+	// (/webhooks/{connector}/{merchant_account_id}).
+	NotificationBaseURL string
+	Now                 func() time.Time
+	Log                 *slog.Logger
 }
 
 // Create validates in and stores the payment method of token *in.ID in the
@@ -191,18 +215,7 @@ func (s *Service) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) 
 	if err != nil {
 		return nil, coreapi.ErrMandatesUnavailable
 	}
-	res, err := conn.CreateMandate(ctx, connector.MandateRequest{
-		MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID, Scheme: pm.Scheme,
-		Country: pm.Country, Currency: pm.Currency, AccountHolderName: pm.Bank.AccountHolderName,
-	})
-	if err != nil {
-		return nil, &coreapi.ConnectorError{Failed: "the bank connector could not set up the mandate; nothing was stored", Err: err}
-	}
-	if res.Status == coreapi.MandateFailed {
-		return nil, coreapi.ErrMandateDeclined
-	}
-	return &coreapi.Mandate{ID: res.ID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-		Connector: conn.Name(), Scheme: pm.Scheme, Status: res.Status}, nil
+	return connector.SetUpMandate(ctx, conn, connector.Config{}, nil, pm, strings.TrimSuffix(s.NotificationBaseURL, "/")+"/webhooks/"+conn.Name()+"/"+pm.MerchantAccountID)
 }
 
 // revokeQuietly undoes a mandate whose payment method could not be stored.
@@ -211,11 +224,19 @@ func (s *Service) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mand
 	defer cancel()
 	conn, err := s.Connectors.Mandates(mandate.Connector)
 	if err == nil {
-		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID)
+		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID, connector.Config{})
 	}
 	if err != nil {
 		s.Log.Error("revoking the mandate of a payment method that was not stored failed", "mandate", mandate.ID, "err", err)
 	}
+}
+
+// MandateEvents returns a page of the events of mandate id (the
+// connector's reference): its creation, and each change its connector
+// notified or core-api asked for (docs/notifications.md). They outlive
+// the payment method.
+func (s *Service) MandateEvents(ctx context.Context, merchant, id string, page pagination.Page) ([]coreapi.MandateEvent, error) {
+	return s.Store.ListMandateEvents(ctx, merchant, id, page)
 }
 
 // Get returns payment method id of the merchant account.
@@ -395,10 +416,13 @@ func (s *Service) restoreExpiry(ctx context.Context, merchant, actor, id string)
 }
 
 // Delete removes a payment method, for actor: the mandate is revoked first
-// (a bank account with an active mandate), then vault-proxy shreds the
-// data, then the core record goes. Each step is safe to repeat: a retried
-// delete after a partial failure finds the mandate revoked and the card
-// gone from vault-proxy (not found there means done) and finishes the job.
+// (a bank account with an active or pending mandate) at its connector,
+// and recorded revoked with a mandate-revoked event (GET
+// /mandates/{id}/events, which outlives the payment method), then
+// vault-proxy shreds the data, then the core record goes. Each step is
+// safe to repeat: a retried delete after a partial failure finds the
+// mandate revoked and the card gone from vault-proxy (not found there
+// means done) and finishes the job.
 func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error {
 	pm, err := s.Store.PaymentMethod(ctx, merchant, id)
 	if err != nil {
@@ -409,10 +433,16 @@ func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error 
 		if err != nil {
 			return &coreapi.ConnectorError{Failed: "the mandate's connector is not available; nothing was deleted", Err: err}
 		}
-		if _, err := conn.RevokeMandate(ctx, merchant, pm.Mandate.ID); err != nil {
+		var cfg connector.Config
+		if ps := pm.Mandate.PaymentServiceID; ps != nil && s.PaymentServices != nil {
+			if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *ps); err != nil {
+				return err
+			}
+		}
+		if _, err := conn.RevokeMandate(ctx, merchant, pm.Mandate.ID, cfg); err != nil {
 			return &coreapi.ConnectorError{Failed: "the mandate could not be revoked; nothing was deleted", Err: err}
 		}
-		if err := s.Store.SetMandateStatus(ctx, merchant, pm.Mandate.ID, coreapi.MandateRevoked, s.Now()); err != nil {
+		if _, _, err := s.Store.ChangeMandate(ctx, merchant, pm.Mandate.ID, nil, revoked); err != nil {
 			return err
 		}
 	}
@@ -420,4 +450,14 @@ func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error 
 		return &coreapi.VaultProxyError{Err: err}
 	}
 	return s.Store.DeletePaymentMethod(ctx, merchant, pm.ID)
+}
+
+// revoked is the change of a mandate revoked at its connector: nothing
+// when it already stands revoked (a notification came first).
+func revoked(m coreapi.Mandate, now time.Time) (coreapi.Mandate, string) {
+	if m.Status == coreapi.MandateRevoked || m.Status == coreapi.MandateFailed {
+		return m, ""
+	}
+	m.Status, m.RevokedAt, m.UpdatedAt = coreapi.MandateRevoked, &now, now
+	return m, coreapi.MandateEventRevoked
 }

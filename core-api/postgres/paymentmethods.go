@@ -22,7 +22,7 @@ const pmColumns = `pm.id::text, pm.merchant_account_id, pm.method, pm.status, pm
 	coalesce(pm.buyer_id::text, ''), coalesce(b.external_identifier, ''), pm.external_identifier,
 	pm.scheme_transaction_id, pm.scheme_transaction_id_scheme,
 	pm.last_used_at, pm.usage_count, pm.cit_last_used_at, pm.cit_usage_count, pm.created_at, pm.updated_at, pm.stored,
-	m.id, m.connector, m.status, m.created_at, m.updated_at, m.revoked_at`
+	m.id, m.connector, m.payment_service_id::text, m.status, m.created_at, m.updated_at, m.revoked_at, m.recurring_token_at`
 
 const pmFrom = ` FROM payment_methods pm` + pmJoins
 
@@ -38,8 +38,9 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 		pm                  coreapi.PaymentMethod
 		bank                []byte
 		mID, mConn, mStatus *string
+		mPaymentService     *string
 		mCreated, mUpdated  *time.Time
-		mRevoked            *time.Time
+		mRevoked, mToken    *time.Time
 		stored              bool
 	)
 	err := row.Scan(&pm.ID, &pm.MerchantAccountID, &pm.Method, &pm.Status, &pm.Scheme, &pm.Label,
@@ -48,7 +49,7 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 		&pm.BuyerID, &pm.BuyerExternalIdentifier, &pm.ExternalIdentifier,
 		&pm.SchemeTransactionID, &pm.SchemeTransactionIDScheme,
 		&pm.Usage.LastUsedAt, &pm.Usage.UsageCount, &pm.Usage.CITLastUsedAt, &pm.Usage.CITUsageCount, &pm.CreatedAt, &pm.UpdatedAt, &stored,
-		&mID, &mConn, &mStatus, &mCreated, &mUpdated, &mRevoked)
+		&mID, &mConn, &mPaymentService, &mStatus, &mCreated, &mUpdated, &mRevoked, &mToken)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, coreapi.ErrNotFound
 	}
@@ -64,7 +65,8 @@ func scanPaymentMethod(row pgx.Row) (*coreapi.PaymentMethod, error) {
 	}
 	if mID != nil {
 		pm.Mandate = &coreapi.Mandate{ID: *mID, MerchantAccountID: pm.MerchantAccountID, PaymentMethodID: pm.ID,
-			Connector: *mConn, Scheme: pm.Scheme, Status: *mStatus, CreatedAt: *mCreated, UpdatedAt: *mUpdated, RevokedAt: mRevoked}
+			Connector: *mConn, PaymentServiceID: mPaymentService, Scheme: pm.Scheme, Status: *mStatus, CreatedAt: *mCreated, UpdatedAt: *mUpdated, RevokedAt: mRevoked,
+			RecurringTokenAt: mToken}
 	}
 	return &pm, nil
 }
@@ -128,6 +130,7 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 				VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
 				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
 			).QueryRow(func(r pgx.Row) error { return r.Scan(&mandate.CreatedAt, &mandate.UpdatedAt) })
+			queueMandateCreated(&b, pm, mandate)
 		}
 		if err := paymentMethodWriteError(pm.ID, tx.SendBatch(ctx, &b).Close()); err != nil {
 			return err
@@ -320,37 +323,11 @@ func (db *DB) DeletePaymentMethod(ctx context.Context, merchant, id string) erro
 	})
 }
 
-// SetMandateStatus records a mandate's new status (revoked_at is set the
-// first time it becomes revoked).
-func (db *DB) SetMandateStatus(ctx context.Context, merchant, mandateID, status string, at time.Time) error {
-	return db.InTx(ctx, func(tx *Tx) error {
-		var pmID string
-		err := tx.tx.QueryRow(ctx, `UPDATE mandates SET status = $3, updated_at = $4,
-			revoked_at = CASE WHEN $3 = 'revoked' THEN coalesce(revoked_at, $4) ELSE revoked_at END
-			WHERE merchant_account_id = $1 AND id = $2 RETURNING payment_method_id::text`, merchant, mandateID, status, at).Scan(&pmID)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return coreapi.ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		// The mandate is announced as part of its payment method, the
-		// resource the API shows it in; one whose payment method was
-		// deleted has no resource left to announce.
-		err = tx.announcePaymentMethod(ctx, coreapi.EventMandateUpdated, merchant, pmID)
-		if errors.Is(err, coreapi.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
-}
-
 // Mandate returns one mandate of the merchant account.
 func (db *DB) Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error) {
 	m := coreapi.Mandate{ID: id, MerchantAccountID: merchant}
-	err := db.Pool.QueryRow(ctx, `SELECT payment_method_id::text, connector, scheme, status, created_at, updated_at, revoked_at
-		FROM mandates WHERE merchant_account_id = $1 AND id = $2`, merchant, id).
-		Scan(&m.PaymentMethodID, &m.Connector, &m.Scheme, &m.Status, &m.CreatedAt, &m.UpdatedAt, &m.RevokedAt)
+	err := db.Pool.QueryRow(ctx, `SELECT `+mandateColumns+` FROM mandates WHERE merchant_account_id = $1 AND id = $2`, merchant, id).
+		Scan(mandateFields(&m)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, coreapi.ErrNotFound
 	}

@@ -47,17 +47,19 @@ func (db *DB) ProcessingOperations(ctx context.Context, merchant, transactionID 
 }
 
 // syncedMethods are the methods whose payments the sweep syncs: cards,
-// direct integrations and redirect payments.
-var syncedMethods = slices.Concat([]string{coreapi.MethodCard}, coreapi.DirectMethods, coreapi.RedirectMethods)
+// bank debits, direct integrations and redirect payments.
+var syncedMethods = slices.Concat([]string{coreapi.MethodCard, coreapi.MethodBank}, coreapi.DirectMethods, coreapi.RedirectMethods)
 
-// UnsettledTransactions returns up to limit card, direct and redirect
-// transactions of every merchant account with something in flight (an
-// authorization or a void, unchanged for minAge by the database's clock;
-// a capture or refund requested more than minAge ago; a redirect payment
-// waiting for its buyer for more than minAge, whose notification may
-// have been lost), in the order (created_at, id), after the transaction
-// after (the zero value: from the first). Each part but the redirect
-// payments waiting for their buyer (as ExpiredApprovalTransactions) is
+// UnsettledTransactions returns up to limit card, bank, direct and
+// redirect transactions of every merchant account with something in
+// flight (an authorization or a void, unchanged for minAge by the
+// database's clock; a capture or refund requested more than minAge ago,
+// a bank debit's capture waiting for the bank's result among them; a
+// redirect payment waiting for its buyer for more than minAge, whose
+// notification may have been lost), in the order (created_at, id), after
+// the transaction after (the zero value: from the first). Each part but
+// the redirect payments waiting for their buyer (as
+// ExpiredApprovalTransactions) is
 // read through its partial index of what is in flight.
 func (db *DB) UnsettledTransactions(ctx context.Context, minAge time.Duration, after transactions.Unsettled, limit int) ([]transactions.Unsettled, error) {
 	afterID := after.ID

@@ -23,6 +23,8 @@ func TestUnsettledTransactions(t *testing.T) {
 	ctx := context.Background()
 	card := func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodCard }
 	first := newTransaction(t, db, "default", 100, card)
+	// A bank debit whose answer was lost: the sweep looks it up too.
+	debit := newTransaction(t, db, "default", 150, func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodBank })
 	newTransaction(t, db, "default", 200, func(tx *coreapi.Transaction) { tx.PaymentMethod.Method = coreapi.MethodPix })
 	redirect := newTransaction(t, db, "default", 250, nil) // gcash
 	settled := newTransaction(t, db, "default", 300, card)
@@ -55,7 +57,7 @@ func TestUnsettledTransactions(t *testing.T) {
 			after = found[len(found)-1]
 		}
 	}
-	want := []string{"default/" + first.ID, "default/" + redirect.ID, "default/" + voiding.ID, "other/" + other.ID, "other/" + waiting.ID}
+	want := []string{"default/" + first.ID, "default/" + debit.ID, "default/" + redirect.ID, "default/" + voiding.ID, "other/" + other.ID, "other/" + waiting.ID}
 	for _, batch := range []int{1, 2, 100} {
 		if got := walk(5*time.Millisecond, batch); !slices.Equal(got, want) {
 			t.Fatalf("batch %d: %v, want %v", batch, got, want)

@@ -17,10 +17,10 @@ type NotificationOutcome string
 
 // The outcomes.
 const (
-	NotificationApplied   NotificationOutcome = "applied"   // recorded as an event and applied through the state machine
-	NotificationRecorded  NotificationOutcome = "recorded"  // recorded as an event; the transaction already stood there
+	NotificationApplied   NotificationOutcome = "applied"   // recorded as an event and applied (the state machine, a mandate's change)
+	NotificationRecorded  NotificationOutcome = "recorded"  // recorded as an event; its subject already stood there
 	NotificationDuplicate NotificationOutcome = "duplicate" // its id was recorded before: nothing changes
-	NotificationUnmatched NotificationOutcome = "unmatched" // no transaction: no event, counted (QR.Unmatched)
+	NotificationUnmatched NotificationOutcome = "unmatched" // no transaction or mandate: no event, counted (QR.Unmatched)
 )
 
 // secretHeaders are never stored with a notification: credentials a
@@ -29,27 +29,41 @@ var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization"
 
 // HandleNotification verifies and applies a processor's notification
 // received for merchant through connector name (docs/notifications.md).
-// It is matched to a transaction by the reference the transaction was
-// sent with; its signature is verified with that transaction's payment
-// service's configuration (the built-in sandbox configuration for one
-// without, and for a notification that matches nothing). A notification
-// that matches is recorded, with its headers (less secretHeaders) and
-// body, as an event on the transaction, in the same database transaction
-// as the state machine's step it makes; one that matches nothing is
-// counted and recorded nowhere. A transaction whose creation has not yet
-// recorded the connector's answer is coreapi.ErrNotificationEarly:
-// nothing is recorded, and the processor sends it again.
+// The connector reads what it is about (connector.NotificationKind):
+//
+//   - a transaction's charge (a transfer completed, a debit's or a
+//     recurring charge's result), matched by the reference the
+//     transaction was sent with and verified with its payment service's
+//     configuration (the built-in sandbox configuration for one without);
+//     the capture the charge made is settled through the state machine
+//     (applyNotification);
+//   - a mandate (activated, revoked, recurring token created), matched by
+//     the processor's mandate id and verified with the configuration of
+//     the payment service it was set up through (the built-in one for a
+//     mandate without); the mandate changes (mandateNotification).
+//
+// A notification that matches is recorded, with its headers (less
+// secretHeaders) and body, as an event of what it matched, in the same
+// database transaction as the change it makes; one that matches nothing
+// (verified with the built-in configuration) is counted and recorded
+// nowhere. A transaction whose creation has not yet recorded the
+// connector's answer is coreapi.ErrNotificationEarly: nothing is
+// recorded, and the processor sends it again.
 func (s *Service) HandleNotification(ctx context.Context, name, merchant string, headers map[string][]string, body []byte, now time.Time) (NotificationOutcome, error) {
 	if rc, ok := s.redirectConnector(name); ok {
 		return s.handleRedirectNotification(ctx, rc, name, merchant, headers, body, now)
 	}
-	qrc, err := s.Connectors.QRs(name)
+	nc, err := s.Connectors.Notifications(name)
 	if err != nil {
 		return "", coreapi.ErrNotificationConnector
 	}
+	sub, parseErr := nc.ParseNotification(body)
+	if parseErr == nil && sub.Kind.AboutMandate() {
+		return s.mandateNotification(ctx, nc, merchant, sub, headers, body, now)
+	}
 	var t *coreapi.Transaction
-	if ref, err := qrc.ParseNotification(body); err == nil && coreapi.IsUUID(ref) {
-		t, err = s.Store.Transaction(ctx, merchant, ref)
+	if parseErr == nil && coreapi.IsUUID(sub.Reference) {
+		t, err = s.Store.Transaction(ctx, merchant, sub.Reference)
 		if err != nil && !errors.Is(err, coreapi.ErrNotFound) {
 			return "", err
 		}
@@ -63,43 +77,78 @@ func (s *Service) HandleNotification(ctx context.Context, name, merchant string,
 		if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *t.PaymentServiceID); err != nil {
 			return "", err
 		}
-	case s.QR == nil || s.QR.BuiltIn == nil || s.QR.BuiltIn.Name() != name:
+	case !s.builtInNotifier(name):
 		// No configuration to verify it with: nobody may make it count.
 		return "", coreapi.ErrNotificationSignature
 	}
-	n, err := qrc.VerifyNotification(cfg, headers, body, now)
-	switch {
-	case errors.Is(err, connector.ErrBadSignature):
-		return "", coreapi.ErrNotificationSignature
-	case err != nil:
-		return "", coreapi.ErrNotificationMalformed
+	n, err := verifyNotification(nc, cfg, headers, body, now)
+	if err != nil {
+		return "", err
 	}
-	if t == nil || n.Reference != t.ID {
-		if s.QR != nil {
-			s.QR.Unmatched.Add(1)
-		}
-		return NotificationUnmatched, nil
+	if t == nil || n.Reference != t.ID || !kindFits(t, n.Kind) {
+		return s.unmatched(), nil
 	}
 	if t.Status == coreapi.TransactionProcessing {
 		return "", coreapi.ErrNotificationEarly
 	}
-	c, err := s.saleCapture(ctx, t, n.ChargeID)
+	c, err := s.saleCapture(ctx, t, n.ProcessorID)
 	if err != nil {
 		return "", err
 	}
 	return s.applyNotification(ctx, t, c, n, storedNotification(name, n.ID, headers, body))
 }
 
+// verifyNotification is nc's verification, as the service's errors.
+func verifyNotification(nc connector.NotificationConnector, cfg connector.Config, headers map[string][]string, body []byte, now time.Time) (connector.Notification, error) {
+	n, err := nc.VerifyNotification(cfg, headers, body, now)
+	switch {
+	case errors.Is(err, connector.ErrBadSignature):
+		return n, coreapi.ErrNotificationSignature
+	case err != nil:
+		return n, coreapi.ErrNotificationMalformed
+	}
+	return n, nil
+}
+
+// unmatched counts a verified notification that matched nothing.
+func (s *Service) unmatched() NotificationOutcome {
+	if s.QR != nil {
+		s.QR.Unmatched.Add(1)
+	}
+	return NotificationUnmatched
+}
+
+// builtInNotifier reports whether connector name is one of the built-in
+// sandbox connectors, whose notifications the built-in configuration
+// verifies.
+func (s *Service) builtInNotifier(name string) bool {
+	return s.QR != nil && s.QR.BuiltIn != nil && s.QR.BuiltIn.Name() == name ||
+		s.Bank != nil && s.Bank.BuiltIn != nil && s.Bank.BuiltIn.Name() == name
+}
+
 // notifiedBy reports whether t's notifications come through connector
 // name: its payment service's connector, or the built-in one's.
 func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
-	if !qrPayment(t) {
+	if !qrPayment(t) && !bankPayment(t) {
 		return false
 	}
 	if t.PaymentService != nil {
 		return t.PaymentService.Connector == name
 	}
-	return t.PaymentServiceID == nil && s.QR != nil && s.QR.BuiltIn != nil && s.QR.BuiltIn.Name() == name
+	return t.PaymentServiceID == nil && s.builtInNotifier(name)
+}
+
+// kindFits reports whether a notification of kind can be about t: a
+// completed transfer about a pix payment, a debit's or recurring
+// charge's result about a bank debit.
+func kindFits(t *coreapi.Transaction, kind connector.NotificationKind) bool {
+	switch kind {
+	case connector.KindTransferCompleted:
+		return qrPayment(t)
+	case connector.KindDebitResult, connector.KindRecurringChargeResult:
+		return bankPayment(t)
+	}
+	return false
 }
 
 // storedNotification is the notification as its event keeps it: as
@@ -122,12 +171,26 @@ func storedNotification(name, id string, headers map[string][]string, body []byt
 
 func storable(s string) string { return string(pgtext.AppendStorable(nil, panscan.Redact(s))) }
 
+// notificationStep is the state machine's operation that settles the
+// sale's capture with a notification's answer: the capture's, except
+// that a bank debit returned unpaid fails the whole sale (nothing stays
+// authorized for a debit the bank refused).
+func notificationStep(t *coreapi.Transaction, res coreapi.ConnectorResult) (coreapi.TransactionOperation, error) {
+	if bankPayment(t) && (res.Outcome == coreapi.OutcomeFailed || res.Outcome == coreapi.OutcomeDeclined) {
+		return coreapi.OpSaleFailed, nil
+	}
+	return coreapi.CaptureOperation(res.Outcome)
+}
+
 // applyNotification records notification nt on t under its row lock:
 // once per id. The capture c the charge made (nil: none still processing)
 // is settled with the notification's answer when the state machine
 // allows it; otherwise the notification is recorded as
-// EventNotificationReceived, the status unchanged.
-func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction, c *coreapi.Capture, n connector.QRNotification, nt *coreapi.Notification) (NotificationOutcome, error) {
+// EventNotificationReceived, the status unchanged. With nt nil the
+// answer is the processor's record, read by a sync (syncDebit): it
+// settles the capture the same way, and nothing is recorded when it
+// cannot.
+func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, nt *coreapi.Notification) (NotificationOutcome, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	merchant, id := t.MerchantAccountID, t.ID
@@ -137,21 +200,28 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 		if err != nil {
 			return err
 		}
-		seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
-		if err != nil || seen {
-			out = NotificationDuplicate
-			return err
+		if nt != nil {
+			seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
+			if err != nil || seen {
+				out = NotificationDuplicate
+				return err
+			}
 		}
 		if t.Status == coreapi.TransactionProcessing {
 			return coreapi.ErrNotificationEarly
 		}
 		if c != nil {
-			if op, err := coreapi.CaptureOperation(n.Result.Outcome); err == nil {
+			if op, err := notificationStep(t, n.Result); err == nil {
 				if c, err = tx.Capture(ctx, merchant, id, c.ID); err != nil {
 					return err
 				}
 				p, err := settlement(t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, n.Result, now,
-					func(tr *coreapi.Transition) { tr.Capture = c }, coreapi.CodeNoCapturePending)
+					func(tr *coreapi.Transition) {
+						tr.Capture = c
+						if op == coreapi.OpSaleFailed {
+							tr.Transaction.ErrorCode = optionalText(n.Result.ErrorCode)
+						}
+					}, coreapi.CodeNoCapturePending)
 				if err == nil && !p.unchanged {
 					next, ev, err := t.Advance(p.step, now)
 					if err == nil {
@@ -164,6 +234,9 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 			}
 		}
 		out = NotificationRecorded
+		if nt == nil {
+			return nil
+		}
 		return tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: merchant, TransactionID: id,
 			Name: coreapi.EventNotificationReceived, StatusBefore: t.Status, StatusAfter: t.Status,
 			RawResponseCode: optionalText(n.Result.RawResponseCode), Notification: nt, CreatedAt: now})
@@ -172,6 +245,58 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 		return "", err
 	}
 	return out, nil
+}
+
+// mandateNotification verifies and applies a notification about a bank
+// debit mandate (sub, as the connector read it unverified): the mandate
+// of the merchant account with the processor's id, made through this
+// connector, changes as the notification says (coreapi.Mandate.Notified)
+// and records it as an event, once per notification id.
+func (s *Service) mandateNotification(ctx context.Context, nc connector.NotificationConnector, merchant string, sub connector.NotificationSubject,
+	headers map[string][]string, body []byte, now time.Time) (NotificationOutcome, error) {
+	if s.Bank == nil || s.Bank.Mandates == nil {
+		return "", coreapi.ErrNotificationSignature
+	}
+	m, err := s.Bank.Mandates.Mandate(ctx, merchant, sub.ProcessorID)
+	switch {
+	case errors.Is(err, coreapi.ErrNotFound):
+		m = nil
+	case err != nil:
+		return "", err
+	}
+	if m != nil && m.Connector != nc.Name() {
+		m = nil
+	}
+	cfg := connector.Config{}
+	switch {
+	case m != nil && m.PaymentServiceID != nil:
+		if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *m.PaymentServiceID); err != nil {
+			return "", err
+		}
+	case !s.builtInNotifier(nc.Name()):
+		// No configuration to verify it with: nobody may make it count.
+		return "", coreapi.ErrNotificationSignature
+	}
+	n, err := verifyNotification(nc, cfg, headers, body, now)
+	if err != nil {
+		return "", err
+	}
+	if m == nil || n.ProcessorID != m.ID || !n.Kind.AboutMandate() {
+		return s.unmatched(), nil
+	}
+	ev, dup, err := s.Bank.Mandates.ChangeMandate(ctx, merchant, m.ID, storedNotification(nc.Name(), n.ID, headers, body),
+		func(m coreapi.Mandate, now time.Time) (coreapi.Mandate, string) {
+			return m.Notified(string(n.Kind), now)
+		})
+	switch {
+	case err != nil:
+		return "", err
+	case dup:
+		return NotificationDuplicate, nil
+	case ev.Name == coreapi.MandateEventNotificationReceived:
+		return NotificationRecorded, nil
+	}
+	return NotificationApplied, nil
 }
 
 func optionalText(s string) *string {

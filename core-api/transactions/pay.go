@@ -34,11 +34,15 @@ const ErrorCodeConnector = "connector_error"
 // again or a lookup settles it). A call the connector could not send at
 // all leaves the transaction authorization_failed and is a
 // *coreapi.ConnectorError. A payment service the payment cannot use is a
-// *coreapi.PaymentServiceError, and nothing is stored.
+// *coreapi.PaymentServiceError, and nothing is stored. A stored bank
+// account is debited instead (payByBank, bank.go).
 func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewTransaction) (*coreapi.Transaction, error) {
 	// The stored payment method is read once, here: its kind picks the
 	// flow, and create and the recurring reference take it as read.
 	pm := s.storedPaymentMethod(ctx, merchant, n.PaymentMethodID)
+	if pm != nil && pm.Method == coreapi.MethodBank && (n.Method == nil || *n.Method == coreapi.MethodBank) {
+		return s.payByBank(ctx, merchant, n, pm)
+	}
 	if n.Method == nil {
 		// A card or a gift card; a stored payment method of another kind
 		// is refused (create).

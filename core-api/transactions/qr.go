@@ -156,11 +156,18 @@ func (s *Service) qrOf(ctx context.Context, t *coreapi.Transaction) (QRConnector
 // transaction id (an Idempotency-Key taken over): a pix payment whose QR
 // code was never recorded asks for it again with the same reference (no
 // money moves until the buyer pays, and the processor answers the same
-// charge); any other payment is synced (Sync).
+// charge), as does a bank debit (resumeDebit); any other payment is
+// synced (Sync).
 func (s *Service) Resume(ctx context.Context, merchant, id string) (*coreapi.Transaction, error) {
 	t, err := s.Store.Transaction(ctx, merchant, id)
 	if err != nil {
 		return nil, err
+	}
+	if bankPayment(t) {
+		if t.Status != coreapi.TransactionProcessing {
+			return t, nil
+		}
+		return s.resumeDebit(ctx, t)
 	}
 	if !qrPayment(t) {
 		return s.Sync(ctx, merchant, id)

@@ -25,6 +25,8 @@ type Connectors interface {
 	Cards(name string) (connector.CardConnector, error)
 	GiftCards(name string) (connector.GiftCardConnector, error)
 	QRs(name string) (connector.QRConnector, error)
+	BankDebits(name string) (connector.BankDebitConnector, error)
+	Notifications(name string) (connector.NotificationConnector, error)
 	Schemas(name string) (connector.Schemas, error)
 }
 

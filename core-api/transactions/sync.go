@@ -58,6 +58,9 @@ func (s *Service) Sync(ctx context.Context, merchant, id string) (*coreapi.Trans
 	if redirectPayment(t) {
 		return s.syncRedirect(ctx, t)
 	}
+	if bankPayment(t) {
+		return s.syncDebit(ctx, t)
+	}
 	if !cardPayment(t) {
 		return nil, coreapi.ErrNotACardPayment
 	}
@@ -201,10 +204,11 @@ type Unsettled struct {
 
 // SweepStore finds what the sweep syncs (postgres.DB).
 type SweepStore interface {
-	// UnsettledTransactions returns up to limit card, direct and
+	// UnsettledTransactions returns up to limit card, bank, direct and
 	// redirect transactions of every merchant account with an
 	// authorization or a void unchanged for minAge, or a capture or
-	// refund requested more than minAge ago, still in flight, and the
+	// refund requested more than minAge ago, still in flight (a bank
+	// debit's capture waiting for the bank's result among them), and the
 	// redirect payments waiting for their buyer for more than minAge (a
 	// lost notification); in the order (created_at, id), after after.
 	UnsettledTransactions(ctx context.Context, minAge time.Duration, after Unsettled, limit int) ([]Unsettled, error)
@@ -224,11 +228,11 @@ type SweepStore interface {
 
 // Sweeper syncs (Service.Sync) the transactions that a crash, a lost
 // answer, a lost notification or a failed settlement left with something
-// in flight for longer than the service's SyncMinAge, and fails the pix
-// and redirect payments whose QR code or reference expired unpaid
-// (Service.ExpireQR, Service.ExpireRedirect) and the card payments whose
-// 3-D Secure challenge expired (Service.ExpireChallenge). Instances may
-// sweep at once: a
+// in flight for longer than the service's SyncMinAge (bank debits
+// among them), and fails the pix and redirect payments whose QR code or
+// reference expired unpaid (Service.ExpireQR, Service.ExpireRedirect) and
+// the card payments whose 3-D Secure challenge expired
+// (Service.ExpireChallenge). Instances may sweep at once: a
 // settlement given twice changes nothing the second time.
 type Sweeper struct {
 	Service *Service

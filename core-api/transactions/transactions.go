@@ -121,6 +121,8 @@ type Service struct {
 	VaultProxy VaultProxy
 	// QR is what pix payments need (qr.go); nil: none are taken.
 	QR *QR
+	// Bank is what bank debits need (bank.go); nil: none are taken.
+	Bank *Bank
 	// Direct serves direct (client SDK) integrations (direct.go).
 	Direct Direct
 	// Redirect is what redirect payments need (redirect.go); nil: none

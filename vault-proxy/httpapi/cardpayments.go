@@ -26,20 +26,48 @@ type KeyLocks interface {
 // rawCardInput is the payment_method of a payment with a card given in
 // full (POST /transactions with method "card", the OpenAPI document's
 // RawCardPaymentMethod): the card fields POST /payment-methods takes and
-// the payment method's own external identifier. The buyer is the
-// transaction's. Anything else is refused with a pointer to it.
-type rawCardInput struct {
-	Method             *string `json:"method"`
-	Number             *string `json:"number"`
-	ExpirationDate     *string `json:"expiration_date"`
-	SecurityCode       *string `json:"security_code"`
-	ExternalIdentifier *string `json:"external_identifier"`
+// the payment method's own external identifier. rawBankInput is a bank
+// account given in full (method "bank", RawBankPaymentMethod): the
+// account's details as POST /payment-methods takes them, without a
+// mandate (a debit sets one up: docs/transactions.md, "Bank debits").
+// The buyer is the transaction's. Anything else is refused with a pointer
+// to it.
+type (
+	rawCardInput struct {
+		Method             *string `json:"method"`
+		Number             *string `json:"number"`
+		ExpirationDate     *string `json:"expiration_date"`
+		SecurityCode       *string `json:"security_code"`
+		ExternalIdentifier *string `json:"external_identifier"`
+	}
+	rawBankInput struct {
+		Method *string `json:"method"`
+		bankAccountInput
+		ExternalIdentifier *string `json:"external_identifier"`
+	}
+)
+
+// inFull is a kind of payment method a payment may carry given in full:
+// the schema of its payment_method, its fields the vault keeps (the check
+// of the rest for card numbers skips them), and how it is vaulted.
+type inFull struct {
+	schema  *strictjson.Schema
+	secrets []string
+	// vault validates the payment method of doc and, when this request
+	// owns the vaulting, vaults it under token (uuid.Nil: a new one);
+	// when an earlier request vaulted it under token, it holds what this
+	// payment brings for it. It answers the payment method core-api is
+	// to create and its token.
+	vault func(h *Cards, ctx *fasthttp.RequestCtx, caller vaulting.Caller, doc map[string]gjson.Result, token uuid.UUID, owned bool) (zone.VaultedPaymentMethod, uuid.UUID, error)
 }
 
-var rawCardSchema = strictjson.For[rawCardInput]()
+var givenInFull = map[string]inFull{
+	string(vaultproxy.KindCard): {strictjson.For[rawCardInput](), []string{"number", "security_code"}, (*Cards).cardInFull},
+	"bank":                      {strictjson.For[rawBankInput](), bankSecrets, (*Cards).bankInFull},
+}
 
-// Scopes a payment with a card given in full needs: it creates a payment
-// method as well as the transaction.
+// Scopes a payment with a payment method given in full needs: it creates
+// a payment method as well as the transaction.
 const (
 	scopeTransactionsWrite   = "transactions.write"
 	scopePaymentMethodsWrite = "payment-methods.write"
@@ -48,32 +76,35 @@ const (
 const paymentMethodPointer = "/payment_method"
 
 // CreateTransaction serves POST /transactions. A payment whose
-// payment_method is a card given in full (method "card") is taken here:
-// the card is vaulted as POST /payment-methods vaults one (vaultCard), its
+// payment_method is a card or a bank account given in full (method
+// "card" or "bank", givenInFull) is taken here: the card or account is
+// vaulted as POST /payment-methods vaults one (vaultCard, VaultBank), its
 // payment method created in core-api, not stored (createPaymentMethod),
 // and the payment goes on to core-api's POST /transactions with the rest
 // of the body byte for byte and payment_method {"method":"id","id":token}
 // (payOn). Every other payment passes through (Core.Pass refuses card data
 // in it).
 //
-// Under an Idempotency-Key the card's token is derived from the merchant
+// Under an Idempotency-Key the token is derived from the merchant
 // account, the key and the payment method's bytes
 // (vaulting.IdempotentToken), and one such payment at a time runs per key
 // (KeyLocks; another is 409 concurrent_request): a retry finds the card
-// the first vaulted, goes on as the same bytes, and core-api answers the
-// first payment's transaction rather than charging again. A retry with a
-// changed card goes on with another token, and core-api refuses the key's
-// reuse.
+// or account the first vaulted, goes on as the same bytes, and core-api
+// answers the first payment's transaction rather than charging again. A
+// retry with a changed payment method goes on with another token, and
+// core-api refuses the key's reuse.
 func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 	body := ctx.Request.Body()
-	if gjson.GetBytes(body, "payment_method.method").Str != string(vaultproxy.KindCard) {
+	kind, ok := givenInFull[gjson.GetBytes(body, "payment_method.method").Str]
+	if !ok {
 		if err := refuseCardFields(body); err != nil {
 			clear(body)
 			return err
 		}
 		return h.Core.Pass(ctx)
 	}
-	// The pooled request buffer held the card number: clear it once done.
+	// The pooled request buffer held the card or account number: clear it
+	// once done.
 	defer clear(body)
 	c, err := h.Auth.Authorize(ctx, scopeTransactionsWrite)
 	if err != nil {
@@ -85,19 +116,19 @@ func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 	if err := apierror.CheckJSONContentType(string(ctx.Request.Header.ContentType())); err != nil {
 		return err
 	}
-	pm, start, err := rawCard(body)
+	pm, start, err := rawPaymentMethod(body)
 	if err != nil {
 		return err
 	}
-	doc, err := strictObjectInPlace(pm, rawCardSchema)
+	doc, err := strictObjectInPlace(pm, kind.schema)
 	if err != nil {
 		return at(err, paymentMethodPointer)
 	}
-	// The rest goes on to core-api: it holds no card data.
+	// The rest goes on to core-api: it holds no card or bank data.
 	if err := refuseSensitive(ctx.Path(), body, "payment_method"); err != nil {
 		return err
 	}
-	if err := refuseCardNumbers(parseView(pm), "number", "security_code"); err != nil {
+	if err := refuseCardNumbers(parseView(pm), kind.secrets...); err != nil {
 		return at(err, paymentMethodPointer)
 	}
 
@@ -119,23 +150,18 @@ func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 		owned = !vaulted
 	}
 	code := doc["security_code"].Str != ""
-	if owned {
-		rec, err := h.vaultCard(ctx, caller, vaultproxy.KindCard, doc, token)
-		if err != nil {
-			return vaultingErrorAt(err, paymentMethodPointer)
-		}
-		token = rec.Token
-	} else {
-		h.Vaulting.HoldSecurityCode(token, []byte(doc["security_code"].Str))
+	onward, token, err := kind.vault(h, ctx, caller, doc, token, owned)
+	if err != nil {
+		return vaultingErrorAt(err, paymentMethodPointer)
 	}
-	// The code is for this payment's authorization only: whatever became
-	// of it (not sent: a replayed answer, a refusal), it goes with it.
+	// A card's code is for this payment's authorization only: whatever
+	// became of it (not sent: a replayed answer, a refusal), it goes with
+	// it.
 	defer h.Vaulting.ForgetSecurityCode(token)
 
 	stored := false
-	onward := zone.VaultedPaymentMethod{Method: string(vaultproxy.KindCard), ID: token.String(), Stored: &stored,
-		ExternalIdentifier: docString(doc, "external_identifier"),
-		BuyerID:            topString(body, "buyer_id"), BuyerExternalIdentifier: topString(body, "buyer_external_identifier")}
+	onward.Stored, onward.ExternalIdentifier = &stored, docString(doc, "external_identifier")
+	onward.BuyerID, onward.BuyerExternalIdentifier = topString(body, "buyer_id"), topString(body, "buyer_external_identifier")
 	a, err := h.createPaymentMethod(ctx, caller, token, onward, owned)
 	if err != nil {
 		return err
@@ -152,6 +178,46 @@ func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 	return nil
 }
 
+// cardInFull is inFull.vault for a card: vaulted as POST /payment-methods
+// vaults one, or, vaulted by an earlier request, its security code held
+// for this payment.
+func (h *Cards) cardInFull(ctx *fasthttp.RequestCtx, caller vaulting.Caller, doc map[string]gjson.Result, token uuid.UUID, owned bool) (zone.VaultedPaymentMethod, uuid.UUID, error) {
+	if owned {
+		rec, err := h.vaultCard(ctx, caller, vaultproxy.KindCard, doc, token)
+		if err != nil {
+			return zone.VaultedPaymentMethod{}, token, err
+		}
+		token = rec.Token
+	} else {
+		h.Vaulting.HoldSecurityCode(token, []byte(doc["security_code"].Str))
+	}
+	return zone.VaultedPaymentMethod{Method: string(vaultproxy.KindCard), ID: token.String()}, token, nil
+}
+
+// bankInFull is inFull.vault for a bank account: vaulted as POST
+// /payment-methods vaults one, or, vaulted by an earlier request, only
+// validated again for the details core-api is told.
+func (h *Cards) bankInFull(ctx *fasthttp.RequestCtx, caller vaulting.Caller, doc map[string]gjson.Result, token uuid.UUID, owned bool) (zone.VaultedPaymentMethod, uuid.UUID, error) {
+	in := bankAccount(doc)
+	defer clear(in.AccountNumber)
+	defer clear(in.IBAN)
+	if !owned {
+		acct, err := vaulting.CheckBank(in)
+		if err != nil {
+			return zone.VaultedPaymentMethod{}, token, err
+		}
+		defer acct.Zero()
+		return vaultedBankAccount(token, doc, acct), token, nil
+	}
+	rctx, cancel := requestContext(ctx, time.Minute)
+	defer cancel()
+	rec, acct, err := h.Vaulting.VaultBank(rctx, caller, in, token)
+	if err != nil {
+		return zone.VaultedPaymentMethod{}, token, err
+	}
+	return vaultedBankAccount(rec.Token, doc, acct), rec.Token, nil
+}
+
 // refuseCardFields is a 400 naming each card field (zone.SensitiveFields)
 // of a payment_method that is not a card given in full: a stored card's
 // security code, a gift card's number or PIN. Core.Pass looks at the top
@@ -166,7 +232,7 @@ func refuseCardFields(body []byte) error {
 		for _, f := range zone.SensitiveFields {
 			if strings.EqualFold(k.Str, f) {
 				details = append(details, strictjson.BodyDetail(paymentMethodPointer+"/"+apierror.PointerToken(k.Str),
-					`card data are accepted only with a card given in full (method "card") or by POST /payment-methods`, "value_error.card_data"))
+					`card data are accepted only with a card or bank account given in full (method "card" or "bank") or by POST /payment-methods`, "value_error.card_data"))
 			}
 		}
 		return true
@@ -177,10 +243,10 @@ func refuseCardFields(body []byte) error {
 	return nil
 }
 
-// rawCard is the bytes of body's payment_method, an object, which must be
+// rawPaymentMethod is the bytes of body's payment_method, an object, which must be
 // there once: core-api would read the last of two, which no check here
 // would have looked at. The bytes are a view into body, from start.
-func rawCard(body []byte) (pm []byte, start int, err error) {
+func rawPaymentMethod(body []byte) (pm []byte, start int, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, 0, strictjson.Malformed("request body is not valid JSON")
 	}

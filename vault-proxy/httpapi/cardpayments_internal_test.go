@@ -22,7 +22,7 @@ func TestWithPaymentMethodKeepsEveryOtherByte(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := []byte(tc.body)
-			pm, start, err := rawCard(body)
+			pm, start, err := rawPaymentMethod(body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,9 +43,9 @@ func TestRawCardIsOneObject(t *testing.T) {
 		"not JSON":   `{"payment_method":{"method":"card"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := rawCard([]byte(body))
+			_, _, err := rawPaymentMethod([]byte(body))
 			if e := apierror.As(err); e == nil || e.Status != 400 {
-				t.Fatalf("rawCard = %v, want a 400", err)
+				t.Fatalf("rawPaymentMethod = %v, want a 400", err)
 			}
 		})
 	}

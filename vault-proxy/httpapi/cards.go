@@ -58,17 +58,23 @@ type (
 	}
 	bankInput struct {
 		paymentMethodInput
-		Scheme            *string       `json:"scheme"`
-		AccountNumber     *string       `json:"account_number"`
-		RoutingNumber     *string       `json:"routing_number"`
-		AccountType       *string       `json:"account_type"`
-		IBAN              *string       `json:"iban"`
-		BIC               *string       `json:"bic"`
-		SortCode          *string       `json:"sort_code"`
-		AccountHolderName *string       `json:"account_holder_name"`
-		Country           *string       `json:"country"`
-		Currency          *string       `json:"currency"`
-		Mandate           *zone.Mandate `json:"mandate"`
+		bankAccountInput
+		Mandate *zone.Mandate `json:"mandate"`
+	}
+	// bankAccountInput are a bank account's details, as POST
+	// /payment-methods and a payment with the account given in full
+	// take them.
+	bankAccountInput struct {
+		Scheme            *string `json:"scheme"`
+		AccountNumber     *string `json:"account_number"`
+		RoutingNumber     *string `json:"routing_number"`
+		AccountType       *string `json:"account_type"`
+		IBAN              *string `json:"iban"`
+		BIC               *string `json:"bic"`
+		SortCode          *string `json:"sort_code"`
+		AccountHolderName *string `json:"account_holder_name"`
+		Country           *string `json:"country"`
+		Currency          *string `json:"currency"`
 	}
 	// paymentMethodInput are the fields every method takes, passed on to
 	// core-api as they are.
@@ -86,10 +92,11 @@ var (
 	bankSchema     = strictjson.For[bankInput]()
 )
 
-// CreatePaymentMethod vaults a card (or gift card) and passes the request on
-// to core-api with the card replaced by its token; other payment methods
-// (bank accounts) pass through unchanged. If core-api refuses, the card is
-// shredded again so nothing is left half-done.
+// CreatePaymentMethod vaults a card, gift card or bank account
+// (createBank) and passes the request on to core-api with the number
+// replaced by its token; other payment methods pass through unchanged. If
+// core-api refuses, the record is shredded again so nothing is left
+// half-done.
 func (h *Cards) CreatePaymentMethod(ctx *fasthttp.RequestCtx) error {
 	body := ctx.Request.Body()
 	// The pooled request buffer held the card number: clear it once done.
@@ -265,24 +272,34 @@ func (h *Cards) createBank(ctx *fasthttp.RequestCtx, body []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseCardNumbers(parseView(body), "account_number", "iban"); err != nil {
+	if err := refuseCardNumbers(parseView(body), bankSecrets...); err != nil {
 		return err
 	}
-	in := bank.Input{
-		Scheme: doc["scheme"].Str, AccountNumber: []byte(doc["account_number"].Str), RoutingNumber: doc["routing_number"].Str,
-		AccountType: doc["account_type"].Str, IBAN: []byte(doc["iban"].Str), BIC: doc["bic"].Str, SortCode: doc["sort_code"].Str,
-		AccountHolderName: doc["account_holder_name"].Str, Country: doc["country"].Str, Currency: doc["currency"].Str,
-	}
+	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
+	in := bankAccount(doc)
 	defer clear(in.AccountNumber)
 	defer clear(in.IBAN)
-	caller := vaulting.Caller{MerchantAccountID: c.MerchantAccountID, Actor: actor(c), RequestID: RequestID(ctx)}
 	rctx, cancel := requestContext(ctx, time.Minute)
 	defer cancel()
-	rec, acct, err := h.Vaulting.VaultBank(rctx, caller, in)
+	rec, acct, err := h.Vaulting.VaultBank(rctx, caller, in, uuid.Nil)
 	if err != nil {
 		return vaultingError(err)
 	}
 	return h.passOn(ctx, caller, rec.Token, vaultedBankAccount(rec.Token, doc, acct))
+}
+
+// bankSecrets are the fields of a bank account that the vault keeps.
+var bankSecrets = []string{"account_number", "iban"}
+
+// bankAccount is the bank account of doc (a body, or a payment's
+// payment_method, as strictObjectInPlace read it), its number and IBAN
+// scratch bytes the caller clears.
+func bankAccount(doc map[string]gjson.Result) bank.Input {
+	return bank.Input{
+		Scheme: doc["scheme"].Str, AccountNumber: []byte(doc["account_number"].Str), RoutingNumber: doc["routing_number"].Str,
+		AccountType: doc["account_type"].Str, IBAN: []byte(doc["iban"].Str), BIC: doc["bic"].Str, SortCode: doc["sort_code"].Str,
+		AccountHolderName: doc["account_holder_name"].Str, Country: doc["country"].Str, Currency: doc["currency"].Str,
+	}
 }
 
 // resend sends a payment method's creation again after its answer was

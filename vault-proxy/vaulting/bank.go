@@ -13,20 +13,21 @@ import (
 )
 
 // VaultBank validates bank details and vaults the account number (or IBAN)
-// like a card number; the returned Account holds only non-sensitive fields
-// for core-api (its Number is zeroed). The caller clears in's byte slices.
-func (s *Service) VaultBank(ctx context.Context, c Caller, in bank.Input) (*vaultproxy.VaultedCard, bank.Account, error) {
-	acct, errs := bank.Validate(in)
-	if len(errs) > 0 {
-		fe := make(FieldErrors, len(errs))
-		for i, e := range errs {
-			fe[i] = card.FieldError{Field: e.Field, Code: e.Code, Message: e.Message}
-		}
-		return nil, bank.Account{}, fe
+// like a card number, under token (uuid.Nil: a new one; IdempotentToken's
+// for an account given with a payment); the returned Account holds only
+// non-sensitive fields for core-api (its Number is zeroed). The caller
+// clears in's byte slices.
+func (s *Service) VaultBank(ctx context.Context, c Caller, in bank.Input, token uuid.UUID) (*vaultproxy.VaultedCard, bank.Account, error) {
+	acct, err := CheckBank(in)
+	if err != nil {
+		return nil, bank.Account{}, err
 	}
 	defer acct.Zero()
+	if token == uuid.Nil {
+		token = uuid.New()
+	}
 	rec := &vaultproxy.VaultedCard{
-		Token: uuid.New(), MerchantAccountID: c.MerchantAccountID, Kind: vaultproxy.KindBankAccount,
+		Token: token, MerchantAccountID: c.MerchantAccountID, Kind: vaultproxy.KindBankAccount,
 		Scheme: acct.Scheme, Last4: acct.Last4(),
 	}
 	num := acct.Number.Reveal()
@@ -38,4 +39,20 @@ func (s *Service) VaultBank(ctx context.Context, c Caller, in bank.Input) (*vaul
 		return nil, bank.Account{}, err
 	}
 	return rec, acct, nil
+}
+
+// CheckBank validates bank details as VaultBank does, vaulting nothing: a
+// payment sent again with the account an earlier request vaulted needs
+// the details core-api is told about without a second record. The caller
+// zeroes the Account.
+func CheckBank(in bank.Input) (bank.Account, error) {
+	acct, errs := bank.Validate(in)
+	if len(errs) > 0 {
+		fe := make(FieldErrors, len(errs))
+		for i, e := range errs {
+			fe[i] = card.FieldError{Field: e.Field, Code: e.Code, Message: e.Message}
+		}
+		return bank.Account{}, fe
+	}
+	return acct, nil
 }

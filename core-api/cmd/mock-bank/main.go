@@ -8,6 +8,7 @@
 //	MOCK_BANK_WEBHOOK_SECRET     the secret notifications are signed with (default the public sandbox secret)
 //	MOCK_BANK_DELIVERY_ATTEMPTS  sends of one notification (default 6)
 //	MOCK_BANK_RETRY_DELAY        wait before the first retry, doubled after each (default 200ms)
+//	MOCK_BANK_DEBIT_DELAY        how long a bank debit stays pending before its result is notified (default 500ms)
 package main
 
 import (

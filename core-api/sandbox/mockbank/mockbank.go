@@ -55,6 +55,9 @@ type Config struct {
 	DeliveryAttempts int
 	// RetryDelay is the wait before the first retry, doubled after each.
 	RetryDelay time.Duration
+	// DebitDelay is how long a bank debit stays pending before its
+	// result is notified.
+	DebitDelay time.Duration
 }
 
 // EnvPrefixes name mock-bank's own variables.
@@ -68,6 +71,7 @@ func LoadConfig(l *config.Loader) Config {
 		WebhookSecret:    l.String("MOCK_BANK_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
 		DeliveryAttempts: l.Int("MOCK_BANK_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
 		RetryDelay:       l.Duration("MOCK_BANK_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
+		DebitDelay:       l.Duration("MOCK_BANK_DEBIT_DELAY", 0, time.Hour, config.Default("500ms")),
 	}
 }
 
@@ -111,6 +115,15 @@ type Main struct {
 	mu          sync.Mutex
 	charges     map[string]*Charge // by id
 	byReference map[string]string  // api key + "\x00" + reference -> id
+	mandates    map[string]*Mandate
+	debits      map[string]*Debit
+	debitOrder  []string // ids in creation order
+
+	// background sends the notifications of debits; Close stops and
+	// waits for it.
+	background context.Context
+	stop       context.CancelFunc
+	sending    sync.WaitGroup
 
 	ln     net.Listener
 	srv    *http.Server
@@ -133,7 +146,9 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = 200 * time.Millisecond
 	}
+	bg, stop := context.WithCancel(context.Background())
 	return &Main{Config: cfg, Log: log, Now: time.Now, charges: map[string]*Charge{}, byReference: map[string]string{},
+		mandates: map[string]*Mandate{}, debits: map[string]*Debit{}, background: bg, stop: stop,
 		client: &http.Client{Timeout: 10 * time.Second}}, nil
 }
 
@@ -160,6 +175,8 @@ func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
 
 // Close drains in-flight requests.
 func (m *Main) Close() error {
+	m.stop()
+	m.sending.Wait()
 	if m.srv == nil {
 		return nil
 	}
@@ -175,6 +192,7 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/qr-charges/{id}", m.authorized(func(w http.ResponseWriter, c *Charge) { writeJSON(w, http.StatusOK, c) }))
 	mux.HandleFunc("POST /v1/qr-charges/{id}/cancel", m.authorized(m.cancel))
 	mux.HandleFunc("POST /sandbox/qr/{id}/pay", m.pay)
+	m.bankRoutes(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -304,9 +322,9 @@ func (m *Main) cancel(w http.ResponseWriter, c *Charge) {
 // Notification is the body mock-bank sends.
 type Notification struct {
 	ID        string    `json:"id"`
-	Type      string    `json:"type"` // "qr_charge.paid"
+	Type      string    `json:"type"` // "qr_charge.paid", "debit.succeeded", "mandate.activated", ...
 	CreatedAt time.Time `json:"created_at"`
-	Data      Charge    `json:"data"`
+	Data      any       `json:"data"` // a *Charge, *Debit or *Mandate
 }
 
 // payResult answers POST /sandbox/qr/{id}/pay.
