@@ -46,6 +46,7 @@ var transactionEventNames = map[string]string{
 	string(OpSaleSucceeded):          "transaction.captured",
 	string(OpSalePending):            "transaction.capture-pending",
 	string(OpSaleExpired):            "transaction.expired",
+	string(OpSaleFailed):             "transaction.failed",
 	string(OpCaptureRequested):       "transaction.capture-requested",
 	string(OpCapturePending):         "transaction.capture-pending",
 	string(OpCaptureSucceeded):       "transaction.captured",

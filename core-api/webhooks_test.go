@@ -23,6 +23,7 @@ func TestTransactionEventNames(t *testing.T) {
 		{string(coreapi.OpSaleSucceeded), "transaction.captured"},
 		{string(coreapi.OpSalePending), "transaction.capture-pending"},
 		{string(coreapi.OpSaleExpired), "transaction.expired"},
+		{string(coreapi.OpSaleFailed), "transaction.failed"},
 		{string(coreapi.OpCaptureRequested), "transaction.capture-requested"},
 		{string(coreapi.OpCapturePending), "transaction.capture-pending"},
 		{string(coreapi.OpCaptureSucceeded), "transaction.captured"},
