@@ -83,7 +83,7 @@ func (s *Service) Create(ctx context.Context, merchant string, f coreapi.ThreeDS
 	if err := f.Validate(true); err != nil {
 		return nil, err
 	}
-	if err := s.checkCardCondition(ctx, merchant, f); err != nil {
+	if err := s.checkCardCondition(ctx, merchant, &f); err != nil {
 		return nil, err
 	}
 	sc := &coreapi.ThreeDSScenario{ID: uuid.NewString(), MerchantAccountID: merchant, Outcome: withDefaults(f.Outcome.Value)}
@@ -120,7 +120,7 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Thr
 	if err := f.Validate(false); err != nil {
 		return nil, err
 	}
-	if err := s.checkCardCondition(ctx, merchant, f); err != nil {
+	if err := s.checkCardCondition(ctx, merchant, &f); err != nil {
 		return nil, err
 	}
 	var sc *coreapi.ThreeDSScenario
@@ -240,11 +240,11 @@ func (s *Service) Delete(ctx context.Context, merchant, id string) error {
 // account (a card vaulted without an expiry: no payment method's card)
 // and fills in its display data, the card's first 6 digits and last 4,
 // from the record: a client's request is no authority for either.
-func (s *Service) checkCardCondition(ctx context.Context, merchant string, f coreapi.ThreeDSScenarioFields) error {
-	c := f.Conditions.Ptr()
-	if c == nil || c.CardCondition == nil {
+func (s *Service) checkCardCondition(ctx context.Context, merchant string, f *coreapi.ThreeDSScenarioFields) error {
+	if f.Conditions.Ptr() == nil || f.Conditions.Value.CardCondition == nil {
 		return nil
 	}
+	c := &f.Conditions.Value
 	refused := coreapi.Problems{{Pointer: "/conditions/card_condition/id",
 		Message: "not a card condition's reference; give conditions.card_number through vault-proxy", Type: "value_error.card_condition"}}.Err()
 	if s.Vault == nil {
