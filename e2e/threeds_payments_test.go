@@ -224,6 +224,20 @@ func TestThreeDSPayments(t *testing.T) {
 		if vaulted(t, s, ref) != 1 {
 			t.Fatal("the card condition is not vaulted")
 		}
+		// Every authentication that carried the card condition was a
+		// detokenized call to mock-3ds, audited with the payment's card
+		// first and the condition's record after it.
+		s.FlushAudit(t)
+		conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var calls int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'detokenize'
+			AND purpose = '3ds-authentication' AND outcome = 'success' AND tokens = ARRAY[$1, $2]::uuid[]`, mcPM, ref).Scan(&calls); err != nil || calls == 0 {
+			t.Fatalf("%d audited authentications of the card with its condition (%v)", calls, err)
+		}
 		core.ok(t, http.StatusNoContent, http.MethodDelete, "/three-ds-scenarios/"+cardScenario["id"].(string), nil)
 		if vaulted(t, s, ref) != 0 {
 			t.Fatal("the deleted scenario's card condition was not shredded")
