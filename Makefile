@@ -28,7 +28,7 @@ soak: $(DEVVAULT)
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./vault-proxy/cmd/mock-card ./core-api/cmd/core-api ./core-api/cmd/mock-bank ./core-api/cmd/mock-direct ./core-api/cmd/mock-redirect ./core-api/cmd/mock-antifraud ./certs/cmd/devcerts
+	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./vault-proxy/cmd/mock-card ./vault-proxy/cmd/mock-3ds ./core-api/cmd/core-api ./core-api/cmd/mock-bank ./core-api/cmd/mock-direct ./core-api/cmd/mock-redirect ./core-api/cmd/mock-antifraud ./certs/cmd/devcerts
 
 devvault: $(DEVVAULT)
 

@@ -48,6 +48,9 @@ const (
 	UsagePaymentMethods = "payment-methods"
 	UsageMandates       = "mandates" // pending or active: a revoked or failed one is history
 	UsageTransactions   = "transactions"
+	// Sandbox 3-D Secure scenarios with a card condition: the vaulted
+	// record of each is shredded only when the scenario is deleted.
+	UsageThreeDSCardScenarios = "three-ds-scenarios"
 )
 
 // RecordCount is how many records of one kind still refer to a merchant

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // 3-D Secure transaction statuses (EMVCo's transStatus) a scenario's
@@ -46,17 +48,30 @@ type ThreeDSScenario struct {
 }
 
 // ThreeDSConditions are a scenario's conditions, each nil when not
-// given; a scenario with none matches every payment. CardFingerprint is
-// the fingerprint of the card a card_number condition named: vault-proxy
-// turns the number into it, so that no card number reaches core-api.
+// given; a scenario with none matches every payment. A card_number
+// condition is card data: vault-proxy keeps the number (vaulted, as a
+// record no payment method holds) and core-api holds only CardCondition,
+// the record's opaque reference with the display data a card may show;
+// the simulator, in the PCI zone, compares the numbers.
 type ThreeDSConditions struct {
-	FirstName          *string `json:"first_name"`
-	LastName           *string `json:"last_name"`
-	EmailAddress       *string `json:"email_address"` // compared without regard to case
-	Amount             *int64  `json:"amount"`
-	ExternalIdentifier *string `json:"external_identifier"`
-	CardFingerprint    *string `json:"card_fingerprint"`
-	BIN                *string `json:"bin"` // a prefix of the card number, 1 to 8 digits
+	FirstName          *string               `json:"first_name"`
+	LastName           *string               `json:"last_name"`
+	EmailAddress       *string               `json:"email_address"` // compared without regard to case
+	Amount             *int64                `json:"amount"`
+	ExternalIdentifier *string               `json:"external_identifier"`
+	CardCondition      *ThreeDSCardCondition `json:"card_condition"`
+	BIN                *string               `json:"bin"` // a prefix of the card number, 1 to 8 digits
+}
+
+// ThreeDSCardCondition is a card_number condition as core-api knows it:
+// ID, the vaulted record vault-proxy keeps the number in (the only
+// field vault-proxy passes on), and the card's first 6 digits and last
+// 4, which core-api reads from vault-proxy's record, never from a
+// request.
+type ThreeDSCardCondition struct {
+	ID    string `json:"id"`
+	BIN   string `json:"bin"`
+	Last4 string `json:"last4"`
 }
 
 // ThreeDSOutcome is what the simulator answers: the protocol version,
@@ -68,40 +83,43 @@ type ThreeDSOutcome struct {
 	ResultStatus         string // "" unless AuthenticationStatus is C
 }
 
-// FrictionlessOutcome is the answer when no scenario matches: the buyer
-// is authenticated without a challenge.
-var FrictionlessOutcome = ThreeDSOutcome{Version: ThreeDSVersions[0], AuthenticationStatus: ThreeDSStatusY}
-
-// ThreeDSPayment is what a scenario's conditions are matched against.
+// ThreeDSPayment is what a scenario's conditions other than the card's
+// are matched against.
 type ThreeDSPayment struct {
 	FirstName, LastName, EmailAddress string
 	Amount                            int64
 	ExternalIdentifier                string
-	CardFingerprint                   string
 	BIN                               string // the card's first 6 or 8 digits
 }
 
-// Matches reports whether every condition c gives holds for p.
-func (c ThreeDSConditions) Matches(p ThreeDSPayment) bool {
+// MayMatch reports whether every condition c gives but a card number
+// holds for p: a scenario that may match, which only the simulator, with
+// the card numbers, decides.
+func (c ThreeDSConditions) MayMatch(p ThreeDSPayment) bool {
 	eq := func(cond *string, v string) bool { return cond == nil || *cond == v }
 	return eq(c.FirstName, p.FirstName) && eq(c.LastName, p.LastName) &&
 		(c.EmailAddress == nil || strings.EqualFold(*c.EmailAddress, p.EmailAddress)) &&
 		(c.Amount == nil || *c.Amount == p.Amount) &&
 		eq(c.ExternalIdentifier, p.ExternalIdentifier) &&
-		(c.CardFingerprint == nil || (p.CardFingerprint != "" && *c.CardFingerprint == p.CardFingerprint)) &&
 		(c.BIN == nil || (p.BIN != "" && strings.HasPrefix(p.BIN, *c.BIN)))
 }
 
-// EvaluateThreeDS is the outcome of the first of scenarios, in evaluation
-// order, whose conditions p meets, and that scenario (nil when none does:
-// FrictionlessOutcome).
-func EvaluateThreeDS(scenarios []ThreeDSScenario, p ThreeDSPayment) (ThreeDSOutcome, *ThreeDSScenario) {
-	for i := range scenarios {
-		if scenarios[i].Conditions.Matches(p) {
-			return scenarios[i].Outcome, &scenarios[i]
+// ThreeDSCandidates are the scenarios, of a merchant account's in
+// evaluation order, that may match p: those whose conditions but the
+// card's hold, up to the first without a card condition (which matches,
+// so none after it can win). The simulator is sent these.
+func ThreeDSCandidates(scenarios []ThreeDSScenario, p ThreeDSPayment) []ThreeDSScenario {
+	var out []ThreeDSScenario
+	for _, s := range scenarios {
+		if !s.Conditions.MayMatch(p) {
+			continue
+		}
+		out = append(out, s)
+		if s.Conditions.CardCondition == nil {
+			break
 		}
 	}
-	return FrictionlessOutcome, nil
+	return out
 }
 
 // ThreeDSScenarioFields are a scenario's create or update: on update an
@@ -113,10 +131,7 @@ type ThreeDSScenarioFields struct {
 	Outcome    Optional[ThreeDSOutcome]
 }
 
-var (
-	binPattern         = regexp.MustCompile(`^[0-9]{1,8}$`)
-	fingerprintPattern = regexp.MustCompile(`^fp_[A-Za-z0-9_-]{1,100}$`)
-)
+var binPattern = regexp.MustCompile(`^[0-9]{1,8}$`)
 
 // Validate checks f; create says the outcome is required.
 func (f ThreeDSScenarioFields) Validate(create bool) error {
@@ -152,8 +167,8 @@ func (c *ThreeDSConditions) validate(v *Problems) {
 	if c.BIN != nil && !binPattern.MatchString(*c.BIN) {
 		v.Add("/conditions/bin", "must be 1 to 8 digits, a prefix of the card number", "value_error.bin")
 	}
-	if c.CardFingerprint != nil && !fingerprintPattern.MatchString(*c.CardFingerprint) {
-		v.Add("/conditions/card_fingerprint", "must be a card's fingerprint (fp_...), as its payment method shows it", "value_error.fingerprint")
+	if c.CardCondition != nil && uuid.Validate(c.CardCondition.ID) != nil {
+		v.Add("/conditions/card_condition/id", "must be the reference vault-proxy gave a card_number condition", "value_error.card_condition")
 	}
 }
 
@@ -192,9 +207,9 @@ type NewThreeDSecure struct {
 // ThreeDSecure is the summary of a transaction's 3-D Secure
 // authentication, as the transaction carries it. Status is
 // authentication's transaction status and, once a challenge is
-// completed, the challenge's result. ChallengeResult is what completing
-// a pending challenge gives (the simulator decided it up front); it is
-// the service's, never shown.
+// completed, the challenge's result. ChallengeResult (and ChallengeData)
+// is what completing a pending challenge gives (the simulator decided it
+// up front); it is the service's, never shown.
 type ThreeDSecure struct {
 	Version         string               `json:"version"`
 	Status          string               `json:"status"`
@@ -202,6 +217,9 @@ type ThreeDSecure struct {
 	Amount          int64                `json:"amount"`
 	ResponseData    *ThreeDSResponseData `json:"response_data,omitempty"`
 	ChallengeResult string               `json:"challenge_result,omitempty"`
+	// ChallengeData is the authentication data a challenge's Y gives,
+	// as the simulator answered it with the challenge; never shown.
+	ChallengeData *ThreeDSResponseData `json:"challenge_data,omitempty"`
 }
 
 // ThreeDSResponseData is what an authentication gives the authorization:

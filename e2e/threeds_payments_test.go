@@ -53,7 +53,8 @@ func TestThreeDSPayments(t *testing.T) {
 	// data); the others straight to core-api.
 	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/three-ds-scenarios", tok,
 		scenarioBody("A", "", map[string]any{"card_number": mastercard, "external_identifier": "mc-attempt"}))
-	if code != http.StatusCreated {
+	var cardScenario map[string]any
+	if err := json.Unmarshal(raw, &cardScenario); err != nil || code != http.StatusCreated {
 		t.Fatalf("card scenario: %d %s", code, raw)
 	}
 	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", map[string]any{"email_address": "jane.doe@EXAMPLE.com", "amount": 1007}))
@@ -214,6 +215,38 @@ func TestThreeDSPayments(t *testing.T) {
 				t.Errorf("%s: %d %s", name, code, raw)
 			}
 		}
+	})
+
+	// Deleting the card's scenario shreds its vaulted number; the card's
+	// payments then match no scenario.
+	t.Run("deleting the card's scenario", func(t *testing.T) {
+		ref := cardScenario["conditions"].(map[string]any)["card_condition"].(map[string]any)["id"].(string)
+		if vaulted(t, s, ref) != 1 {
+			t.Fatal("the card condition is not vaulted")
+		}
+		// Every authentication that carried the card condition was a
+		// detokenized call to mock-3ds, audited with the payment's card
+		// first and the condition's record after it.
+		s.FlushAudit(t)
+		conn, err := pgx.Connect(context.Background(), s.DBs.VaultDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var calls int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM audit_events WHERE action = 'detokenize'
+			AND purpose = '3ds-authentication' AND outcome = 'success' AND tokens = ARRAY[$1, $2]::uuid[]`, mcPM, ref).Scan(&calls); err != nil || calls == 0 {
+			t.Fatalf("%d audited authentications of the card with its condition (%v)", calls, err)
+		}
+		core.ok(t, http.StatusNoContent, http.MethodDelete, "/three-ds-scenarios/"+cardScenario["id"].(string), nil)
+		if vaulted(t, s, ref) != 0 {
+			t.Fatal("the deleted scenario's card condition was not shredded")
+		}
+		code, tx := pay(t, s, tok, withExternalID(threeDSPayment(mcPM, 1001, 1001), "mc-attempt"))
+		if code != http.StatusCreated {
+			t.Fatalf("pay: %d %v", code, tx)
+		}
+		checkThreeDS(t, tx, "authorization_succeeded", "Y", "frictionless", "", "02", 1001)
 	})
 
 	logging.AssertNoPANIn(t, "the core database", s.Dump(t, "core"), visa, mastercard)

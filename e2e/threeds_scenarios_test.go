@@ -70,10 +70,10 @@ func TestThreeDSScenarios(t *testing.T) {
 		t.Fatalf("order = %v, want %v", got, want)
 	}
 
-	// A card-number condition goes through vault-proxy, which hands
-	// core-api the card's fingerprint: the same as the card's payment
-	// method carries.
-	pm := vaultCard(t, s, tok, scenarioCard, "")
+	// A card-number condition goes through vault-proxy, which vaults the
+	// number as a record no payment method holds and hands core-api its
+	// reference; core-api shows the card's first 6 digits and last 4.
+	cards := countRows(t, s.DBs.VaultDSN, "vaulted_cards")
 	code, raw := s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/three-ds-scenarios", tok,
 		scenarioBody("N", "", map[string]any{"card_number": scenarioCard, "first_name": "Jane"}))
 	answers = append(answers, raw...)
@@ -82,22 +82,42 @@ func TestThreeDSScenarios(t *testing.T) {
 		t.Fatalf("card scenario: %d %s", code, raw)
 	}
 	conds := card["conditions"].(map[string]any)
-	if conds["card_fingerprint"] != pm["fingerprint"] || conds["first_name"] != "Jane" || card["priority"].(float64) != 4 {
-		t.Fatalf("card scenario conditions %v, payment method fingerprint %v", conds, pm["fingerprint"])
+	cond, _ := conds["card_condition"].(map[string]any)
+	if cond == nil || cond["bin"] != "400000" || cond["last4"] != "1091" || conds["first_name"] != "Jane" || card["priority"].(float64) != 4 {
+		t.Fatalf("card scenario conditions %v", conds)
 	}
-	// A PUT through vault-proxy replaces it; one without a card passes
-	// through as any request.
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != cards+1 {
+		t.Fatalf("%d vaulted records, want %d", n, cards+1)
+	}
+	// A PUT through vault-proxy replaces it, the old record shredded; one
+	// without a card passes through as any request.
 	code, raw = s.Do(t, s.PublicClient, http.MethodPut, s.PublicURL+"/three-ds-scenarios/"+card["id"].(string), tok,
 		map[string]any{"conditions": map[string]any{"card_number": "5555 5555 5555 4444"}, "priority": 2})
 	answers = append(answers, raw...)
-	if code != http.StatusOK || !strings.Contains(string(raw), `"card_fingerprint":"fp_`) || strings.Contains(string(raw), pm["fingerprint"].(string)) {
+	if code != http.StatusOK || !strings.Contains(string(raw), `"bin":"555555","last4":"4444"`) || strings.Contains(string(raw), cond["id"].(string)) {
 		t.Fatalf("card scenario update: %d %s", code, raw)
+	}
+	if vaulted(t, s, cond["id"].(string)) != 0 || countRows(t, s.DBs.VaultDSN, "vaulted_cards") != cards+1 {
+		t.Fatal("the replaced card condition was not shredded")
 	}
 	code, raw = s.Do(t, s.PublicClient, http.MethodPut, s.PublicURL+"/three-ds-scenarios/"+card["id"].(string), tok,
 		map[string]any{"conditions": map[string]any{"card_number": nil, "last_name": "Doe"}})
-	if code != http.StatusOK || !strings.Contains(string(raw), `"card_fingerprint":null`) {
+	if code != http.StatusOK || !strings.Contains(string(raw), `"card_condition":null`) {
 		t.Fatalf("card condition cleared: %d %s", code, raw)
 	}
+	if n := countRows(t, s.DBs.VaultDSN, "vaulted_cards"); n != cards {
+		t.Fatalf("%d vaulted records after the condition was cleared, want %d", n, cards)
+	}
+	// A scenario core-api refuses leaves no record behind.
+	code, raw = s.Do(t, s.PublicClient, http.MethodPost, s.PublicURL+"/three-ds-scenarios", tok,
+		scenarioBody("C", "", map[string]any{"card_number": scenarioCard}))
+	answers = append(answers, raw...)
+	if code != http.StatusBadRequest || countRows(t, s.DBs.VaultDSN, "vaulted_cards") != cards {
+		t.Fatalf("refused card scenario: %d %s, %d records", code, raw, countRows(t, s.DBs.VaultDSN, "vaulted_cards"))
+	}
+	// A card condition's reference is vault-proxy's to give: a payment
+	// method's token, or any other, sent to core-api is refused.
+	pm := vaultCard(t, s, tok, "5555555555554444", "")
 
 	// Refusals, each with a pointer; never echoing a card number.
 	for name, tc := range map[string]struct {
@@ -106,21 +126,23 @@ func TestThreeDSScenarios(t *testing.T) {
 		status      int
 		pointer     string
 	}{
-		"C without result":        {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("C", "", nil), 400, "/outcome/result/transaction_status"},
-		"result without C":        {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "N", nil), 400, "/outcome/result"},
-		"unknown status":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("X", "", nil), 400, "/outcome/authentication/transaction_status"},
-		"no outcome":              {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"conditions": map[string]any{}}, 400, "/outcome"},
-		"bin too long":            {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"bin": "411111111"}), 400, "/conditions/bin"},
-		"unknown field":           {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"outcome": scenarioBody("Y", "", nil)["outcome"], "colour": 1}, 400, "/colour"},
-		"card number to core-api": {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard}), 400, "/conditions/card_number"},
-		"not a card number":       {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": "4000000000001092"}), 400, "/conditions/card_number"},
-		"card number and print":   {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard, "card_fingerprint": "fp_x"}), 400, "/conditions/card_number"},
-		"card number elsewhere":   {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"external_identifier": scenarioCard}), 400, "/conditions/external_identifier"},
-		"move before itself":      {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"before_id": a["id"]}, 400, "/before_id"},
-		"move before nothing":     {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"after_id": "00000000-0000-4000-8000-000000000000"}, 400, "/after_id"},
-		"priority zero":           {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string), http.MethodPut, map[string]any{"priority": 0}, 400, "/priority"},
-		"unknown scenario":        {s.CoreURL + "/three-ds-scenarios/00000000-0000-4000-8000-000000000000", http.MethodGet, nil, 404, ""},
-		"upper-case id":           {s.CoreURL + "/three-ds-scenarios/" + strings.ToUpper(a["id"].(string)), http.MethodGet, nil, 400, "scenario_id"},
+		"C without result":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("C", "", nil), 400, "/outcome/result/transaction_status"},
+		"result without C":          {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "N", nil), 400, "/outcome/result"},
+		"unknown status":            {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("X", "", nil), 400, "/outcome/authentication/transaction_status"},
+		"no outcome":                {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"conditions": map[string]any{}}, 400, "/outcome"},
+		"bin too long":              {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"bin": "411111111"}), 400, "/conditions/bin"},
+		"unknown field":             {s.CoreURL + "/three-ds-scenarios", http.MethodPost, map[string]any{"outcome": scenarioBody("Y", "", nil)["outcome"], "colour": 1}, 400, "/colour"},
+		"card number to core-api":   {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard}), 400, "/conditions/card_number"},
+		"not a card number":         {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": "4000000000001092"}), 400, "/conditions/card_number"},
+		"card number and reference": {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_number": scenarioCard, "card_condition": map[string]any{"id": pm["id"]}}), 400, "/conditions/card_number"},
+		"a payment method's token":  {s.CoreURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_condition": map[string]any{"id": pm["id"]}}), 400, "/conditions/card_condition/id"},
+		"an unknown reference":      {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"card_condition": map[string]any{"id": "00000000-0000-4000-8000-000000000000"}}), 400, "/conditions/card_condition/id"},
+		"card number elsewhere":     {s.PublicURL + "/three-ds-scenarios", http.MethodPost, scenarioBody("Y", "", map[string]any{"external_identifier": scenarioCard}), 400, "/conditions/external_identifier"},
+		"move before itself":        {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"before_id": a["id"]}, 400, "/before_id"},
+		"move before nothing":       {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string) + "/move", http.MethodPost, map[string]any{"after_id": "00000000-0000-4000-8000-000000000000"}, 400, "/after_id"},
+		"priority zero":             {s.CoreURL + "/three-ds-scenarios/" + a["id"].(string), http.MethodPut, map[string]any{"priority": 0}, 400, "/priority"},
+		"unknown scenario":          {s.CoreURL + "/three-ds-scenarios/00000000-0000-4000-8000-000000000000", http.MethodGet, nil, 404, ""},
+		"upper-case id":             {s.CoreURL + "/three-ds-scenarios/" + strings.ToUpper(a["id"].(string)), http.MethodGet, nil, 400, "scenario_id"},
 	} {
 		client := http.DefaultClient
 		if strings.HasPrefix(tc.url, s.PublicURL) {
@@ -173,7 +195,14 @@ func TestThreeDSScenarios(t *testing.T) {
 		t.Errorf("another account's scenario: %d", code)
 	}
 
-	logging.AssertNoPANIn(t, "the core database", s.Dump(t, "core"), scenarioCard, "5555555555554444")
+	// Nothing derived from the condition's number but its BIN 6 and last 4
+	// is in core-api's database: no number, no fingerprint (the one
+	// payment method of this test is another card's).
+	dump := s.Dump(t, "core")
+	logging.AssertNoPANIn(t, "the core database", dump, scenarioCard)
+	if n := strings.Count(dump, "fp_"); n != 1 {
+		t.Errorf("%d fingerprints in the core database, want the payment method's only", n)
+	}
 	logging.AssertNoPANIn(t, "the answers", string(answers), scenarioCard, "5555555555554444")
 	s.Logs.AssertNoPAN(t, scenarioCard, "5555555555554444")
 }

@@ -58,18 +58,19 @@ func (m *Main) threeDSScenarios() *threeds.Service {
 		return nil
 	}
 	if m.scenarios == nil {
-		m.scenarios = &threeds.Service{Store: postgres.ThreeDSStore{DB: m.DB}}
+		m.scenarios = &threeds.Service{Store: postgres.ThreeDSStore{DB: m.DB}, Vault: m.VaultProxy, Log: m.Log}
 	}
 	return m.scenarios
 }
 
-// threeDS is what card payments with 3-D Secure need: the sandbox
-// simulator's connector where it exists; none in production, where such
+// threeDS is what card payments with 3-D Secure need: the connector to
+// the sandbox simulator, mock-3ds, reached through vault-proxy's
+// detokenized call, where it exists; none in production, where such
 // payments are refused.
 func (m *Main) threeDS(challengeKey []byte) transactions.ThreeDS {
 	d := transactions.ThreeDS{ChallengeKey: challengeKey, PublicURL: m.Config.PublicURL}
 	if scenarios := m.threeDSScenarios(); scenarios != nil {
-		d.Connector = connector.MockThreeDS{Scenarios: scenarios}
+		d.Connector = connector.MockThreeDS{VaultProxy: m.VaultProxy, Scenarios: scenarios}
 	}
 	return d
 }

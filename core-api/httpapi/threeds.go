@@ -30,8 +30,9 @@ const (
 //	DELETE /three-ds-scenarios/{id}       write  -> 204
 //	POST   /three-ds-scenarios/{id}/move  write  {before_id | after_id} -> 200
 //
-// A card_number condition is sent to vault-proxy, which passes the
-// scenario on with the card's fingerprint in its place.
+// A card_number condition is sent to vault-proxy, which keeps the number
+// and passes the scenario on with conditions.card_condition, the
+// reference of the record it keeps it in (threeds.Service checks it).
 type threeDSHandlers struct{ d Deps }
 
 func threeDSRoutes(rt *Router, d Deps) {

@@ -69,13 +69,14 @@ type queryRower interface {
 // returned. A missing account wraps coreapi.ErrNotFound.
 func merchantUsage(ctx context.Context, q queryRower, id string) ([]coreapi.RecordCount, error) {
 	var exists bool
-	var buyers, methods, mandates, transactions int64
+	var buyers, methods, mandates, transactions, cardScenarios int64
 	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchant_accounts WHERE id = $1),
 		(SELECT count(*) FROM buyers WHERE merchant_account_id = $1),
 		(SELECT count(*) FROM payment_methods WHERE merchant_account_id = $1),
 		(SELECT count(*) FROM mandates WHERE merchant_account_id = $1 AND status IN ('pending', 'active')),
-		(SELECT count(*) FROM transactions WHERE merchant_account_id = $1)`, id).
-		Scan(&exists, &buyers, &methods, &mandates, &transactions)
+		(SELECT count(*) FROM transactions WHERE merchant_account_id = $1),
+		(SELECT count(*) FROM three_ds_scenarios WHERE merchant_account_id = $1 AND card_condition_id IS NOT NULL)`, id).
+		Scan(&exists, &buyers, &methods, &mandates, &transactions, &cardScenarios)
 	if err != nil {
 		return nil, err
 	}
@@ -88,6 +89,7 @@ func merchantUsage(ctx context.Context, q queryRower, id string) ([]coreapi.Reco
 		{Resource: coreapi.UsagePaymentMethods, Count: methods},
 		{Resource: coreapi.UsageMandates, Count: mandates},
 		{Resource: coreapi.UsageTransactions, Count: transactions},
+		{Resource: coreapi.UsageThreeDSCardScenarios, Count: cardScenarios},
 	} {
 		if u.Count > 0 {
 			in = append(in, u)

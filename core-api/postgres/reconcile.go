@@ -52,10 +52,12 @@ func (db *DB) LockReconciliation(ctx context.Context) (release func(), ok bool, 
 }
 
 // WithoutPaymentMethod returns those of ids (tokens) that no payment
-// method of any merchant account has, in the order given.
+// method of any merchant account has, nor any 3-D Secure scenario as its
+// card condition, in the order given.
 func (db *DB) WithoutPaymentMethod(ctx context.Context, ids []string) ([]string, error) {
 	rows, err := db.Pool.Query(ctx, `SELECT t.id::text FROM unnest($1::uuid[]) WITH ORDINALITY AS t (id, n)
-		WHERE NOT EXISTS (SELECT FROM payment_methods pm WHERE pm.id = t.id) ORDER BY t.n`, ids)
+		WHERE NOT EXISTS (SELECT FROM payment_methods pm WHERE pm.id = t.id)
+			AND NOT EXISTS (SELECT FROM three_ds_scenarios s WHERE s.card_condition_id = t.id) ORDER BY t.n`, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/threeds"
@@ -25,14 +26,15 @@ func (s ThreeDSStore) InTx(ctx context.Context, fn func(threeds.Tx) error) error
 }
 
 const scenarioColumns = `s.id::text, s.merchant_account_id, s.priority, s.first_name, s.last_name, s.email_address, s.amount,
-	s.external_identifier, s.card_fingerprint, s.bin, s.version, s.authentication_status, coalesce(s.result_status, ''),
+	s.external_identifier, s.card_condition_id::text, s.card_condition_bin, s.card_condition_last4, s.bin, s.version, s.authentication_status, coalesce(s.result_status, ''),
 	s.created_at, s.updated_at`
 
 func scanScenario(row pgx.Row) (*coreapi.ThreeDSScenario, error) {
 	var s coreapi.ThreeDSScenario
+	var card struct{ id, bin, last4 *string }
 	c, o := &s.Conditions, &s.Outcome
 	err := row.Scan(&s.ID, &s.MerchantAccountID, &s.Priority, &c.FirstName, &c.LastName, &c.EmailAddress, &c.Amount,
-		&c.ExternalIdentifier, &c.CardFingerprint, &c.BIN, &o.Version, &o.AuthenticationStatus, &o.ResultStatus,
+		&c.ExternalIdentifier, &card.id, &card.bin, &card.last4, &c.BIN, &o.Version, &o.AuthenticationStatus, &o.ResultStatus,
 		&s.CreatedAt, &s.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("3-D Secure scenario: %w", coreapi.ErrNotFound)
@@ -40,7 +42,28 @@ func scanScenario(row pgx.Row) (*coreapi.ThreeDSScenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	if card.id != nil {
+		c.CardCondition = &coreapi.ThreeDSCardCondition{ID: *card.id, BIN: deref(card.bin), Last4: deref(card.last4)}
+	}
 	return &s, nil
+}
+
+// cardCondition is c's card condition as its three columns.
+func cardCondition(c coreapi.ThreeDSConditions) (id, bin, last4 *string) {
+	if cc := c.CardCondition; cc != nil {
+		return &cc.ID, &cc.BIN, &cc.Last4
+	}
+	return nil, nil, nil
+}
+
+// cardConditionTaken is a card condition's reference another scenario
+// holds already.
+func cardConditionTaken(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation && pe.ConstraintName == "three_ds_scenarios_card_condition_id_key" {
+		return coreapi.Problems{{Pointer: "/conditions/card_condition/id", Message: "another scenario holds this card condition", Type: "value_error.card_condition"}}.Err()
+	}
+	return err
 }
 
 func collectScenarios(rows pgx.Rows, err error) ([]coreapi.ThreeDSScenario, error) {
@@ -119,30 +142,34 @@ func (tx *Tx) InsertScenario(ctx context.Context, s *coreapi.ThreeDSScenario) er
 		return err
 	}
 	c, o := s.Conditions, s.Outcome
+	id, bin, last4 := cardCondition(c)
 	err := tx.tx.QueryRow(ctx, `INSERT INTO three_ds_scenarios (id, merchant_account_id, priority, first_name, last_name,
-			email_address, amount, external_identifier, card_fingerprint, bin, version, authentication_status, result_status)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, nullif($13, '')) RETURNING created_at, updated_at`,
+			email_address, amount, external_identifier, card_condition_id, card_condition_bin, card_condition_last4, bin,
+			version, authentication_status, result_status)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::uuid, $10, $11, $12, $13, $14, nullif($15, '')) RETURNING created_at, updated_at`,
 		s.ID, s.MerchantAccountID, s.Priority, c.FirstName, c.LastName, c.EmailAddress, c.Amount, c.ExternalIdentifier,
-		c.CardFingerprint, c.BIN, o.Version, o.AuthenticationStatus, o.ResultStatus).Scan(&s.CreatedAt, &s.UpdatedAt)
+		id, bin, last4, c.BIN, o.Version, o.AuthenticationStatus, o.ResultStatus).Scan(&s.CreatedAt, &s.UpdatedAt)
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound
 	}
-	return err
+	return cardConditionTaken(err)
 }
 
 // UpdateScenario writes s's conditions, outcome and priority.
 func (tx *Tx) UpdateScenario(ctx context.Context, s *coreapi.ThreeDSScenario) error {
 	c, o := s.Conditions, s.Outcome
+	id, bin, last4 := cardCondition(c)
 	err := tx.tx.QueryRow(ctx, `UPDATE three_ds_scenarios SET first_name = $3, last_name = $4, email_address = $5,
-			amount = $6, external_identifier = $7, card_fingerprint = $8, bin = $9, version = $10,
-			authentication_status = $11, result_status = nullif($12, ''), priority = $13, updated_at = now()
+			amount = $6, external_identifier = $7, card_condition_id = $8::uuid, card_condition_bin = $9,
+			card_condition_last4 = $10, bin = $11, version = $12,
+			authentication_status = $13, result_status = nullif($14, ''), priority = $15, updated_at = now()
 		WHERE merchant_account_id = $1 AND id = $2 RETURNING updated_at`,
 		s.MerchantAccountID, s.ID, c.FirstName, c.LastName, c.EmailAddress, c.Amount, c.ExternalIdentifier,
-		c.CardFingerprint, c.BIN, o.Version, o.AuthenticationStatus, o.ResultStatus, s.Priority).Scan(&s.UpdatedAt)
+		id, bin, last4, c.BIN, o.Version, o.AuthenticationStatus, o.ResultStatus, s.Priority).Scan(&s.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("3-D Secure scenario: %w", coreapi.ErrNotFound)
 	}
-	return err
+	return cardConditionTaken(err)
 }
 
 // MoveScenario moves scenario id from priority from to priority to,

@@ -13,10 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/zone"
 )
 
 // Store is the core database as this service uses it; every call is
@@ -53,15 +55,35 @@ type Tx interface {
 	DeleteScenario(ctx context.Context, merchant, id string, at int) error
 }
 
+// Vault is vault-proxy as the scenarios' card conditions need it
+// (vaultclient.Client): vault-proxy keeps a card_number condition's number
+// as a vaulted record that no payment method holds, and core-api holds
+// its reference.
+type Vault interface {
+	// Card reads a vaulted record's display data.
+	Card(ctx context.Context, merchant, token string) (*zone.CardMetadata, error)
+	// Delete crypto-shreds a vaulted record.
+	Delete(ctx context.Context, merchant, actor, token string) error
+}
+
+// vaultActor is who shreds a scenario's card condition, in vault-proxy's
+// audit trail.
+const vaultActor = "three-ds-scenarios"
+
 // Service manages the scenarios.
 type Service struct {
 	Store Store
+	Vault Vault
+	Log   *slog.Logger
 }
 
 // Create stores a scenario at f.Priority (last when absent or beyond the
 // end).
 func (s *Service) Create(ctx context.Context, merchant string, f coreapi.ThreeDSScenarioFields) (*coreapi.ThreeDSScenario, error) {
 	if err := f.Validate(true); err != nil {
+		return nil, err
+	}
+	if err := s.checkCardCondition(ctx, merchant, &f); err != nil {
 		return nil, err
 	}
 	sc := &coreapi.ThreeDSScenario{ID: uuid.NewString(), MerchantAccountID: merchant, Outcome: withDefaults(f.Outcome.Value)}
@@ -98,7 +120,11 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Thr
 	if err := f.Validate(false); err != nil {
 		return nil, err
 	}
+	if err := s.checkCardCondition(ctx, merchant, &f); err != nil {
+		return nil, err
+	}
 	var sc *coreapi.ThreeDSScenario
+	var replaced *coreapi.ThreeDSCardCondition
 	err := s.Store.InTx(ctx, func(tx Tx) error {
 		n, err := tx.LockScenarios(ctx, merchant)
 		if err != nil {
@@ -108,6 +134,7 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Thr
 			return err
 		}
 		if c := f.Conditions.Ptr(); c != nil {
+			replaced = replacedCard(sc.Conditions.CardCondition, c.CardCondition)
 			sc.Conditions = *c
 		}
 		if o := f.Outcome.Ptr(); o != nil {
@@ -125,6 +152,7 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Thr
 	if err != nil {
 		return nil, err
 	}
+	s.shred(ctx, merchant, replaced)
 	return sc, nil
 }
 
@@ -185,9 +213,11 @@ func (s *Service) Move(ctx context.Context, merchant, id string, m Move) (*corea
 	return sc, nil
 }
 
-// Delete removes a scenario; those after it move up one place.
+// Delete removes a scenario, those after it moving up one place, and
+// has vault-proxy shred its card condition's number.
 func (s *Service) Delete(ctx context.Context, merchant, id string) error {
-	return s.Store.InTx(ctx, func(tx Tx) error {
+	var card *coreapi.ThreeDSCardCondition
+	err := s.Store.InTx(ctx, func(tx Tx) error {
 		if _, err := tx.LockScenarios(ctx, merchant); err != nil {
 			return err
 		}
@@ -195,23 +225,77 @@ func (s *Service) Delete(ctx context.Context, merchant, id string) error {
 		if err != nil {
 			return err
 		}
+		card = sc.Conditions.CardCondition
 		return tx.DeleteScenario(ctx, merchant, id, sc.Priority)
 	})
+	if err != nil {
+		return err
+	}
+	s.shred(ctx, merchant, card)
+	return nil
 }
 
-// Evaluate is the outcome for payment p in the merchant account: the
-// first matching scenario's, or a frictionless Y. scenario is the id of
-// the one that matched ("" for none).
-func (s *Service) Evaluate(ctx context.Context, merchant string, p coreapi.ThreeDSPayment) (outcome coreapi.ThreeDSOutcome, scenario string, err error) {
+// checkCardCondition confirms with vault-proxy, over the zone link, that
+// f's card condition is a card_number condition's record of the merchant
+// account (a card vaulted without an expiry: no payment method's card)
+// and fills in its display data, the card's first 6 digits and last 4,
+// from the record: a client's request is no authority for either.
+func (s *Service) checkCardCondition(ctx context.Context, merchant string, f *coreapi.ThreeDSScenarioFields) error {
+	if f.Conditions.Ptr() == nil || f.Conditions.Value.CardCondition == nil {
+		return nil
+	}
+	c := &f.Conditions.Value
+	refused := coreapi.Problems{{Pointer: "/conditions/card_condition/id",
+		Message: "not a card condition's reference; give conditions.card_number through vault-proxy", Type: "value_error.card_condition"}}.Err()
+	if s.Vault == nil {
+		return refused
+	}
+	md, err := s.Vault.Card(ctx, merchant, c.CardCondition.ID)
+	if errors.Is(err, coreapi.ErrVaultProxyNotFound) {
+		return refused
+	}
+	if err != nil {
+		return fmt.Errorf("3-D Secure scenario's card condition: %w", err)
+	}
+	if md.Kind != "card" || md.ExpirationDate != "" || len(md.BIN) < 6 || len(md.Label) != 4 {
+		return refused
+	}
+	c.CardCondition = &coreapi.ThreeDSCardCondition{ID: c.CardCondition.ID, BIN: md.BIN[:6], Last4: md.Label}
+	return nil
+}
+
+// replacedCard is the card condition old that an update to new lets go.
+func replacedCard(old, new *coreapi.ThreeDSCardCondition) *coreapi.ThreeDSCardCondition {
+	if old == nil || (new != nil && new.ID == old.ID) {
+		return nil
+	}
+	return old
+}
+
+// shred has vault-proxy crypto-shred card, a card condition no scenario
+// holds any more. A failure leaves a record that no payment method and
+// no scenario holds, which the vault reconciliation shreds: it is
+// logged, and the change stands.
+func (s *Service) shred(ctx context.Context, merchant string, card *coreapi.ThreeDSCardCondition) {
+	if card == nil || s.Vault == nil {
+		return
+	}
+	err := s.Vault.Delete(ctx, merchant, vaultActor, card.ID)
+	if err != nil && !errors.Is(err, coreapi.ErrVaultProxyNotFound) && s.Log != nil {
+		s.Log.WarnContext(ctx, "a 3-D Secure scenario's card condition was not shredded; the vault reconciliation will",
+			"merchant_account_id", merchant, "token", card.ID, "err", err)
+	}
+}
+
+// Candidates are the merchant account's scenarios that may match payment
+// p, in evaluation order (coreapi.ThreeDSCandidates): what the 3-D
+// Secure connector sends the simulator, which decides.
+func (s *Service) Candidates(ctx context.Context, merchant string, p coreapi.ThreeDSPayment) ([]coreapi.ThreeDSScenario, error) {
 	all, err := s.Store.Scenarios(ctx, merchant)
 	if err != nil {
-		return coreapi.ThreeDSOutcome{}, "", fmt.Errorf("3-D Secure scenarios: %w", err)
+		return nil, fmt.Errorf("3-D Secure scenarios: %w", err)
 	}
-	o, sc := coreapi.EvaluateThreeDS(all, p)
-	if sc != nil {
-		scenario = sc.ID
-	}
-	return o, scenario, nil
+	return coreapi.ThreeDSCandidates(all, p), nil
 }
 
 // place is the priority asked for, within 1..last; last when not given.

@@ -222,25 +222,25 @@ func TestScenarioConcurrentReorders(t *testing.T) {
 	}
 }
 
-func TestEvaluate(t *testing.T) {
+func TestCandidates(t *testing.T) {
 	s, _ := setup(t)
 	p := coreapi.ThreeDSPayment{FirstName: "Jane", LastName: "Doe", EmailAddress: "Jane@Example.com", Amount: 1299,
-		ExternalIdentifier: "order-1", CardFingerprint: "fp_abc", BIN: "41111111"}
-	if o, id, err := s.Evaluate(ctx, "default", p); err != nil || o != coreapi.FrictionlessOutcome || id != "" {
-		t.Fatalf("no scenarios: %+v %q %v", o, id, err)
+		ExternalIdentifier: "order-1", BIN: "41111111"}
+	if got, err := s.Candidates(ctx, "default", p); err != nil || len(got) != 0 {
+		t.Fatalf("no scenarios: %+v %v", got, err)
 	}
 	create(t, s, "default", coreapi.ThreeDSScenarioFields{Outcome: outcome("N", ""),
 		Conditions: coreapi.Some(coreapi.ThreeDSConditions{Amount: ptr[int64](1300)})})
 	challenge := create(t, s, "default", coreapi.ThreeDSScenarioFields{Outcome: outcome("C", "Y"),
 		Conditions: coreapi.Some(coreapi.ThreeDSConditions{EmailAddress: ptr("jane@example.COM"), BIN: ptr("4111")})})
 	create(t, s, "default", coreapi.ThreeDSScenarioFields{Outcome: outcome("R", "")})
-	o, id, err := s.Evaluate(ctx, "default", p)
-	if err != nil || id != challenge.ID || o.AuthenticationStatus != "C" || o.ResultStatus != "Y" {
-		t.Fatalf("evaluate: %+v %q %v", o, id, err)
+	got, err := s.Candidates(ctx, "default", p)
+	if err != nil || len(got) != 1 || got[0].ID != challenge.ID || got[0].Outcome.ResultStatus != "Y" {
+		t.Fatalf("candidates: %+v %v", got, err)
 	}
 	// Scenarios of another account do not apply.
-	if o, _, _ := s.Evaluate(ctx, "other", p); o != coreapi.FrictionlessOutcome {
-		t.Fatalf("other account: %+v", o)
+	if got, _ := s.Candidates(ctx, "other", p); len(got) != 0 {
+		t.Fatalf("other account: %+v", got)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // ThreeDSConnector authenticates the buyer of a card payment
-// (connector.MockThreeDS).
+// (connector.MockThreeDS, through vault-proxy to mock-3ds).
 type ThreeDSConnector interface {
 	Name() string
 	Authenticate(ctx context.Context, r connector.ThreeDSAuthentication) (connector.ThreeDSResult, error)
@@ -72,11 +72,11 @@ func (s *Service) checkThreeDS(n coreapi.NewTransaction) error {
 
 // threeDSPayment is what the scenarios match t against: the buyer's
 // billing name and e-mail, the amount and external identifier, and the
-// card's fingerprint and BIN (pm).
+// card's BIN (pm); the card's number is the simulator's to compare.
 func (s *Service) threeDSPayment(ctx context.Context, merchant string, t *coreapi.Transaction, pm *coreapi.PaymentMethod) coreapi.ThreeDSPayment {
 	p := coreapi.ThreeDSPayment{Amount: t.Amount, ExternalIdentifier: deref(t.ExternalIdentifier)}
 	if pm != nil {
-		p.CardFingerprint, p.BIN = pm.Fingerprint, pm.BIN
+		p.BIN = pm.BIN
 	}
 	if bd := s.billingDetails(ctx, merchant, t); bd != nil {
 		p.FirstName, p.LastName, p.EmailAddress = deref(bd.FirstName), deref(bd.LastName), deref(bd.EmailAddress)
@@ -105,8 +105,8 @@ var threeDSEnds = map[string]struct {
 func (s *Service) authenticate(ctx context.Context, merchant string, t *coreapi.Transaction, n coreapi.NewTransaction,
 	pm *coreapi.PaymentMethod) (data *connector.ThreeDSecureData, out *coreapi.Transaction, stop bool, err error) {
 	res, err := s.ThreeDS.Connector.Authenticate(ctx, connector.ThreeDSAuthentication{
-		MerchantAccountID: merchant, Reference: t.ID, Amount: n.ThreeDSecure.Amount, Currency: t.Currency,
-		Scheme: deref(t.PaymentMethod.Scheme), Payment: s.threeDSPayment(ctx, merchant, t, pm),
+		MerchantAccountID: merchant, PaymentMethodID: deref(t.PaymentMethod.ID), Reference: t.ID,
+		Amount: n.ThreeDSecure.Amount, Currency: t.Currency, Payment: s.threeDSPayment(ctx, merchant, t, pm),
 	})
 	summary := &coreapi.ThreeDSecure{Version: res.Version, Status: res.Status, Method: coreapi.ThreeDSMethodFrictionless, Amount: n.ThreeDSecure.Amount}
 	if err != nil {
@@ -125,6 +125,9 @@ func (s *Service) authenticate(ctx context.Context, merchant string, t *coreapi.
 		return res.Data, out, false, err
 	case coreapi.ThreeDSStatusC:
 		summary.Method, summary.ChallengeResult = coreapi.ThreeDSMethodChallenge, res.ChallengeResult
+		if d := res.ChallengeData; d != nil {
+			summary.ChallengeData = &coreapi.ThreeDSResponseData{CAVV: d.CAVV, ECI: d.ECI}
+		}
 		expires := s.ThreeDS.now().Add(s.challengeTTL())
 		res3.ApprovalURL, res3.ExpiresAt = s.ChallengeURL(merchant, t.ID, expires), expires
 		out, err := s.threeDSStep(ctx, merchant, t.ID, coreapi.OpThreeDSChallengeRequested, summary, res3)
@@ -151,7 +154,8 @@ func (s *Service) threeDSStep(ctx context.Context, merchant, id string, op corea
 // CompleteChallenge completes the 3-D Secure challenge of transaction id
 // (its challenge URL's token is the authority): the result the simulator
 // decided is applied, a Y continuing to the authorization with fresh
-// authentication data, an N declining the transaction and a timeout
+// authentication data the simulator gave with the challenge, an N
+// declining the transaction and a timeout
 // failing it. A token that is not valid for the transaction, or a
 // challenge already completed, is a *coreapi.CompletionTokenError and
 // changes nothing.
@@ -171,14 +175,14 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 			return plan{}, &coreapi.CompletionTokenError{Code: coreapi.CodeCompletionTokenUsed}
 		}
 		summary := *tds
-		result, summary.Status, summary.ChallengeResult = tds.ChallengeResult, tds.ChallengeResult, ""
+		result, summary.Status, summary.ChallengeResult, summary.ChallengeData = tds.ChallengeResult, tds.ChallengeResult, "", nil
 		res := coreapi.ConnectorResult{RawResponseCode: result, RawResponseDescription: "3-D Secure challenge: " + result}
 		op := coreapi.OpThreeDSAuthenticated
-		switch result {
-		case coreapi.ThreeDSStatusY:
-			data = connector.AuthenticationData(deref(t.PaymentMethod.Scheme), tds.Version, result)
-			summary.ResponseData = &coreapi.ThreeDSResponseData{CAVV: data.CAVV, ECI: data.ECI}
-		case coreapi.ThreeDSStatusN:
+		switch {
+		case result == coreapi.ThreeDSStatusY && tds.ChallengeData != nil:
+			data = &connector.ThreeDSecureData{Version: tds.Version, Status: result, CAVV: tds.ChallengeData.CAVV, ECI: tds.ChallengeData.ECI}
+			summary.ResponseData = tds.ChallengeData
+		case result == coreapi.ThreeDSStatusN:
 			op, res.ErrorCode = coreapi.OpThreeDSDeclined, coreapi.ErrorCodeThreeDSChallengeFailed
 		default:
 			op, res.ErrorCode = coreapi.OpThreeDSFailed, coreapi.ErrorCodeThreeDSChallengeTimeout
@@ -205,7 +209,7 @@ func (s *Service) ExpireChallenge(ctx context.Context, merchant, id string, now 
 			return plan{unchanged: true}, nil
 		}
 		summary := *tds
-		summary.Status, summary.ChallengeResult = coreapi.ThreeDSStatusTimeout, ""
+		summary.Status, summary.ChallengeResult, summary.ChallengeData = coreapi.ThreeDSStatusTimeout, "", nil
 		res := coreapi.ConnectorResult{ErrorCode: coreapi.ErrorCodeThreeDSChallengeTimeout, RawResponseCode: coreapi.ThreeDSStatusTimeout,
 			RawResponseDescription: "3-D Secure challenge: not completed before its expiry"}
 		return plan{step: coreapi.Step{Operation: coreapi.OpThreeDSFailed, Result: &res, ThreeDSecure: &summary}}, nil

@@ -92,6 +92,17 @@ if [ "$ENVIRONMENT" != production ]; then
   export VAULT_PROXY_DESTINATIONS="${VAULT_PROXY_DESTINATIONS:+$VAULT_PROXY_DESTINATIONS,}mock-card=$mock_card"
 fi
 
+# 5a. mock-3ds, the sandbox 3-D Secure server (docs/sandbox/mock-3ds.md):
+#     it receives card numbers, so core-api's connector reaches it only
+#     through vault-proxy's detokenized call, destination mock-3ds.
+mock_3ds=http://127.0.0.1:9750
+if [ "$ENVIRONMENT" != production ]; then
+  MOCK_3DS_ADDR=${mock_3ds#http://} "$bin/mock-3ds" &
+  pids+=($!)
+  wait_http "$mock_3ds/healthz"
+  export VAULT_PROXY_DESTINATIONS="$VAULT_PROXY_DESTINATIONS,mock-3ds=$mock_3ds"
+fi
+
 # 5b. mock-bank, the sandbox bank (docs/sandbox/mock-bank.md): core-api
 #     creates pix QR charges there, and it sends its signed notifications
 #     to core-api's POST /webhooks/mock-bank/{merchant_account_id}.
@@ -172,6 +183,7 @@ payorch is running ($ENVIRONMENT)
 MSG
 if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"
+  echo "  mock-3ds             $mock_3ds   (sandbox 3-D Secure server; vault-proxy destination mock-3ds)"
   echo "  mock-bank            $mock_bank   (sandbox bank: pix QR charges; POST /sandbox/qr/{id}/pay plays the buyer)"
   echo "  mock-direct          $mock_direct   (sandbox wallet of direct integrations; buyer page /checkoutnow?token=ORDER)"
   echo "  mock-redirect        $mock_redirect   (sandbox processor of redirect payments (gcash); buyer page /pay/{id})"

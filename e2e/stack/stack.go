@@ -3,8 +3,9 @@
 // as the runtime roles), a fresh transit mount on the real
 // Vault used through a token holding exactly the shipped policy, a generated
 // PKI, and the real Main of vault-proxy and core-api on loopback port 0,
-// with the sandbox card processor mock-card (outside production) as
-// vault-proxy's destination "mock-card". Every log line of the three goes
+// with the sandbox card processor mock-card and 3-D Secure server mock-3ds
+// (outside production) as vault-proxy's destinations "mock-card" and
+// "mock-3ds". Every log line of the three goes
 // to a LogCatcher so tests can prove no card number was ever logged.
 package stack
 
@@ -37,6 +38,7 @@ import (
 	"github.com/payorch/tokenizer/transit/transittest"
 	vpapp "github.com/payorch/vault-proxy/app"
 	vpostgres "github.com/payorch/vault-proxy/postgres"
+	"github.com/payorch/vault-proxy/sandbox/mock3ds"
 	"github.com/payorch/vault-proxy/sandbox/mockcard"
 
 	"github.com/payorch/core-api/sandbox/mockbank"
@@ -50,6 +52,9 @@ type Stack struct {
 	// MockCard is the sandbox card processor, vault-proxy's destination
 	// MockCardDestination; nil in production, where it never runs.
 	MockCard *mockcard.Main
+	// MockThreeDS is the sandbox 3-D Secure server, vault-proxy's
+	// destination MockThreeDSDestination; nil in production.
+	MockThreeDS *mock3ds.Main
 	// MockBank is the sandbox bank, core-api's CORE_API_MOCK_BANK_URL,
 	// which sends its notifications to core-api; nil in production.
 	MockBank *mockbank.Main
@@ -97,9 +102,12 @@ const Issuer = "payorch-test"
 // MockCardDestination names the stack's mock-card in detokenized calls.
 const MockCardDestination = "mock-card"
 
+// MockThreeDSDestination names the stack's mock-3ds in detokenized calls.
+const MockThreeDSDestination = "mock-3ds"
+
 // WithDestinations sets vault-proxy's detokenize destinations
 // ("name=https://127.0.0.1:port,...") and a CA it trusts for them;
-// mock-card is added to them unless they name it.
+// mock-card and mock-3ds are added to them unless they name them.
 func WithDestinations(spec, caFile string) Option {
 	return func(v *vpapp.Config, _ *coreapp.Config) { v.Destinations, v.ExtraCAFile = spec, caFile }
 }
@@ -200,6 +208,10 @@ func Start(t testing.TB, opts ...Option) *Stack {
 		s.MockCard = startMockCard(ctx, t, vcfg.Environment, log.With("service", "mock-card"))
 		if !names(vcfg.Destinations, MockCardDestination) {
 			vcfg.Destinations = strings.TrimPrefix(vcfg.Destinations+","+MockCardDestination+"="+s.MockCard.URL(), ",")
+		}
+		s.MockThreeDS = startMockThreeDS(ctx, t, vcfg.Environment, log.With("service", "mock-3ds"))
+		if !names(vcfg.Destinations, MockThreeDSDestination) {
+			vcfg.Destinations += "," + MockThreeDSDestination + "=" + s.MockThreeDS.URL()
 		}
 		s.MockDirect = startMockDirect(ctx, t, vcfg.Environment, log.With("service", "mock-direct"))
 		if ccfg.MockDirectURL == "" { // an option may put a link in front of it
@@ -385,6 +397,20 @@ func startMockCard(ctx context.Context, t testing.TB, env config.Environment, lo
 	}
 	if err := m.Run(ctx); err != nil {
 		t.Fatalf("stack: mock-card: %v", err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+// startMockThreeDS runs mock-3ds on loopback port 0, as startMockCard.
+func startMockThreeDS(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mock3ds.Main {
+	t.Helper()
+	m, err := mock3ds.New(mock3ds.Config{Environment: env, Addr: "127.0.0.1:0"}, log)
+	if err != nil {
+		t.Fatalf("stack: mock-3ds config: %v", err)
+	}
+	if err := m.Run(ctx); err != nil {
+		t.Fatalf("stack: mock-3ds: %v", err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m

@@ -103,7 +103,7 @@ func (m *Main) handlers(verifier *auth.Verifier) (httpapi.PublicHandlers, httpap
 			RequireListedHost: prod, Log: m.Log},
 		ForwardConfigs: &httpapi.ForwardConfigs{Service: m.ForwardConfigs, Auth: authn, Cursors: cursors},
 		NetworkTokens:  &httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn},
-		ThreeDSScenarios: &httpapi.ThreeDSScenarios{Vaulting: m.Cards, Auth: authn, Core: core,
+		ThreeDSScenarios: &httpapi.ThreeDSScenarios{Vaulting: m.Cards, Auth: authn, Core: core, Log: m.Log,
 			Enabled: !prod},
 		Core: core,
 	}

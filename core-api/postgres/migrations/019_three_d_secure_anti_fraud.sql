@@ -5,9 +5,13 @@
 -- (three_ds_scenarios:<account>) and the unique constraint, checked at
 -- commit, makes two rules at one place impossible even so.
 --
--- No card number is stored here: a card_number condition is turned by
--- vault-proxy into the card's fingerprint (the keyed HMAC payment methods
--- carry), which is all core-api keeps and matches.
+-- No card number is stored here, nor anything derived from one but the
+-- display data a card may show: vault-proxy keeps a card_number
+-- condition's number, vaulted as a record no payment method holds, and
+-- core-api keeps that record's reference (card_condition_id, one
+-- scenario's only: deleting the scenario or replacing its condition
+-- shreds the record) with the card's first 6 digits and last 4. The
+-- simulator, in the PCI zone, compares the numbers.
 CREATE TABLE three_ds_scenarios (
     id                    uuid PRIMARY KEY,
     merchant_account_id   text NOT NULL REFERENCES merchant_accounts (id) ON DELETE CASCADE,
@@ -17,7 +21,9 @@ CREATE TABLE three_ds_scenarios (
     email_address         text CHECK (char_length(email_address) BETWEEN 1 AND 320),
     amount                bigint CHECK (amount >= 0),
     external_identifier   text CHECK (char_length(external_identifier) BETWEEN 1 AND 200),
-    card_fingerprint      text CHECK (card_fingerprint ~ '^fp_[A-Za-z0-9_-]{1,100}$'),
+    card_condition_id     uuid UNIQUE,
+    card_condition_bin    text CHECK (card_condition_bin ~ '^[0-9]{6}$'),
+    card_condition_last4  text CHECK (card_condition_last4 ~ '^[0-9]{4}$'),
     bin                   text CHECK (bin ~ '^[0-9]{1,8}$'),
     version               text NOT NULL,
     authentication_status text NOT NULL CHECK (authentication_status IN ('Y', 'N', 'A', 'R', 'U', 'C', 'timeout')),
@@ -26,6 +32,7 @@ CREATE TABLE three_ds_scenarios (
     created_at            timestamptz NOT NULL DEFAULT now(),
     updated_at            timestamptz NOT NULL DEFAULT now(),
     CHECK ((authentication_status = 'C') = (result_status IS NOT NULL)),
+    CHECK ((card_condition_id IS NULL) = (card_condition_bin IS NULL) AND (card_condition_id IS NULL) = (card_condition_last4 IS NULL)),
     CONSTRAINT three_ds_scenarios_one_per_priority UNIQUE (merchant_account_id, priority) DEFERRABLE INITIALLY DEFERRED
 );
 
