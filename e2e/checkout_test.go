@@ -141,6 +141,10 @@ func TestCheckoutSessions(t *testing.T) {
 		}
 		st, _, raw = vp(t, s, tok, http.MethodPost, "/transactions", checkoutPayment(id, 1299))
 		wantError(t, "a second payment", st, raw, http.StatusUnprocessableEntity, "checkout_session_used")
+		st, raw = newCore(s, tok, "").do(t, http.MethodPost, "/transactions", checkoutPayment(id, 1299))
+		if e := apiError(t, raw); st != http.StatusBadRequest || e.Details[0].Pointer != "/payment_method/method" {
+			t.Fatalf("a checkout session payment sent to core-api directly: %d %s", st, raw)
+		}
 		st, _, raw = sendFields(t, s, id, map[string]any{"method": "card", "number": pan, "expiration_date": futureExpiry()})
 		wantError(t, "fields after the payment", st, raw, http.StatusUnprocessableEntity, "checkout_session_used")
 		if _, got, _ := vp(t, s, tok, http.MethodGet, "/checkout/sessions/"+id, nil); got["status"] != "used" {
