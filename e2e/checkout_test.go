@@ -123,11 +123,11 @@ func TestCheckoutSessions(t *testing.T) {
 		if _, got, _ := vp(t, s, tok, http.MethodGet, "/checkout/sessions/"+id, nil); got["status"] != "fields_submitted" {
 			t.Fatalf("after the fields: %v", got)
 		}
-		st, tx, raw := vp(t, s, tok, http.MethodPost, "/transactions", checkoutPayment(id, 1300))
+		st, _, raw = vp(t, s, tok, http.MethodPost, "/transactions", checkoutPayment(id, 1300))
 		if e := apiError(t, raw); st != http.StatusUnprocessableEntity || len(e.Details) != 1 || e.Details[0].Pointer != "/amount" {
 			t.Fatalf("another amount than the session's: %d %s", st, raw)
 		}
-		st, tx, raw = vp(t, s, tok, http.MethodPost, "/transactions", checkoutPayment(id, 1299), "Idempotency-Key", "checkout-1")
+		st, tx, raw := vp(t, s, tok, http.MethodPost, "/transactions", checkoutPayment(id, 1299), "Idempotency-Key", "checkout-1")
 		if st != http.StatusCreated || tx["status"] != "authorization_succeeded" || tx["cvv_response_code"] != "M" {
 			t.Fatalf("payment: %d %s", st, raw)
 		}
