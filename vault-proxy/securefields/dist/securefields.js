@@ -98,6 +98,7 @@
     CARD_VAULT_SUCCESS: "CARD_VAULT_SUCCESS",
     CARD_VAULT_FAILURE: "CARD_VAULT_FAILURE"
   };
+  var FIELD_LOAD_TIMEOUT_MS = 3e3;
   var TITLES = {
     number: "Secure card number field",
     expiryDate: "Secure expiry date field",
@@ -149,6 +150,9 @@
         return;
       }
       this.form.post(this, msg);
+    }
+    get isLoaded() {
+      return this.loaded;
     }
     /** @internal */
     onLoaded() {
@@ -286,6 +290,16 @@
       iframe.style.display = "block";
       const field = new SecureField(this, kind, iframe, clean);
       this.fields.push(field);
+      iframe.addEventListener("load", () => {
+        setTimeout(() => {
+          if (!field.isLoaded && this.fields.includes(field)) {
+            this.emit(Events.CARD_VAULT_FAILURE, {
+              code: "fields_unavailable",
+              message: "the secure fields could not be shown: the checkout session is unknown, or this page's origin is not allowed for it"
+            });
+          }
+        }, FIELD_LOAD_TIMEOUT_MS);
+      }, { once: true });
       host.appendChild(iframe);
       return field;
     }

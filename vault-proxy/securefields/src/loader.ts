@@ -44,6 +44,9 @@ export interface FormChange {
 
 type Handler = (detail: unknown) => void;
 
+/** How long a loaded field page may take to say it is there. */
+const FIELD_LOAD_TIMEOUT_MS = 3000;
+
 const TITLES: Record<FieldKind, string> = {
   number: "Secure card number field",
   expiryDate: "Secure expiry date field",
@@ -104,6 +107,10 @@ export class SecureField {
       return;
     }
     this.form.post(this, msg);
+  }
+
+  get isLoaded(): boolean {
+    return this.loaded;
   }
 
   /** @internal */
@@ -223,6 +230,17 @@ export class SecureFields {
     iframe.style.display = "block";
     const field = new SecureField(this, kind, iframe, clean);
     this.fields.push(field);
+    // A field page vault-proxy refused (an unknown session, or this page's
+    // origin not allowed for the session's merchant account) loads but
+    // never speaks: the page is told rather than left waiting for READY.
+    iframe.addEventListener("load", () => {
+      setTimeout(() => {
+        if (!field.isLoaded && this.fields.includes(field)) {
+          this.emit(Events.CARD_VAULT_FAILURE, { code: "fields_unavailable",
+            message: "the secure fields could not be shown: the checkout session is unknown, or this page's origin is not allowed for it" });
+        }
+      }, FIELD_LOAD_TIMEOUT_MS);
+    }, { once: true });
     host.appendChild(iframe);
     return field;
   }

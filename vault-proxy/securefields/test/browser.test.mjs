@@ -111,7 +111,7 @@ async function event(/** @type {string} */ type, from = 0) {
 const eventCount = () => page.evaluate(() => /** @type {any} */ (window).events.length);
 /** Waits until the last FORM_CHANGE says complete is want: the fields' messages arrive after the keys. */
 async function untilComplete(want = true) {
-  await page.waitForFunction((w) => /** @type {any} */ (window).events.filter((/** @type {any} */ e) => e.type === "FORM_CHANGE").at(-1)?.detail?.complete === w, want, { timeout: 5000 });
+  await page.waitForFunction((w) => /** @type {any} */ (window).events.filter((/** @type {any} */ e) => e.type === "FORM_CHANGE").at(-1)?.detail?.complete === w, want, { timeout: 15000 });
 }
 const lastChange = () => page.evaluate(() => /** @type {any} */ (window).events.filter((/** @type {any} */ e) => e.type === "FORM_CHANGE").at(-1)?.detail);
 
@@ -233,6 +233,25 @@ test("an expired session and a used one are refused through CARD_VAULT_FAILURE",
   assert.match(refused.message, /used/);
 });
 
+test("a page whose origin is not allowed gets no fields, and is told so", { skip }, async () => {
+  await page.goto(FOREIGN + "/checkout.html");
+  const failure = await page.evaluate(async () => {
+    const r = await fetch("/server/session", { method: "POST" });
+    const session = (await r.json()).id;
+    const w = /** @type {any} */ (window);
+    const sf = new w.SecureFields({ sessionId: session });
+    const got = new Promise((resolve) => sf.on("CARD_VAULT_FAILURE", resolve));
+    sf.addCardNumberField("#card-number");
+    return got;
+  });
+  assert.equal(/** @type {any} */ (failure).code, "fields_unavailable");
+  const frames = page.frames().filter((f) => f.url().startsWith(VAULT));
+  for (const f of frames) {
+    const text = await f.evaluate(() => document.body?.innerText ?? "").catch(() => "blocked");
+    assert.ok(!/Card number/.test(text), "the field page was shown to an origin not allowed");
+  }
+});
+
 test("an incomplete form is not sent", { skip }, async () => {
   await mount();
   await inputOf("number").pressSequentially("4111");
@@ -244,6 +263,7 @@ test("an incomplete form is not sent", { skip }, async () => {
 test("messages from a foreign origin are ignored by the page's loader and by the fields", { skip }, async () => {
   await mount({ path: "/checkout.html?foreign=1" });
   await typeCard();
+  await untilComplete();
   const before = await eventCount();
   const channel = await page.evaluate(() => new URL(/** @type {HTMLIFrameElement} */ (document.querySelector("iframe[data-secure-field]")).src).searchParams.get("channel"));
   await page.evaluate(([ch, origin]) => /** @type {HTMLIFrameElement} */ (document.getElementById("foreign")).contentWindow?.postMessage({ forge: true, channel: ch }, origin), [channel, FOREIGN]);
@@ -309,6 +329,7 @@ test("masking: off, digits show; on, masked, with the last four on request; the 
 test("setMasked toggles the mask without the value reaching the page", { skip }, async () => {
   await mount();
   await typeCard();
+  await untilComplete();
   const before = await eventCount();
   await page.evaluate(() => /** @type {any} */ (window).fields.number.setMasked(true));
   await page.waitForFunction(() => true);
