@@ -6,17 +6,23 @@ DEVVAULT := $(BIN)/devvault
 # Every module in go.work; there is no module at the root.
 PKGS      = $(shell $(GO) list -f '{{.Dir}}/...' -m)
 
-.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres
+.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres securefields
 
 run: $(DEVVAULT) build
 	deploy/local/run.sh
 
-test: $(DEVVAULT)
-	deploy/local/test.sh $(GO) test -race -count=1 -timeout 15m $(PKGS)
+# The secure fields' browser test (e2e) must run here, not skip.
+test: $(DEVVAULT) securefields
+	PAYORCH_BROWSER_TEST=required deploy/local/test.sh $(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 # Without -race: the quick loop while editing.
-test-short: $(DEVVAULT)
+test-short: $(DEVVAULT) securefields
 	deploy/local/test.sh $(GO) test -count=1 -timeout 10m $(PKGS)
+
+# The secure fields' package: npm ci when needed, tsc --noEmit, and the
+# committed dist/ checked against its sources (docs/secure-fields.md).
+securefields:
+	deploy/local/securefields.sh
 
 bench: $(DEVVAULT)
 	deploy/local/test.sh deploy/local/bench.sh

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"crypto/x509"
+	"io/fs"
 	"time"
 
 	"github.com/payorch/certs"
@@ -17,6 +18,7 @@ import (
 	"github.com/payorch/vault-proxy/networktoken"
 	"github.com/payorch/vault-proxy/outbound"
 	"github.com/payorch/vault-proxy/processordest"
+	"github.com/payorch/vault-proxy/securefields"
 	"github.com/payorch/vault-proxy/vaulting"
 )
 
@@ -94,7 +96,11 @@ func (m *Main) handlers(verifier *auth.Verifier) (httpapi.PublicHandlers, httpap
 		{Name: "vault", Check: m.Vault.Health},
 		{Name: "audit-spool", Check: func(context.Context) error { return m.Audit.Writable() }},
 	}
-	cards := &httpapi.Cards{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, KeyLocks: m.DB, Log: m.Log}
+	cards := &httpapi.Cards{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens, Auth: authn, Core: core, KeyLocks: m.DB, Checkout: m.DB, Log: m.Log}
+	dist, err := fs.Sub(securefields.Dist, "dist")
+	if err != nil {
+		return public, internal, err
+	}
 	public = httpapi.PublicHandlers{
 		Checks: checks,
 		Cards:  cards,
@@ -105,7 +111,9 @@ func (m *Main) handlers(verifier *auth.Verifier) (httpapi.PublicHandlers, httpap
 		NetworkTokens:  &httpapi.NetworkTokens{Service: m.NetworkTokens, Auth: authn},
 		ThreeDSScenarios: &httpapi.ThreeDSScenarios{Vaulting: m.Cards, Auth: authn, Core: core, Log: m.Log,
 			Enabled: !prod},
-		Core: core,
+		Checkout:     &httpapi.Checkout{Store: m.DB, Cards: cards, Auth: authn},
+		SecureFields: &httpapi.SecureFields{Files: dist, Store: m.DB},
+		Core:         core,
 	}
 	internal = httpapi.InternalHandlers{
 		Checks:           checks,

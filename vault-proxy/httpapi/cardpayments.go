@@ -95,6 +95,9 @@ const paymentMethodPointer = "/payment_method"
 // core-api refuses the key's reuse.
 func (h *Cards) CreateTransaction(ctx *fasthttp.RequestCtx) error {
 	body := ctx.Request.Body()
+	if h.Checkout != nil && gjson.GetBytes(body, "payment_method.method").Str == checkoutSessionMethod {
+		return h.payWithCheckoutSession(ctx)
+	}
 	kind, ok := givenInFull[gjson.GetBytes(body, "payment_method.method").Str]
 	if !ok {
 		if err := refuseCardFields(body); err != nil {

@@ -34,6 +34,9 @@ type Cards struct {
 	// KeyLocks runs one payment with a card given in full at a time per
 	// idempotency key (CreateTransaction).
 	KeyLocks KeyLocks
+	// Checkout, when set, takes payments with a checkout session
+	// (payWithCheckoutSession).
+	Checkout CheckoutStore
 	Log      *slog.Logger
 }
 

@@ -115,7 +115,8 @@ func (rt *Router) accessLog(ctx *fasthttp.RequestCtx, id string, start time.Time
 	logging.LogAccess(ctx, rt.log.Handler(), logging.AccessLine{Time: now, RequestID: id,
 		Status: ctx.Response.StatusCode(), Duration: now.Sub(start),
 		// Views of the request's buffers: LogAccess keeps nothing of them.
-		Method: unsafeString(ctx.Method()), Path: unsafeString(ctx.Path())}) // never the query or body
+		// A checkout session's id is the secure fields' credential: masked.
+		Method: unsafeString(ctx.Method()), Path: logging.MaskPathSegment(unsafeString(ctx.Path()), CheckoutSessionsPath+"/")}) // never the query or body
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -20,6 +20,8 @@ type PublicHandlers struct {
 	// ThreeDSScenarios takes core-api's sandbox 3-D Secure scenario
 	// writes, which may name a card.
 	ThreeDSScenarios *ThreeDSScenarios
+	Checkout         *Checkout
+	SecureFields     *SecureFields
 	Core             *Core // every other route is core-api's
 }
 
@@ -66,6 +68,13 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 
 	rt.Handle(fasthttp.MethodPost, "/three-ds-scenarios", h.ThreeDSScenarios.Write)
 	rt.Handle(fasthttp.MethodPut, "/three-ds-scenarios/{id}", h.ThreeDSScenarios.Write)
+
+	rt.Handle(fasthttp.MethodPost, CheckoutSessionsPath, h.Checkout.Create)
+	rt.Handle(fasthttp.MethodGet, CheckoutSessionsPath+"/{id}", h.Checkout.Get)
+	rt.Handle(fasthttp.MethodPut, CheckoutSessionsPath+"/{id}/fields", h.Checkout.Fields)
+	rt.Handle(fasthttp.MethodGet, "/checkout/settings", h.Checkout.GetSettings)
+	rt.Handle(fasthttp.MethodPut, "/checkout/settings", h.Checkout.PutSettings)
+	rt.Handle(fasthttp.MethodGet, SecureFieldsPath+"/{file:*}", h.SecureFields.Serve)
 
 	// One base URL: everything else is core-api's.
 	rt.NotFound(h.Core.Pass)
