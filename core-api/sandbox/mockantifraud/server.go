@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Decisions, as v2.1 names them; v10.2 answers APPROVE, DECLINE and
@@ -168,9 +170,7 @@ func newServer(rec *Recorder) http.Handler {
 	mux.HandleFunc("POST "+Path21, s.v21)
 	mux.HandleFunc("POST "+Path102, s.v102)
 	mux.HandleFunc("GET /sandbox/requests", s.requests)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
 

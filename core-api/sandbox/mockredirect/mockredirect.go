@@ -21,7 +21,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -158,8 +158,7 @@ type Main struct {
 	secrets     map[string]string   // api key -> its webhook secret
 	order       []string            // ids, oldest first
 
-	ln      net.Listener
-	srv     *http.Server
+	http    simulator.Server
 	client  *http.Client
 	stop    context.Context // ends the deliveries in the background at Close
 	cancel  context.CancelFunc
@@ -169,10 +168,8 @@ type Main struct {
 
 // New checks cfg and builds the simulator.
 func New(cfg Config, log *slog.Logger) (*Main, error) {
-	switch cfg.Environment {
-	case config.Development, config.Sandbox:
-	default:
-		return nil, errors.New("ENVIRONMENT: mock-redirect is a sandbox simulator and runs in development or sandbox only")
+	if err := simulator.CheckEnvironment("mock-redirect", cfg.Environment); err != nil {
+		return nil, err
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -203,26 +200,17 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving; it returns once the listener accepts connections.
 func (m *Main) Run(ctx context.Context) error {
-	if m.ln = m.Listener; m.ln == nil {
-		var err error
-		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
-			return fmt.Errorf("mock-redirect: listener: %w", err)
-		}
+	if err := m.http.Listen(ctx, "mock-redirect", m.Config.Addr, m.Listener); err != nil {
+		return err
 	}
-	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
-	go func() {
-		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-redirect: serve", "err", err)
-		}
-	}()
+	m.http.Serve(m.Handler(), m.Log)
 	m.Log.Warn("mock-redirect started: a sandbox redirect-payment simulator, not a processor",
-		"environment", m.Config.Environment, "addr", m.ln.Addr().String())
+		"environment", m.Config.Environment, "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
 func (m *Main) publicURL() string {
 	if m.Config.PublicURL != "" {
@@ -236,11 +224,7 @@ func (m *Main) publicURL() string {
 func (m *Main) Close() error {
 	var err error
 	m.closed.Do(func() {
-		if m.srv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			err = m.srv.Shutdown(ctx)
-		}
+		err = m.http.Close()
 		m.cancel()
 		m.pending.Wait()
 	})

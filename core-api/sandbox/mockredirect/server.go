@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Handler routes the API, the buyer's approval page and the sandbox
@@ -25,9 +27,7 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
 	mux.HandleFunc("PUT /sandbox/webhook-secret", m.setSecret)
 	mux.HandleFunc("DELETE /sandbox/webhook-secret", m.deleteSecret)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
 
