@@ -13,18 +13,14 @@
 package mockredirect
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -138,12 +134,7 @@ type Notification struct {
 func NotificationID(paymentID, status string) string { return "mrn_" + paymentID + "_" + status }
 
 // Sign is the signature header's value for body sent at timestamp ts.
-func Sign(secret, ts string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	return "v1=" + hex.EncodeToString(mac.Sum(nil))
-}
+func Sign(secret, ts string, body []byte) string { return simulator.Sign(secret, ts, body) }
 
 // Main is the simulator.
 type Main struct {
@@ -262,11 +253,7 @@ func (m *Main) expire(p *Payment) bool {
 }
 
 // delivery is what became of a notification's sends.
-type delivery struct {
-	Attempts   int    `json:"attempts"`
-	StatusCode int    `json:"status_code"` // the last answer's; 0: none
-	Error      string `json:"error,omitempty"`
-}
+type delivery = simulator.Delivery
 
 // notification is the body of p's notification of its status.
 func (m *Main) notification(p Payment) (string, []byte) {
@@ -279,38 +266,9 @@ func (m *Main) notification(p Payment) (string, []byte) {
 // all (d counts those made before).
 func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
 	id, body := m.notification(p)
-	wait := m.Config.RetryDelay << max(d.Attempts-1, 0)
-	for d.Attempts < upTo {
-		if d.Attempts > 0 {
-			select {
-			case <-ctx.Done():
-				d.Error = ctx.Err().Error()
-				return
-			case <-time.After(wait):
-			}
-			wait *= 2
-		}
-		d.Attempts++
-		ts := strconv.FormatInt(m.Now().Unix(), 10)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.notifyURL, bytes.NewReader(body))
-		if err != nil {
-			d.Error = err.Error()
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(HeaderNotificationID, id)
-		req.Header.Set(HeaderTimestamp, ts)
-		req.Header.Set(HeaderSignature, Sign(m.secretFor(p.apiKey), ts, body))
-		resp, err := m.client.Do(req)
-		if err != nil {
-			d.StatusCode, d.Error = 0, err.Error()
-			continue
-		}
-		resp.Body.Close()
-		d.StatusCode, d.Error = resp.StatusCode, ""
-		if resp.StatusCode/100 == 2 {
-			return
-		}
+	n := simulator.Notifier{Headers: simulator.Headers{ID: HeaderNotificationID, Timestamp: HeaderTimestamp, Signature: HeaderSignature}, Client: m.client, Now: m.Now}
+	if !n.Deliver(ctx, p.notifyURL, id, m.secretFor(p.apiKey), body, d, upTo, m.Config.RetryDelay) {
+		return
 	}
 	if upTo < m.Config.DeliveryAttempts {
 		return // more to come (deliverLater)
