@@ -1,7 +1,6 @@
 package mockredirect
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -67,16 +66,9 @@ type webhookSecretRequest struct {
 // webhook secret, which signs every notification sent from now on about
 // its payments (retries of earlier ones included).
 func (m *Main) setSecret(w http.ResponseWriter, r *http.Request) {
-	key, ok := apiKey(r)
-	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
-		return
-	}
 	var in webhookSecretRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<12))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+	key, ok := keyAndBody(w, r, 1<<12, &in)
+	if !ok {
 		return
 	}
 	if !validSecret(in.WebhookSecret) {

@@ -41,6 +41,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// keyAndBody reads the request's API key (apiKey) and its JSON body
+// (at most limit bytes, no unknown field) into in; false, with the 401 or
+// 400 answered, when either is bad.
+func keyAndBody(w http.ResponseWriter, r *http.Request, limit int64, in any) (string, bool) {
+	key, ok := apiKey(r)
+	if !ok {
+		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		return "", false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		return "", false
+	}
+	return key, true
+}
+
 // apiKey is the request's bearer key (validKey).
 func apiKey(r *http.Request) (string, bool) {
 	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -82,16 +100,9 @@ func absoluteURL(s string) bool {
 // create answers a new payment (201), or the payment the key created
 // with the same reference (200).
 func (m *Main) create(w http.ResponseWriter, r *http.Request) {
-	key, ok := apiKey(r)
-	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
-		return
-	}
 	var in createRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+	key, ok := keyAndBody(w, r, 1<<16, &in)
+	if !ok {
 		return
 	}
 	now := m.now()
