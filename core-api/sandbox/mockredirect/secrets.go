@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -72,7 +73,7 @@ func (m *Main) setSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !validSecret(in.WebhookSecret) {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_webhook_secret"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_webhook_secret"})
 		return
 	}
 	m.mu.Lock()
@@ -86,7 +87,7 @@ func (m *Main) setSecret(w http.ResponseWriter, r *http.Request) {
 func (m *Main) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	key, ok := apiKey(r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 		return
 	}
 	m.mu.Lock()
