@@ -126,15 +126,7 @@ func TestRedirectOperations(t *testing.T) {
 
 	t.Run("a capture's answer lost: synced, captured once", func(t *testing.T) {
 		id := approved(t, gcashPayment(1000, "authorize"), "authorization_succeeded")
-		link.arm("answer", "/captures")
-		code, raw := core.do(t, http.MethodPost, "/transactions/"+id+"/capture", map[string]any{"amount": 400}, "Idempotency-Key", "lost-cap-"+id)
-		if code != http.StatusOK || !strings.Contains(string(raw), `"capture_pending_amount":400`) {
-			t.Fatalf("capture, answer lost: %d %s", code, raw)
-		}
-		got := core.ok(t, http.StatusOK, http.MethodPost, "/transactions/"+id+"/sync", nil)
-		if got["captured_amount"] != 400.0 || got["capture_pending_amount"] != 0.0 || got["status"] != "capture_succeeded" {
-			t.Fatalf("synced: %v", got)
-		}
+		captureAnswerLostThenSynced(t, core, &link, id)
 	})
 
 	t.Run("a refund's answer lost: the sweep settles it as refunded", func(t *testing.T) {

@@ -1,12 +1,10 @@
 package connector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -252,31 +250,17 @@ func (m MockAntiFraud) post(ctx context.Context, cfg Config, path string, body, 
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(m.BaseURL, "/")+path, bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
 	key := mockAntiFraudSandboxKey
 	if k, ok := cfg.Credentials["api_key"]; ok {
 		key = k.Reveal()
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	client := m.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
-	}
-	resp, err := client.Do(req)
+	c := simulatorClient{name: MockAntiFraudName, baseURL: m.BaseURL, authorization: bearer(key), http: m.HTTP, timeout: 10 * time.Second, maxAnswer: 1 << 20}
+	status, b, err := c.do(ctx, http.MethodPost, path, raw, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", MockAntiFraudName, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("%s: %w", MockAntiFraudName, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %w %d", MockAntiFraudName, path, errAntiFraudStatus, resp.StatusCode)
+	if status != http.StatusOK {
+		return fmt.Errorf("%s %s: %w %d", MockAntiFraudName, path, errAntiFraudStatus, status)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("%s %s: the answer is not JSON: %w", MockAntiFraudName, path, err)

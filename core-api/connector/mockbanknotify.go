@@ -1,13 +1,8 @@
 package connector
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -73,23 +68,8 @@ func (MockBank) ParseNotification(body []byte) (NotificationSubject, error) {
 // HMAC-SHA256(secret, timestamp + "." + body)) and that
 // Mock-Bank-Timestamp is within NotificationTolerance of now.
 func (MockBank) VerifyNotification(cfg Config, h http.Header, body []byte, now time.Time) (Notification, error) {
-	ts := h.Get(mockBankTimestamp)
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return Notification{}, ErrBadSignature
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > NotificationTolerance || d < -NotificationTolerance {
-		return Notification{}, ErrBadSignature
-	}
-	got, ok := strings.CutPrefix(h.Get(mockBankSignature), "v1=")
-	sig, err := hex.DecodeString(got)
-	if !ok || err != nil {
-		return Notification{}, ErrBadSignature
-	}
-	mac := hmac.New(sha256.New, []byte(mockBankCredential(cfg, "webhook_secret", MockBankSandboxWebhookSecret)))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	if !hmac.Equal(sig, mac.Sum(nil)) {
+	secret := mockBankCredential(cfg, "webhook_secret", MockBankSandboxWebhookSecret)
+	if !validHMAC(secret, h.Get(mockBankTimestamp), h.Get(mockBankSignature), body, now) {
 		return Notification{}, ErrBadSignature
 	}
 	var n mockBankNotification

@@ -1,15 +1,12 @@
 package connector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -56,10 +53,6 @@ type mockBankCharge struct {
 	Status    string    `json:"status"`
 	QRCode    string    `json:"qr_code"`
 	ExpiresAt time.Time `json:"expires_at"`
-}
-
-type mockBankError struct {
-	Error string `json:"error"`
 }
 
 // CreateQR sends POST /v1/qr-charges.
@@ -112,32 +105,6 @@ func chargeResult(c mockBankCharge) coreapi.ConnectorResult {
 // call sends a request to mock-bank and decodes a 2xx answer into out;
 // any other answer's error code is returned with its status.
 func (m MockBank) call(ctx context.Context, cfg Config, method, path string, body []byte, out any) (int, string, error) {
-	if m.BaseURL == "" {
-		return 0, "", fmt.Errorf("mock-bank: no simulator URL configured")
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(m.BaseURL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+mockBankCredential(cfg, "api_key", MockBankSandboxAPIKey))
-	req.Header.Set("Content-Type", "application/json")
-	client := m.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return 0, "", err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e mockBankError
-		_ = json.Unmarshal(b, &e)
-		return resp.StatusCode, e.Error, nil
-	}
-	return resp.StatusCode, "", json.Unmarshal(b, out)
+	c := simulatorClient{name: MockBankName, baseURL: m.BaseURL, authorization: bearer(mockBankCredential(cfg, "api_key", MockBankSandboxAPIKey)), http: m.HTTP, timeout: 30 * time.Second, maxAnswer: 1 << 16}
+	return c.callCoded(ctx, method, path, body, out)
 }

@@ -1,12 +1,11 @@
 package connector
 
 import (
-	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -259,10 +258,6 @@ func orderResult(o mockDirectOrder) coreapi.ConnectorResult {
 // call sends one request and decodes a 2xx answer into out; another
 // answer is status and a *ProcessorError; err is a call without an answer.
 func (m MockDirect) call(ctx context.Context, cfg Config, method, path, requestID string, body []byte, out any) (int, *ProcessorError, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(m.BaseURL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
 	id, secret := MockDirectSandboxClientID, mockDirectSandboxSecret
 	if v, ok := cfg.Credentials["client_id"]; ok {
 		id = v.Reveal()
@@ -270,38 +265,29 @@ func (m MockDirect) call(ctx context.Context, cfg Config, method, path, requestI
 	if v, ok := cfg.Credentials["client_secret"]; ok {
 		secret = v.Reveal()
 	}
-	req.SetBasicAuth(id, secret)
-	req.Header.Set("Content-Type", "application/json")
+	var extra http.Header
 	if requestID != "" {
-		req.Header.Set("PayPal-Request-Id", requestID)
+		extra = http.Header{"Paypal-Request-Id": {requestID}}
 	}
-	hc := m.HTTP
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := hc.Do(req)
+	c := simulatorClient{name: MockDirectName, baseURL: m.BaseURL, authorization: "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret)), http: m.HTTP, timeout: 30 * time.Second, maxAnswer: 1 << 20}
+	status, raw, err := c.do(ctx, method, path, body, extra)
 	if err != nil {
 		return 0, nil, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return 0, nil, err
+	if status >= 500 {
+		return 0, nil, fmt.Errorf("processor answered %d", status)
 	}
-	if resp.StatusCode >= 500 {
-		return 0, nil, fmt.Errorf("processor answered %d", resp.StatusCode)
-	}
-	if resp.StatusCode >= 300 {
+	if status >= 300 {
 		var e mockDirectError
 		_ = json.Unmarshal(raw, &e)
-		pe := &ProcessorError{Connector: MockDirectName, Status: resp.StatusCode, Code: e.Name}
+		pe := &ProcessorError{Connector: MockDirectName, Status: status, Code: e.Name}
 		if len(e.Details) > 0 {
 			pe.Code = e.Details[0].Issue
 		}
-		return resp.StatusCode, pe, nil
+		return status, pe, nil
 	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		return 0, nil, errors.New("undecodable answer")
 	}
-	return resp.StatusCode, nil, nil
+	return status, nil, nil
 }

@@ -1,19 +1,12 @@
 package connector
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -124,10 +117,6 @@ type mockRedirectOperation struct {
 	ID        string `json:"id"`
 	Reference string `json:"reference"`
 	Amount    int64  `json:"amount"`
-}
-
-type mockRedirectError struct {
-	Error string `json:"error"`
 }
 
 var mockRedirectIntents = map[string]string{coreapi.IntentCapture: "sale", coreapi.IntentAuthorize: "authorization"}
@@ -266,39 +255,15 @@ func paymentResult(p mockRedirectPayment) coreapi.ConnectorResult {
 }
 
 // call sends a request to mock-redirect and decodes a 2xx answer into
-// out; any other answer's error code is returned with its status.
+// out; any other answer's error code is returned with its status, but a
+// 5xx is a call without a verdict.
 func (m MockRedirect) call(ctx context.Context, cfg Config, method, path string, body []byte, out any) (int, string, error) {
-	if m.BaseURL == "" {
-		return 0, "", fmt.Errorf("mock-redirect: no simulator URL configured")
+	c := simulatorClient{name: MockRedirectName, baseURL: m.BaseURL, authorization: bearer(credential(cfg, "api_key", MockRedirectSandboxAPIKey)), http: m.HTTP, timeout: 30 * time.Second, maxAnswer: 1 << 16}
+	status, code, err := c.callCoded(ctx, method, path, body, out)
+	if err == nil && status >= 500 {
+		return 0, "", fmt.Errorf("processor answered %d", status)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(m.BaseURL, "/")+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, "", err
-	}
-	req.Header.Set("Authorization", "Bearer "+credential(cfg, "api_key", MockRedirectSandboxAPIKey))
-	req.Header.Set("Content-Type", "application/json")
-	client := m.HTTP
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return 0, "", err
-	}
-	if resp.StatusCode >= 500 {
-		return 0, "", fmt.Errorf("processor answered %d", resp.StatusCode)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e mockRedirectError
-		_ = json.Unmarshal(b, &e)
-		return resp.StatusCode, e.Error, nil
-	}
-	return resp.StatusCode, "", json.Unmarshal(b, out)
+	return status, code, err
 }
 
 // credential is cfg's credential name, or the built-in sandbox one's.
@@ -345,25 +310,4 @@ func (MockRedirect) VerifyRedirectNotification(cfg Config, h http.Header, body [
 		return RedirectNotification{}, ErrNotificationMalformed
 	}
 	return RedirectNotification{ID: n.ID, Reference: n.Data.Reference, Result: paymentResult(n.Data)}, nil
-}
-
-// validHMAC reports whether sig is "v1=" + hex HMAC-SHA256(secret, ts +
-// "." + body) and ts (Unix seconds) within NotificationTolerance of now.
-func validHMAC(secret, ts, sig string, body []byte, now time.Time) bool {
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return false
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > NotificationTolerance || d < -NotificationTolerance {
-		return false
-	}
-	got, ok := strings.CutPrefix(sig, "v1=")
-	raw, err := hex.DecodeString(got)
-	if !ok || err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	return hmac.Equal(raw, mac.Sum(nil))
 }

@@ -14,14 +14,9 @@ package mockantifraud
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
-	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -54,13 +49,7 @@ func LoadConfig(l *config.Loader) Config {
 
 // Validate checks what the loader cannot.
 func (c Config) Validate() error {
-	switch c.Environment {
-	case config.Development, config.Sandbox:
-		return nil
-	case config.Production:
-		return errors.New("ENVIRONMENT: mock-antifraud is a sandbox simulator and never runs in production")
-	}
-	return errors.New("ENVIRONMENT must be development or sandbox")
+	return simulator.CheckEnvironment("mock-antifraud", c.Environment)
 }
 
 // Main is one running mock-antifraud.
@@ -71,9 +60,7 @@ type Main struct {
 	// /sandbox/requests answers them too).
 	Requests *Recorder
 
-	ln        net.Listener
-	srv       *http.Server
-	closeOnce sync.Once
+	http simulator.Server
 }
 
 // New validates cfg (zero fields take the defaults); nothing is opened
@@ -93,42 +80,17 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving; it returns once the listener accepts connections.
 func (m *Main) Run(ctx context.Context) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr)
-	if err != nil {
-		return fmt.Errorf("mock-antifraud: listener: %w", err)
+	if err := m.http.Listen(ctx, "mock-antifraud", m.Config.Addr, nil); err != nil {
+		return err
 	}
-	m.ln = ln
-	m.srv = &http.Server{
-		Handler:           newServer(m.Requests),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
-	}
-	go func() {
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-antifraud: listener stopped", "err", err)
-		}
-	}()
+	m.http.Serve(newServer(m.Requests), m.Log)
 	m.Log.Warn("mock-antifraud started: a sandbox anti-fraud provider simulator",
-		"environment", m.Config.Environment, "addr", ln.Addr().String())
+		"environment", m.Config.Environment, "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
 // Close drains in-flight requests. It may be called more than once.
-func (m *Main) Close() error {
-	var err error
-	m.closeOnce.Do(func() {
-		if m.srv == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = m.srv.Shutdown(ctx)
-	})
-	return err
-}
+func (m *Main) Close() error { return m.http.Close() }

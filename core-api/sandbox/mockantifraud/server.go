@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Decisions, as v2.1 names them; v10.2 answers APPROVE, DECLINE and
@@ -168,9 +170,7 @@ func newServer(rec *Recorder) http.Handler {
 	mux.HandleFunc("POST "+Path21, s.v21)
 	mux.HandleFunc("POST "+Path102, s.v102)
 	mux.HandleFunc("GET /sandbox/requests", s.requests)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
 
@@ -179,18 +179,18 @@ func newServer(rec *Recorder) http.Handler {
 func (s *server) read(w http.ResponseWriter, r *http.Request, version string, dst any) bool {
 	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || key == "" {
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": "an API key is required (Authorization: Bearer ...)"})
+		simulator.WriteJSON(w, http.StatusUnauthorized, map[string]string{"error": "unauthorized", "message": "an API key is required (Authorization: Bearer ...)"})
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "message": "the body could not be read"})
+		simulator.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "message": "the body could not be read"})
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "message": "the body is not a valid " + version + " request"})
+		simulator.WriteJSON(w, http.StatusBadRequest, map[string]string{"error": "bad_request", "message": "the body is not a valid " + version + " request"})
 		return false
 	}
 	s.rec.add(Request{Version: version, Path: r.URL.Path, APIKey: key, Body: json.RawMessage(body)})
@@ -204,10 +204,10 @@ func (s *server) v21(w http.ResponseWriter, r *http.Request) {
 	}
 	d, ok := decide(in.SessionID, in.Email)
 	if !ok {
-		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "the sandbox answers an error for this session"})
+		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "the sandbox answers an error for this session"})
 		return
 	}
-	writeJSON(w, http.StatusOK, Response21{Decision: d, Score: scores[d]})
+	simulator.WriteJSON(w, http.StatusOK, Response21{Decision: d, Score: scores[d]})
 }
 
 func (s *server) v102(w http.ResponseWriter, r *http.Request) {
@@ -217,20 +217,14 @@ func (s *server) v102(w http.ResponseWriter, r *http.Request) {
 	}
 	d, ok := decide(in.Device.Fingerprint, in.Purchaser.Email)
 	if !ok {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"errors": []map[string]string{{"code": "INTERNAL", "detail": "the sandbox answers an error for this session"}}})
+		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]any{"errors": []map[string]string{{"code": "INTERNAL", "detail": "the sandbox answers an error for this session"}}})
 		return
 	}
 	var out Response102
 	out.Assessment.Recommendation, out.Assessment.RiskScore = recommendations[d], float64(scores[d])/100
-	writeJSON(w, http.StatusOK, out)
+	simulator.WriteJSON(w, http.StatusOK, out)
 }
 
 func (s *server) requests(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"items": s.rec.All()})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	simulator.WriteJSON(w, http.StatusOK, map[string]any{"items": s.rec.All()})
 }

@@ -9,11 +9,8 @@
 package mockbank
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -333,11 +331,7 @@ type payResult struct {
 	Delivery delivery `json:"delivery"`
 }
 
-type delivery struct {
-	Attempts   int    `json:"attempts"`
-	StatusCode int    `json:"status_code"` // the last answer's; 0: none
-	Error      string `json:"error,omitempty"`
-}
+type delivery = simulator.Delivery
 
 // pay plays the buyer: the charge is paid and its notification sent,
 // retried on anything but a 2xx. Paying a paid charge sends the same
@@ -365,49 +359,12 @@ func (m *Main) pay(w http.ResponseWriter, r *http.Request) {
 }
 
 // Sign is the signature header's value for body sent at timestamp ts.
-func Sign(secret, ts string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	return "v1=" + hex.EncodeToString(mac.Sum(nil))
-}
+func Sign(secret, ts string, body []byte) string { return simulator.Sign(secret, ts, body) }
 
 // deliver sends a notification until a 2xx answer or the attempts run out.
 func (m *Main) deliver(ctx context.Context, url, id string, body []byte) delivery {
 	var d delivery
-	wait := m.Config.RetryDelay
-	for d.Attempts < m.Config.DeliveryAttempts {
-		if d.Attempts > 0 {
-			select {
-			case <-ctx.Done():
-				d.Error = ctx.Err().Error()
-				return d
-			case <-time.After(wait):
-			}
-			wait *= 2
-		}
-		d.Attempts++
-		ts := strconv.FormatInt(m.Now().Unix(), 10)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			d.Error = err.Error()
-			return d
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(HeaderNotificationID, id)
-		req.Header.Set(HeaderTimestamp, ts)
-		req.Header.Set(HeaderSignature, Sign(m.Config.WebhookSecret, ts, body))
-		resp, err := m.client.Do(req)
-		if err != nil {
-			d.StatusCode, d.Error = 0, err.Error()
-			continue
-		}
-		resp.Body.Close()
-		d.StatusCode, d.Error = resp.StatusCode, ""
-		if resp.StatusCode/100 == 2 {
-			return d
-		}
-	}
+	n := simulator.Notifier{Headers: simulator.Headers{ID: HeaderNotificationID, Timestamp: HeaderTimestamp, Signature: HeaderSignature}, Client: m.client, Now: m.Now}
+	n.Deliver(ctx, url, id, m.Config.WebhookSecret, body, &d, m.Config.DeliveryAttempts, m.Config.RetryDelay)
 	return d
 }

@@ -1,8 +1,6 @@
 package mockbank
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
 )
 
@@ -29,23 +28,7 @@ func start(t *testing.T) (*Main, *httptest.Server) {
 
 func call(t *testing.T, method, url, apiKey string, body any) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, url, rd)
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return simulatortest.Call(t, method, url, apiKey, body)
 }
 
 func charge(ref, notifyURL string) map[string]any {

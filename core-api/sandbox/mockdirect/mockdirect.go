@@ -14,14 +14,10 @@ package mockdirect
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -58,13 +54,7 @@ func LoadConfig(l *config.Loader) Config {
 
 // Validate checks what the loader cannot.
 func (c Config) Validate() error {
-	switch c.Environment {
-	case config.Development, config.Sandbox:
-		return nil
-	case config.Production:
-		return errors.New("ENVIRONMENT: mock-direct is a sandbox simulator and never runs in production")
-	}
-	return errors.New("ENVIRONMENT must be development or sandbox")
+	return simulator.CheckEnvironment("mock-direct", c.Environment)
 }
 
 // Main is one running mock-direct.
@@ -74,9 +64,7 @@ type Main struct {
 	// Now is the clock of the orders' times (default time.Now).
 	Now func() time.Time
 
-	ln        net.Listener
-	srv       *http.Server
-	closeOnce sync.Once
+	http simulator.Server
 }
 
 // New validates cfg (zero fields take the defaults); nothing is opened
@@ -96,11 +84,9 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving; it returns once the listener accepts connections.
 func (m *Main) Run(ctx context.Context) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr)
-	if err != nil {
-		return fmt.Errorf("mock-direct: listener: %w", err)
+	if err := m.http.Listen(ctx, "mock-direct", m.Config.Addr, nil); err != nil {
+		return err
 	}
-	m.ln = ln
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
@@ -109,37 +95,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if base == "" {
 		base = m.URL()
 	}
-	m.srv = &http.Server{
-		Handler:           newServer(newStore(m.Config.MaxOrders), base, func() time.Time { return now().UTC().Truncate(time.Second) }),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
-	}
-	go func() {
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-direct: listener stopped", "err", err)
-		}
-	}()
+	m.http.Serve(newServer(newStore(m.Config.MaxOrders), base, func() time.Time { return now().UTC().Truncate(time.Second) }), m.Log)
 	m.Log.Warn("mock-direct started: a sandbox wallet simulator, not a processor",
-		"environment", m.Config.Environment, "addr", ln.Addr().String())
+		"environment", m.Config.Environment, "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
 // Close drains in-flight requests. It may be called more than once.
-func (m *Main) Close() error {
-	var err error
-	m.closeOnce.Do(func() {
-		if m.srv == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = m.srv.Shutdown(ctx)
-	})
-	return err
-}
+func (m *Main) Close() error { return m.http.Close() }

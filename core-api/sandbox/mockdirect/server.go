@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Order statuses, as PayPal names them; DECLINED is the sandbox's record
@@ -199,16 +201,16 @@ func (srv *server) merchant(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, secret, ok := r.BasicAuth()
 		if !ok || !clientIDRE.MatchString(id) || secret == "" {
-			writeJSON(w, http.StatusUnauthorized, Error{Name: "AUTHENTICATION_FAILURE", Message: "client id (8 to 128 letters, digits, _ or -) and secret required (HTTP Basic)"})
+			simulator.WriteJSON(w, http.StatusUnauthorized, Error{Name: "AUTHENTICATION_FAILURE", Message: "client id (8 to 128 letters, digits, _ or -) and secret required (HTTP Basic)"})
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
 		if err != nil {
-			writeJSON(w, http.StatusBadRequest, Error{Name: "INVALID_REQUEST", Message: "body too large"})
+			simulator.WriteJSON(w, http.StatusBadRequest, Error{Name: "INVALID_REQUEST", Message: "body too large"})
 			return
 		}
 		status, out := h(w, r, id, body)
-		writeJSON(w, status, out)
+		simulator.WriteJSON(w, status, out)
 	}
 }
 
@@ -447,15 +449,15 @@ func (srv *server) decide(status string) http.HandlerFunc {
 		o, ok := srv.s.orders[r.PathValue("id")]
 		switch {
 		case !ok:
-			writeJSON(w, http.StatusNotFound, Error{Name: "RESOURCE_NOT_FOUND", Message: "no such order", Details: []ErrorDetail{{Issue: "INVALID_RESOURCE_ID"}}})
+			simulator.WriteJSON(w, http.StatusNotFound, Error{Name: "RESOURCE_NOT_FOUND", Message: "no such order", Details: []ErrorDetail{{Issue: "INVALID_RESOURCE_ID"}}})
 			return
 		case o.Status != StatusCreated && o.Status != status:
-			writeJSON(w, http.StatusUnprocessableEntity, unprocessable(IssueAlreadyDecided, "the order is "+o.Status))
+			simulator.WriteJSON(w, http.StatusUnprocessableEntity, unprocessable(IssueAlreadyDecided, "the order is "+o.Status))
 			return
 		case o.Status == StatusCreated:
 			o.Status, o.UpdateTime = status, srv.now()
 		}
-		writeJSON(w, http.StatusOK, o)
+		simulator.WriteJSON(w, http.StatusOK, o)
 	}
 }
 
@@ -486,12 +488,6 @@ func (srv *server) page(w http.ResponseWriter, r *http.Request) {
 
 func unprocessable(issue, msg string) Error {
 	return Error{Name: "UNPROCESSABLE_ENTITY", Message: msg, Details: []ErrorDetail{{Issue: issue}}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // newID is prefix-<20 random characters>.

@@ -13,22 +13,18 @@
 package mockredirect
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -138,12 +134,7 @@ type Notification struct {
 func NotificationID(paymentID, status string) string { return "mrn_" + paymentID + "_" + status }
 
 // Sign is the signature header's value for body sent at timestamp ts.
-func Sign(secret, ts string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	return "v1=" + hex.EncodeToString(mac.Sum(nil))
-}
+func Sign(secret, ts string, body []byte) string { return simulator.Sign(secret, ts, body) }
 
 // Main is the simulator.
 type Main struct {
@@ -158,8 +149,7 @@ type Main struct {
 	secrets     map[string]string   // api key -> its webhook secret
 	order       []string            // ids, oldest first
 
-	ln      net.Listener
-	srv     *http.Server
+	http    simulator.Server
 	client  *http.Client
 	stop    context.Context // ends the deliveries in the background at Close
 	cancel  context.CancelFunc
@@ -169,10 +159,8 @@ type Main struct {
 
 // New checks cfg and builds the simulator.
 func New(cfg Config, log *slog.Logger) (*Main, error) {
-	switch cfg.Environment {
-	case config.Development, config.Sandbox:
-	default:
-		return nil, errors.New("ENVIRONMENT: mock-redirect is a sandbox simulator and runs in development or sandbox only")
+	if err := simulator.CheckEnvironment("mock-redirect", cfg.Environment); err != nil {
+		return nil, err
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
@@ -203,26 +191,17 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving; it returns once the listener accepts connections.
 func (m *Main) Run(ctx context.Context) error {
-	if m.ln = m.Listener; m.ln == nil {
-		var err error
-		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
-			return fmt.Errorf("mock-redirect: listener: %w", err)
-		}
+	if err := m.http.Listen(ctx, "mock-redirect", m.Config.Addr, m.Listener); err != nil {
+		return err
 	}
-	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn)}
-	go func() {
-		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-redirect: serve", "err", err)
-		}
-	}()
+	m.http.Serve(m.Handler(), m.Log)
 	m.Log.Warn("mock-redirect started: a sandbox redirect-payment simulator, not a processor",
-		"environment", m.Config.Environment, "addr", m.ln.Addr().String())
+		"environment", m.Config.Environment, "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
 func (m *Main) publicURL() string {
 	if m.Config.PublicURL != "" {
@@ -236,11 +215,7 @@ func (m *Main) publicURL() string {
 func (m *Main) Close() error {
 	var err error
 	m.closed.Do(func() {
-		if m.srv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			err = m.srv.Shutdown(ctx)
-		}
+		err = m.http.Close()
 		m.cancel()
 		m.pending.Wait()
 	})
@@ -278,11 +253,7 @@ func (m *Main) expire(p *Payment) bool {
 }
 
 // delivery is what became of a notification's sends.
-type delivery struct {
-	Attempts   int    `json:"attempts"`
-	StatusCode int    `json:"status_code"` // the last answer's; 0: none
-	Error      string `json:"error,omitempty"`
-}
+type delivery = simulator.Delivery
 
 // notification is the body of p's notification of its status.
 func (m *Main) notification(p Payment) (string, []byte) {
@@ -295,38 +266,9 @@ func (m *Main) notification(p Payment) (string, []byte) {
 // all (d counts those made before).
 func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
 	id, body := m.notification(p)
-	wait := m.Config.RetryDelay << max(d.Attempts-1, 0)
-	for d.Attempts < upTo {
-		if d.Attempts > 0 {
-			select {
-			case <-ctx.Done():
-				d.Error = ctx.Err().Error()
-				return
-			case <-time.After(wait):
-			}
-			wait *= 2
-		}
-		d.Attempts++
-		ts := strconv.FormatInt(m.Now().Unix(), 10)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.notifyURL, bytes.NewReader(body))
-		if err != nil {
-			d.Error = err.Error()
-			return
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(HeaderNotificationID, id)
-		req.Header.Set(HeaderTimestamp, ts)
-		req.Header.Set(HeaderSignature, Sign(m.secretFor(p.apiKey), ts, body))
-		resp, err := m.client.Do(req)
-		if err != nil {
-			d.StatusCode, d.Error = 0, err.Error()
-			continue
-		}
-		resp.Body.Close()
-		d.StatusCode, d.Error = resp.StatusCode, ""
-		if resp.StatusCode/100 == 2 {
-			return
-		}
+	n := simulator.Notifier{Headers: simulator.Headers{ID: HeaderNotificationID, Timestamp: HeaderTimestamp, Signature: HeaderSignature}, Client: m.client, Now: m.Now}
+	if !n.Deliver(ctx, p.notifyURL, id, m.secretFor(p.apiKey), body, d, upTo, m.Config.RetryDelay) {
+		return
 	}
 	if upTo < m.Config.DeliveryAttempts {
 		return // more to come (deliverLater)

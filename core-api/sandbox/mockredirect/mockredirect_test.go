@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/sandbox/mockredirect"
+	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
 )
 
@@ -56,23 +57,7 @@ func start(t *testing.T) (*mockredirect.Main, *received, string) {
 
 func call(t *testing.T, method, u, apiKey string, body any) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, u, rd)
-	if apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+apiKey)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return simulatortest.Call(t, method, u, apiKey, body)
 }
 
 func payment(notify, ref string, expires time.Time) map[string]any {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Operation is a capture or refund of an approved payment, as the API
@@ -56,11 +58,11 @@ func readOperation(w http.ResponseWriter, r *http.Request, withAmount bool) (ope
 	dec.DisallowUnknownFields()
 	switch err := dec.Decode(&in); {
 	case err != nil:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
 	case in.Reference == "" || len(in.Reference) > 255:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
 	case withAmount && (in.Amount <= 0 || in.Amount > 99_999_999), !withAmount && in.Amount != 0:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
 	default:
 		return in, true
 	}
@@ -89,7 +91,7 @@ func (m *Main) capture(w http.ResponseWriter, r *http.Request, p *Payment) {
 		return
 	}
 	if c, ok := find(p.Captures, in.Reference); ok {
-		writeJSON(w, http.StatusOK, c)
+		simulator.WriteJSON(w, http.StatusOK, c)
 		return
 	}
 	code := refusal(p, true)
@@ -97,12 +99,12 @@ func (m *Main) capture(w http.ResponseWriter, r *http.Request, p *Payment) {
 		code = "amount_exceeds_authorized"
 	}
 	if code != "" {
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{code})
+		simulator.WriteJSON(w, http.StatusUnprocessableEntity, apiError{code})
 		return
 	}
 	c := Operation{ID: "mrc_" + randomHex(12), Reference: in.Reference, Amount: in.Amount, Status: "succeeded", CreatedAt: m.now()}
 	p.Captures = append(p.Captures, c)
-	writeJSON(w, http.StatusCreated, c)
+	simulator.WriteJSON(w, http.StatusCreated, c)
 }
 
 // void answers POST /v1/payments/{id}/void: an approved authorization
@@ -113,7 +115,7 @@ func (m *Main) void(w http.ResponseWriter, r *http.Request, p *Payment) {
 		return
 	}
 	if p.Voided {
-		writeJSON(w, http.StatusOK, p)
+		simulator.WriteJSON(w, http.StatusOK, p)
 		return
 	}
 	code := refusal(p, true)
@@ -121,11 +123,11 @@ func (m *Main) void(w http.ResponseWriter, r *http.Request, p *Payment) {
 		code = "payment_captured"
 	}
 	if code != "" {
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{code})
+		simulator.WriteJSON(w, http.StatusUnprocessableEntity, apiError{code})
 		return
 	}
 	p.Voided, p.VoidReference = true, in.Reference
-	writeJSON(w, http.StatusOK, p)
+	simulator.WriteJSON(w, http.StatusOK, p)
 }
 
 // refund answers POST /v1/payments/{id}/refunds: part of what an
@@ -137,7 +139,7 @@ func (m *Main) refund(w http.ResponseWriter, r *http.Request, p *Payment) {
 		return
 	}
 	if rf, ok := find(p.Refunds, in.Reference); ok {
-		writeJSON(w, http.StatusOK, rf)
+		simulator.WriteJSON(w, http.StatusOK, rf)
 		return
 	}
 	code := refusal(p, false)
@@ -145,10 +147,10 @@ func (m *Main) refund(w http.ResponseWriter, r *http.Request, p *Payment) {
 		code = "amount_exceeds_captured"
 	}
 	if code != "" {
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{code})
+		simulator.WriteJSON(w, http.StatusUnprocessableEntity, apiError{code})
 		return
 	}
 	rf := Operation{ID: "mrr_" + randomHex(12), Reference: in.Reference, Amount: in.Amount, Status: "succeeded", CreatedAt: m.now()}
 	p.Refunds = append(p.Refunds, rf)
-	writeJSON(w, http.StatusCreated, rf)
+	simulator.WriteJSON(w, http.StatusCreated, rf)
 }

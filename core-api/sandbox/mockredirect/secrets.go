@@ -1,10 +1,10 @@
 package mockredirect
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -67,20 +67,13 @@ type webhookSecretRequest struct {
 // webhook secret, which signs every notification sent from now on about
 // its payments (retries of earlier ones included).
 func (m *Main) setSecret(w http.ResponseWriter, r *http.Request) {
-	key, ok := apiKey(r)
-	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
-		return
-	}
 	var in webhookSecretRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<12))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+	key, ok := keyAndBody(w, r, 1<<12, &in)
+	if !ok {
 		return
 	}
 	if !validSecret(in.WebhookSecret) {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_webhook_secret"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_webhook_secret"})
 		return
 	}
 	m.mu.Lock()
@@ -94,7 +87,7 @@ func (m *Main) setSecret(w http.ResponseWriter, r *http.Request) {
 func (m *Main) deleteSecret(w http.ResponseWriter, r *http.Request) {
 	key, ok := apiKey(r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 		return
 	}
 	m.mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Handler routes the API, the buyer's approval page and the sandbox
@@ -15,7 +17,7 @@ func (m *Main) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/payments", m.create)
 	mux.HandleFunc("GET /v1/payments", m.byRef)
-	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, _ *http.Request, p *Payment) { writeJSON(w, http.StatusOK, p) }))
+	mux.HandleFunc("GET /v1/payments/{id}", m.authorized(func(w http.ResponseWriter, _ *http.Request, p *Payment) { simulator.WriteJSON(w, http.StatusOK, p) }))
 	mux.HandleFunc("POST /v1/payments/{id}/cancel", m.authorized(m.cancelPayment))
 	mux.HandleFunc("POST /v1/payments/{id}/captures", m.authorized(m.capture))
 	mux.HandleFunc("POST /v1/payments/{id}/void", m.authorized(m.void))
@@ -25,9 +27,7 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
 	mux.HandleFunc("PUT /sandbox/webhook-secret", m.setSecret)
 	mux.HandleFunc("DELETE /sandbox/webhook-secret", m.deleteSecret)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
 
@@ -35,10 +35,22 @@ type apiError struct {
 	Error string `json:"error"`
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// keyAndBody reads the request's API key (apiKey) and its JSON body
+// (at most limit bytes, no unknown field) into in; false, with the 401 or
+// 400 answered, when either is bad.
+func keyAndBody(w http.ResponseWriter, r *http.Request, limit int64, in any) (string, bool) {
+	key, ok := apiKey(r)
+	if !ok {
+		simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		return "", false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		return "", false
+	}
+	return key, true
 }
 
 // apiKey is the request's bearer key (validKey).
@@ -82,16 +94,9 @@ func absoluteURL(s string) bool {
 // create answers a new payment (201), or the payment the key created
 // with the same reference (200).
 func (m *Main) create(w http.ResponseWriter, r *http.Request) {
-	key, ok := apiKey(r)
-	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
-		return
-	}
 	var in createRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+	key, ok := keyAndBody(w, r, 1<<16, &in)
+	if !ok {
 		return
 	}
 	now := m.now()
@@ -113,12 +118,12 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 		bad = "invalid_expires_at"
 	}
 	if bad != "" {
-		writeJSON(w, http.StatusBadRequest, apiError{bad})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{bad})
 		return
 	}
 	if in.Currency != "PHP" {
 		// GCash pays in pesos only: a decline of the payment.
-		writeJSON(w, http.StatusUnprocessableEntity, apiError{"unsupported_currency"})
+		simulator.WriteJSON(w, http.StatusUnprocessableEntity, apiError{"unsupported_currency"})
 		return
 	}
 	m.mu.Lock()
@@ -126,7 +131,7 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	if id, ok := m.byReference[refKey]; ok { // the same reference is the same payment
 		p := *m.payments[id]
 		m.mu.Unlock()
-		writeJSON(w, http.StatusOK, p)
+		simulator.WriteJSON(w, http.StatusOK, p)
 		return
 	}
 	id := "mrp_" + randomHex(12)
@@ -149,7 +154,7 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 			m.deliverLater(snapshot, d)
 		}
 	}
-	writeJSON(w, http.StatusCreated, snapshot)
+	simulator.WriteJSON(w, http.StatusCreated, snapshot)
 }
 
 // byRef answers GET /v1/payments?reference=: the key's payment sent with
@@ -157,19 +162,19 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 func (m *Main) byRef(w http.ResponseWriter, r *http.Request) {
 	key, ok := apiKey(r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id, ok := m.byReference[key+"\x00"+r.URL.Query().Get("reference")]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, apiError{"payment_not_found"})
+		simulator.WriteJSON(w, http.StatusNotFound, apiError{"payment_not_found"})
 		return
 	}
 	p := m.payments[id]
 	m.expire(p)
-	writeJSON(w, http.StatusOK, p)
+	simulator.WriteJSON(w, http.StatusOK, p)
 }
 
 // authorized runs h on the payment the path names, for its own API key,
@@ -178,14 +183,14 @@ func (m *Main) authorized(h func(http.ResponseWriter, *http.Request, *Payment)) 
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := apiKey(r)
 		if !ok {
-			writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+			simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 			return
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		p, ok := m.payments[r.PathValue("id")]
 		if !ok || p.apiKey != key {
-			writeJSON(w, http.StatusNotFound, apiError{"payment_not_found"})
+			simulator.WriteJSON(w, http.StatusNotFound, apiError{"payment_not_found"})
 			return
 		}
 		m.expire(p)
@@ -200,7 +205,7 @@ func (m *Main) cancelPayment(w http.ResponseWriter, _ *http.Request, p *Payment)
 	if p.Status == StatusPending {
 		p.Status = StatusExpired
 	}
-	writeJSON(w, http.StatusOK, p)
+	simulator.WriteJSON(w, http.StatusOK, p)
 }
 
 // decision moves payment id by action (approve, decline, expire) and
@@ -239,12 +244,12 @@ type sandboxResult struct {
 func (m *Main) sandbox(w http.ResponseWriter, r *http.Request) {
 	p, status, code := m.decision(r.PathValue("id"), r.PathValue("action"))
 	if code != "" {
-		writeJSON(w, status, apiError{code})
+		simulator.WriteJSON(w, status, apiError{code})
 		return
 	}
 	var d delivery
 	m.deliver(r.Context(), p, &d, m.Config.DeliveryAttempts)
-	writeJSON(w, http.StatusOK, sandboxResult{Payment: p, Delivery: d})
+	simulator.WriteJSON(w, http.StatusOK, sandboxResult{Payment: p, Delivery: d})
 }
 
 var pageTemplate = template.Must(template.New("pay").Parse(`<!doctype html>
