@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,18 +17,29 @@ import (
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/auth"
+	vpapp "github.com/payorch/vault-proxy/app"
 )
 
-const dashboardPassword = "dashboard-test-password"
+const (
+	dashboardPassword = "dashboard-test-password"
+	dashboardIssuer   = "payorch-test-dashboard"
+)
 
 // startDashboard is the stack with the dashboard's sign-in on, served
 // (as the browser sees it) from origin.
 func startDashboard(t *testing.T, origin string) (*stack.Stack, *dashboard.Service) {
 	t.Helper()
 	keyDir := t.TempDir()
-	s := stack.Start(t, stack.WithCoreAPI(func(c *coreapp.Config) {
-		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: "payorch-test-dashboard", Origin: origin}
-	}))
+	// The key exists before vault-proxy starts, as deploy/local/run.sh
+	// makes it: vault-proxy loads its public half.
+	if _, err := auth.LoadSigningKeyDir(keyDir); err != nil {
+		t.Fatal(err)
+	}
+	s := stack.Start(t, func(v *vpapp.Config, c *coreapp.Config) {
+		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: dashboardIssuer, Origin: origin}
+		v.DashboardKeysFile, v.DashboardIssuer, v.DashboardOrigin = filepath.Join(keyDir, auth.PublicKeysFile), dashboardIssuer, origin
+	})
 	return s, coreapp.NewDashboardService(postgrestest.Open(t, s.DBs.CoreDSN))
 }
 
@@ -162,6 +174,47 @@ func TestDashboardSignInAndToken(t *testing.T) {
 	if code, body := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/buyers", bearer,
 		map[string]any{"display_name": "Ada"}); code != http.StatusCreated {
 		t.Errorf("POST /buyers with the dashboard's token = %d %s", code, body)
+	}
+
+	// And vault-proxy's, from the dashboard's origin only (CORS).
+	if code, body := s.Do(t, s.PublicClient, http.MethodGet, s.PublicURL+"/vault-forward/configs", bearer, nil); code != http.StatusOK {
+		t.Errorf("GET /vault-forward/configs on vault-proxy with the dashboard's token = %d %s", code, body)
+	}
+	for _, c := range []struct {
+		origin, method string
+		allowed        bool
+	}{
+		{origin, http.MethodOptions, true},
+		{origin, http.MethodGet, true},
+		{"https://evil.test", http.MethodOptions, false},
+		{"https://evil.test", http.MethodGet, false},
+		{origin, http.MethodDelete, true}, // an error answer (404): the page reads its message
+	} {
+		path := "/vault-forward/configs"
+		if c.method == http.MethodDelete {
+			path += "/00000000-0000-4000-8000-000000000000"
+		}
+		req, _ := http.NewRequest(c.method, s.PublicURL+path, nil)
+		req.Header.Set("Origin", c.origin)
+		if c.method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		} else {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := s.PublicClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		acao := resp.Header.Get("Access-Control-Allow-Origin")
+		if c.allowed != (acao == c.origin) || !c.allowed && acao != "" || resp.Header.Get("Access-Control-Allow-Credentials") != "" {
+			t.Errorf("%s from %s: Access-Control-Allow-Origin %q", c.method, c.origin, acao)
+		}
+		if c.allowed && c.method == http.MethodOptions && (resp.StatusCode != http.StatusNoContent ||
+			!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization")) {
+			t.Errorf("preflight = %d %v", resp.StatusCode, resp.Header)
+		}
 	}
 
 	// Sign-out ends the session: its cookie no longer gets a token.
