@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/payorch/core-api/dashboard"
 	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/shared/auth"
 )
 
 func TestUserAdd(t *testing.T) {
@@ -49,5 +52,29 @@ func TestUserAdd(t *testing.T) {
 		if err := user(ctx, args, nil, &out); err == nil {
 			t.Errorf("user %v succeeded", args)
 		}
+	}
+}
+
+func TestDashboardKeyRotate(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := dashboardKey([]string{"-key-dir", dir}, &out); err != nil {
+		t.Fatal(err)
+	}
+	first := out.String()
+	out.Reset()
+	if err := dashboardKey([]string{"-key-dir", dir}, &out); err != nil || out.String() != first {
+		t.Fatalf("second run = %q, %v; want the same key %q", out.String(), err, first)
+	}
+	out.Reset()
+	if err := dashboardKey([]string{"-key-dir", dir, "-rotate"}, &out); err != nil || out.String() == first {
+		t.Fatalf("rotate = %q, %v; want a new key", out.String(), err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, auth.PublicKeysFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := auth.ParsePublicKeysPEM(data); err != nil || len(keys) != 2 {
+		t.Errorf("public keys after a rotation = %d, %v; want the old and the new", len(keys), err)
 	}
 }
