@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/dashboard"
+	"github.com/payorch/core-api/dashboard/web"
 	"github.com/payorch/core-api/httpapi"
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/shared/auth"
@@ -70,7 +71,8 @@ func (m *Main) dashboardDeps(keys *auth.KeySet) (httpapi.DashboardDeps, error) {
 	}
 	svc := &dashboard.Service{Store: m.DB, SigningKey: priv, Issuer: c.Issuer}
 	return httpapi.DashboardDeps{Service: svc, Origin: origin,
-		Limiter: &httpapi.RateLimiter{Limit: signInLimit, Window: time.Minute}}, nil
+		Limiter: &httpapi.RateLimiter{Limit: signInLimit, Window: time.Minute},
+		Web:     web.Handler{VaultProxyURL: m.Config.PublicURL}}, nil
 }
 
 // NewDashboardService is the dashboard's users service on db, for

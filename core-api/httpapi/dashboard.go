@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/dashboard"
+	"github.com/payorch/core-api/dashboard/web"
 	"github.com/payorch/shared/apierror"
 )
 
@@ -29,6 +30,8 @@ type DashboardDeps struct {
 	Origin string
 	// Limiter bounds sign-in attempts per client address; nil: none.
 	Limiter *RateLimiter
+	// Web serves the single-page app.
+	Web web.Handler
 }
 
 func dashboardRoutes(rt *Router, d DashboardDeps) {
@@ -40,6 +43,14 @@ func dashboardRoutes(rt *Router, d DashboardDeps) {
 	rt.Handle("POST /dashboard/sign-out", h.signOut)
 	rt.Handle("GET /dashboard/session", h.session)
 	rt.Handle("POST /dashboard/token", h.token)
+	rt.Handle("GET /{$}", d.Web.Page)
+	rt.Handle("GET /dashboard/assets/{name}", func(w http.ResponseWriter, r *http.Request) error {
+		ok, err := d.Web.Asset(w, r.PathValue("name"))
+		if err == nil && !ok {
+			err = apierror.NotFound("route not found")
+		}
+		return err
+	})
 }
 
 type dashboardHandlers struct{ DashboardDeps }
