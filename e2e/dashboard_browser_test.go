@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/auth"
+	vpapp "github.com/payorch/vault-proxy/app"
+)
+
+// webDir is the dashboard's npm package, whose browsertest/run.mjs drives
+// Chromium.
+const webDir = "../core-api/dashboard/web"
+
+// TestDashboardInBrowser runs the dashboard in Debian's Chromium
+// (playwright-core, never a downloaded browser) against the real stack:
+// brute force locked out, capture from the detail page, the viewer's
+// missing and refused write actions, a cross-origin post refused, axe-core
+// on every page. Screenshots are kept under .data/dashboard-screenshots.
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium is needed (apt-get install chromium): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("the dashboard's npm packages are needed (make dashboard-deps): %v", err)
+	}
+
+	keyDir := t.TempDir()
+	if _, err := auth.LoadSigningKeyDir(keyDir); err != nil {
+		t.Fatal(err)
+	}
+	var origin string
+	s := stack.Start(t, func(v *vpapp.Config, c *coreapp.Config) {
+		origin = "http://" + c.Addr // the page is served by core-api itself
+		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: dashboardIssuer, Origin: origin}
+		v.DashboardKeysFile, v.DashboardIssuer, v.DashboardOrigin = filepath.Join(keyDir, auth.PublicKeysFile), dashboardIssuer, origin
+	})
+	svc := coreapp.NewDashboardService(postgrestest.Open(t, s.DBs.CoreDSN))
+	addDashboardUser(t, svc, "admin@example.com", coreapi.RoleAdmin, "*")
+	addDashboardUser(t, svc, "viewer@example.com", coreapi.RoleViewer, "default")
+	addDashboardUser(t, svc, "locked@example.com", coreapi.RoleAdmin, "default")
+
+	// The data the pages show: a buyer with a card, an authorized payment.
+	tok := s.Token(t, "*.write")
+	code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/buyers", tok, map[string]any{"display_name": "Ada Lovelace"})
+	if code != http.StatusCreated {
+		t.Fatalf("buyer: %d %s", code, raw)
+	}
+	pm := vaultCardTB(t, s, tok, "4111111111111111")
+	txID := authorized(t, s, tok, pm, 2500, "")
+
+	// Another origin (another port: same site, so the SameSite cookie is
+	// sent) whose page posts a form to the dashboard's sign-out.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>evil</title><body>
+<form id="f" method="post" action="%s/dashboard/sign-out"><input name="x" value="1"></form>
+<script>document.getElementById("f").submit()</script></body></html>`, origin)
+	}))
+	t.Cleanup(evil.Close)
+
+	artifacts, err := filepath.Abs(filepath.Join("..", ".data", "dashboard-screenshots", time.Now().UTC().Format("20060102T150405Z")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "node", "browsertest/run.mjs")
+	cmd.Dir = webDir
+	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
+		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
+		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium)
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
+	if err != nil {
+		t.Fatalf("browser test: %v", err)
+	}
+
+	// What the click did, seen through the API: captured once, with its event.
+	core := newCore(s, tok, "")
+	tx := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID, nil)
+	if tx["status"] != "capture_succeeded" || tx["captured_amount"] != 2500.0 {
+		t.Errorf("after the dashboard's capture: %v", tx)
+	}
+	events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID+"/events", nil)
+	b, _ := json.Marshal(events)
+	if n := strings.Count(string(b), `"capture_succeeded"`); n == 0 {
+		t.Errorf("no capture event: %s", b)
+	}
+}
