@@ -6,16 +6,16 @@ DEVVAULT := $(BIN)/devvault
 # Every module in go.work; there is no module at the root.
 PKGS      = $(shell $(GO) list -f '{{.Dir}}/...' -m)
 
-.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres
+.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres dashboard-deps dashboard-build dashboard-check
 
 run: $(DEVVAULT) build
 	deploy/local/run.sh
 
-test: $(DEVVAULT)
+test: $(DEVVAULT) dashboard-check
 	deploy/local/test.sh $(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 # Without -race: the quick loop while editing.
-test-short: $(DEVVAULT)
+test-short: $(DEVVAULT) dashboard-deps
 	deploy/local/test.sh $(GO) test -count=1 -timeout 10m $(PKGS)
 
 bench: $(DEVVAULT)
@@ -31,6 +31,20 @@ build:
 	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./vault-proxy/cmd/mock-card ./vault-proxy/cmd/mock-3ds ./core-api/cmd/core-api ./core-api/cmd/mock-bank ./core-api/cmd/mock-direct ./core-api/cmd/mock-redirect ./core-api/cmd/mock-antifraud ./certs/cmd/devcerts
 
 devvault: $(DEVVAULT)
+
+# The merchant dashboard's web app (core-api/dashboard/web; docs/dashboard.md).
+# Its build, dist/app.js, is committed and embedded in core-api, so building
+# core-api needs no Node.js; dashboard-check type-checks src/ and fails when
+# the committed build is not the build of src/. The browser test
+# (e2e/dashboard_browser_test.go) needs these packages and Debian's chromium.
+DASHBOARD_WEB := core-api/dashboard/web
+dashboard-deps: $(DASHBOARD_WEB)/node_modules/.package-lock.json
+$(DASHBOARD_WEB)/node_modules/.package-lock.json: $(DASHBOARD_WEB)/package-lock.json
+	cd $(DASHBOARD_WEB) && npm ci --no-audit --no-fund
+dashboard-build: dashboard-deps
+	cd $(DASHBOARD_WEB) && npm run --silent build
+dashboard-check: dashboard-deps
+	cd $(DASHBOARD_WEB) && npm run --silent check
 
 # The dev Vault is its own module (BSL-licensed Vault 1.17.0, never shipped),
 # outside go.work so its ~270 requirements never reach the product's modules.
