@@ -65,6 +65,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("buyer: %d %s", code, raw)
 	}
+	for _, email := range []string{"a@example.com", "b@example.com"} {
+		if code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/three-ds-scenarios", tok,
+			scenarioBody("Y", "", map[string]any{"email_address": email})); code != http.StatusCreated {
+			t.Fatalf("scenario: %d %s", code, raw)
+		}
+	}
 	pm := vaultCardTB(t, s, tok, "4111111111111111")
 	txID := authorized(t, s, tok, pm, 2500, "")
 
@@ -101,6 +107,22 @@ func TestDashboardInBrowser(t *testing.T) {
 	tx := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID, nil)
 	if tx["status"] != "capture_succeeded" || tx["captured_amount"] != 2500.0 {
 		t.Errorf("after the dashboard's capture: %v", tx)
+	}
+	// The scenarios as the page left them: c added (a challenge that
+	// fails), moved up a place, then b dragged to the top.
+	var order []string
+	for _, it := range core.ok(t, http.StatusOK, http.MethodGet, "/three-ds-scenarios", nil)["items"].([]any) {
+		sc := it.(map[string]any)
+		order = append(order, sc["conditions"].(map[string]any)["email_address"].(string))
+		if sc["conditions"].(map[string]any)["email_address"] == "c@example.com" {
+			o, _ := json.Marshal(sc["outcome"])
+			if !strings.Contains(string(o), `"authentication":{"transaction_status":"C"}`) || !strings.Contains(string(o), `"result":{"transaction_status":"N"}`) {
+				t.Errorf("the scenario added through the page: %s", o)
+			}
+		}
+	}
+	if strings.Join(order, " ") != "b@example.com a@example.com c@example.com" {
+		t.Errorf("scenario order after the page's moves = %v", order)
 	}
 	events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID+"/events", nil)
 	b, _ := json.Marshal(events)

@@ -72,7 +72,7 @@ func (m *Main) dashboardDeps(keys *auth.KeySet) (httpapi.DashboardDeps, error) {
 	svc := &dashboard.Service{Store: m.DB, SigningKey: priv, Issuer: c.Issuer}
 	return httpapi.DashboardDeps{Service: svc, Origin: origin,
 		Limiter: &httpapi.RateLimiter{Limit: signInLimit, Window: time.Minute},
-		Web:     web.Handler{VaultProxyURL: m.Config.PublicURL}}, nil
+		Web:     web.Site{VaultProxyURL: m.Config.PublicURL, Environment: string(m.Config.Environment)}}, nil
 }
 
 // NewDashboardService is the dashboard's users service on db, for

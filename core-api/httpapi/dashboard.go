@@ -30,8 +30,8 @@ type DashboardDeps struct {
 	Origin string
 	// Limiter bounds sign-in attempts per client address; nil: none.
 	Limiter *RateLimiter
-	// Web serves the single-page app.
-	Web web.Handler
+	// Web is the single-page app.
+	Web web.Site
 }
 
 func dashboardRoutes(rt *Router, d DashboardDeps) {
@@ -43,14 +43,33 @@ func dashboardRoutes(rt *Router, d DashboardDeps) {
 	rt.Handle("POST /dashboard/sign-out", h.signOut)
 	rt.Handle("GET /dashboard/session", h.session)
 	rt.Handle("POST /dashboard/token", h.token)
-	rt.Handle("GET /{$}", d.Web.Page)
-	rt.Handle("GET /dashboard/assets/{name}", func(w http.ResponseWriter, r *http.Request) error {
-		ok, err := d.Web.Asset(w, r.PathValue("name"))
-		if err == nil && !ok {
-			err = apierror.NotFound("route not found")
-		}
-		return err
-	})
+	rt.Handle("GET /{$}", h.page)
+	rt.Handle("GET /dashboard/assets/{name}", h.asset)
+}
+
+// pageHeaders lock the page to its own assets and to calling core-api and
+// vault-proxy; nothing is cached without revalidation.
+func (h dashboardHandlers) pageHeaders(w http.ResponseWriter, contentType string) {
+	w.Header().Set("Content-Security-Policy", h.Web.CSP())
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Content-Type", contentType)
+}
+
+func (h dashboardHandlers) page(w http.ResponseWriter, r *http.Request) error {
+	h.pageHeaders(w, "text/html; charset=utf-8")
+	return h.Web.WritePage(w)
+}
+
+func (h dashboardHandlers) asset(w http.ResponseWriter, r *http.Request) error {
+	data, ctype, ok := web.Asset(r.PathValue("name"))
+	if !ok {
+		return apierror.NotFound("route not found")
+	}
+	h.pageHeaders(w, ctype)
+	_, err := w.Write(data)
+	return err
 }
 
 type dashboardHandlers struct{ DashboardDeps }

@@ -1,14 +1,15 @@
-// Package web serves the merchant dashboard's single-page app: a page and
-// its assets, all embedded in core-api (no CDN). dist/app.js is built from
-// src/ by esbuild (npm run build) and committed, so building core-api
-// needs no Node.js; `make dashboard-check` rebuilds it and fails when the
-// committed file differs (docs/dashboard.md).
+// Package web holds the merchant dashboard's single-page app: its page
+// and assets, all embedded in core-api (no CDN); httpapi serves them.
+// dist/app.js is built from src/ by esbuild (npm run build) and
+// committed, so building core-api needs no Node.js; `make
+// dashboard-check` rebuilds it and fails when the committed file differs
+// (docs/dashboard.md).
 package web
 
 import (
 	"embed"
 	"html/template"
-	"net/http"
+	"io"
 	"strings"
 )
 
@@ -21,6 +22,7 @@ var page = template.Must(template.New("index").Parse(`<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="payorch-vault-proxy" content="{{.VaultProxyURL}}">
+<meta name="payorch-environment" content="{{.Environment}}">
 <title>payorch dashboard</title>
 <link rel="stylesheet" href="/dashboard/assets/app.css">
 </head>
@@ -31,52 +33,46 @@ var page = template.Must(template.New("index").Parse(`<!doctype html>
 </html>
 `))
 
-// Handler serves the page at / and the assets under /dashboard/assets/.
-type Handler struct {
+// Site is one instance's dashboard.
+type Site struct {
 	// VaultProxyURL is vault-proxy's public base URL, which the page calls
 	// directly (never through core-api) for what it sends there.
 	VaultProxyURL string
+	// Environment (sandbox, development, production) decides which pages
+	// exist: the 3-D Secure scenarios only outside production.
+	Environment string
 }
 
-// securityHeaders lock the page to its own scripts and styles, and to
-// calling core-api and vault-proxy only.
-func (h Handler) securityHeaders(w http.ResponseWriter) {
+// CSP is the page's Content-Security-Policy: its own script and style
+// only, and calls to core-api and vault-proxy only.
+func (s Site) CSP() string {
 	csp := "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'"
-	if h.VaultProxyURL != "" {
-		csp += " " + h.VaultProxyURL
+	if u := strings.TrimRight(s.VaultProxyURL, "/"); u != "" {
+		csp += " " + u
 	}
-	csp += "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-	w.Header().Set("Content-Security-Policy", csp)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	return csp + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }
 
-// Page serves the app's one HTML page.
-func (h Handler) Page(w http.ResponseWriter, r *http.Request) error {
-	h.securityHeaders(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	return page.Execute(w, struct{ VaultProxyURL string }{strings.TrimRight(h.VaultProxyURL, "/")})
+// WritePage writes the app's one HTML page.
+func (s Site) WritePage(w io.Writer) error {
+	return page.Execute(w, Site{VaultProxyURL: strings.TrimRight(s.VaultProxyURL, "/"), Environment: s.Environment})
 }
 
-// Asset serves app.js or app.css; anything else is false.
-func (h Handler) Asset(w http.ResponseWriter, name string) (bool, error) {
-	var path, ctype string
+// Asset returns app.js or app.css with its content type; ok is false for
+// any other name.
+func Asset(name string) (data []byte, contentType string, ok bool) {
+	var path string
 	switch name {
 	case "app.js":
-		path, ctype = "dist/app.js", "text/javascript; charset=utf-8"
+		path, contentType = "dist/app.js", "text/javascript; charset=utf-8"
 	case "app.css":
-		path, ctype = "static/app.css", "text/css; charset=utf-8"
+		path, contentType = "static/app.css", "text/css; charset=utf-8"
 	default:
-		return false, nil
+		return nil, "", false
 	}
-	b, err := assets.ReadFile(path)
+	data, err := assets.ReadFile(path)
 	if err != nil {
-		return false, err
+		return nil, "", false // cannot happen: both are embedded
 	}
-	h.securityHeaders(w)
-	w.Header().Set("Content-Type", ctype)
-	w.Header().Set("Cache-Control", "no-cache")
-	_, err = w.Write(b)
-	return true, err
+	return data, contentType, true
 }

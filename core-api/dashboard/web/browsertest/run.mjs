@@ -101,9 +101,27 @@ try {
   await axe("buyer");
   await shot("buyer");
 
+  // --- 3-D Secure scenarios: add one through the form, reorder by button
+  // and by drag; e2e checks the order through the API.
+  await page.getByRole("link", { name: "3-D Secure scenarios" }).click();
+  const scenarios = page.getByRole("list", { name: "Scenarios in evaluation order" }).getByRole("listitem");
+  await scenarios.nth(1).waitFor();
+  await page.getByLabel("Email address").fill("c@example.com");
+  await page.getByLabel("Authentication status").selectOption("C");
+  await page.getByLabel("Challenge result").selectOption("N");
+  await page.getByRole("button", { name: "Add scenario" }).click();
+  await scenarios.nth(2).filter({ hasText: "c@example.com" }).waitFor();
+  await axe("3-D Secure scenarios");
+  await page.getByRole("button", { name: "Move scenario 3 up" }).click();
+  await scenarios.nth(1).filter({ hasText: "c@example.com" }).waitFor();
+  await scenarios.nth(2).dragTo(scenarios.nth(0));
+  await scenarios.nth(0).filter({ hasText: "b@example.com" }).waitFor();
+  await shot("three-ds-scenarios");
+  check(true, "3-D Secure scenarios added and reordered");
+
   // Keyboard: on a fresh load the skip link is the first stop.
   await page.reload();
-  await page.getByRole("heading", { name: "Payment methods" }).waitFor();
+  await page.getByRole("heading", { name: "3-D Secure scenarios" }).waitFor();
   await page.keyboard.press("Tab");
   const focused = await page.evaluate(() => document.activeElement?.textContent);
   check(focused === "Skip to content", `the first Tab stop is the skip link (got "${focused}")`);

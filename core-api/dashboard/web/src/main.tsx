@@ -1,6 +1,8 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
+import { Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
+import { ThreeDSScenarios } from "./threeds";
+import { Ctx, ErrorText, message } from "./ui";
 
 // ---- routing: #/path, so core-api serves one page ----
 
@@ -12,26 +14,6 @@ function useRoute(): string {
     return () => removeEventListener("hashchange", on);
   }, []);
   return route;
-}
-
-function message(e: unknown): string {
-  return e instanceof ApiError || e instanceof Error ? e.message : String(e);
-}
-
-function ErrorText({ error }: { error: string }) {
-  return error ? (
-    <p class="error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
-// ---- context passed to pages ----
-
-interface Ctx {
-  account: string;
-  scopes: string[];
-  can: (scope: string) => boolean;
 }
 
 // ---- sign-in ----
@@ -379,6 +361,9 @@ function useAccounts(session: Session): string[] {
   return accounts;
 }
 
+/** The sandbox 3-D Secure simulator exists outside production only. */
+const sandbox = document.querySelector<HTMLMetaElement>('meta[name="payorch-environment"]')?.content !== "production";
+
 function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
   const route = useRoute();
   const accounts = useAccounts(session);
@@ -397,6 +382,9 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
   switch (parts[0]) {
     case "buyers":
       page = parts[1] ? <Buyer ctx={ctx} id={parts[1]} /> : <Buyers ctx={ctx} />;
+      break;
+    case "three-ds-scenarios":
+      page = sandbox ? <ThreeDSScenarios ctx={ctx} /> : <p>3-D Secure scenarios exist only outside production.</p>;
       break;
     default:
       page = parts[1] ? <Transaction ctx={ctx} id={parts[1]} /> : <Transactions ctx={ctx} />;
@@ -423,6 +411,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       <nav aria-label="Sections">
         {link("#/transactions", "Transactions")}
         {link("#/buyers", "Buyers")}
+        {sandbox && link("#/three-ds-scenarios", "3-D Secure scenarios")}
       </nav>
       <main id="main" tabIndex={-1}>{page}</main>
     </div>
