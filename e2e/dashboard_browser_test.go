@@ -1,7 +1,13 @@
 package e2e
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -48,8 +54,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	if _, err := auth.LoadSigningKeyDir(keyDir); err != nil {
 		t.Fatal(err)
 	}
+	pki := newFwdPKI(t)
+	tg := newTarget(t, pki.ca, nil, nil) // the forwarding target, with a CA vault-proxy trusts
 	var origin string
-	s := stack.Start(t, func(v *vpapp.Config, c *coreapp.Config) {
+	s := stack.Start(t, stack.WithForwardLoopback(pki.caFile), func(v *vpapp.Config, c *coreapp.Config) {
 		origin = "http://" + c.Addr // the page is served by core-api itself
 		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: dashboardIssuer, Origin: origin}
 		v.DashboardKeysFile, v.DashboardIssuer, v.DashboardOrigin = filepath.Join(keyDir, auth.PublicKeysFile), dashboardIssuer, origin
@@ -84,6 +92,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	}))
 	t.Cleanup(evil.Close)
 
+	hmacSecret := make([]byte, 32)
+	_, _ = rand.Read(hmacSecret)
+	hmacKey := base64.StdEncoding.EncodeToString(hmacSecret)
+	results := filepath.Join(t.TempDir(), "results.json")
+
 	artifacts, err := filepath.Abs(filepath.Join("..", ".data", "dashboard-screenshots", time.Now().UTC().Format("20060102T150405Z")))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +108,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	cmd.Dir = webDir
 	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
 		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
-		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium)
+		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
+		"TARGET_HOST="+tg.Host, "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
 	if err != nil {
@@ -108,6 +122,34 @@ func TestDashboardInBrowser(t *testing.T) {
 	if tx["status"] != "capture_succeeded" || tx["captured_amount"] != 2500.0 {
 		t.Errorf("after the dashboard's capture: %v", tx)
 	}
+	// The forwarding config and the signature method made through the page:
+	// a real forward with that method reaches the target signed with the
+	// key typed into the page.
+	var made struct{ ConfigID, AuthID string }
+	if raw, err := os.ReadFile(results); err != nil || json.Unmarshal(raw, &made) != nil || made.AuthID == "" {
+		t.Fatalf("the browser test's results: %s, %v", raw, err)
+	}
+	code, raw = s.Do(t, s.PublicClient, http.MethodGet, s.PublicURL+"/vault-forward/configs/"+made.ConfigID, tok, nil)
+	var cfg struct{ Hosts []string }
+	if code != http.StatusOK || json.Unmarshal(raw, &cfg) != nil || strings.Join(cfg.Hosts, " ") != tg.Host+" example.org:8443" {
+		t.Errorf("the config after the page's edit of its hosts: %d %s", code, raw)
+	}
+	pmFwd := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
+	res := doForward(t, s, s.Token(t, "vault-forward.write"), `{"number":"{{ CARD_NUMBER_1 }}"}`,
+		"x-vault-forward-url", tg.URL+"/charges", "x-vault-forward-payment-methods", pmFwd,
+		"x-vault-forward-authentications", made.AuthID)
+	if res.Status != http.StatusOK {
+		t.Fatalf("forward with the page's method: %d %s", res.Status, res.Body)
+	}
+	params := verifyRFC9421(t, tg.last(t), "sig1", func(base, sig []byte) bool {
+		m := hmac.New(sha256.New, hmacSecret)
+		m.Write(base)
+		return hmac.Equal(m.Sum(nil), sig)
+	})
+	if !strings.Contains(params, `keyid="hk1"`) {
+		t.Errorf("signature params %q", params)
+	}
+
 	// The scenarios as the page left them: c added (a challenge that
 	// fails), moved up a place, then b dragged to the top.
 	var order []string
@@ -129,4 +171,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	if n := strings.Count(string(b), `"capture_succeeded"`); n == 0 {
 		t.Errorf("no capture event: %s", b)
 	}
+}
+
+// spkiHash is the base64 SHA-256 of a PEM certificate's public key, for
+// Chromium's --ignore-certificate-errors-spki-list: the browser trusts
+// vault-proxy's development certificate and nothing else it would refuse.
+func spkiHash(t *testing.T, certFile string) string {
+	t.Helper()
+	raw, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		t.Fatalf("no PEM in %s", certFile)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
 }

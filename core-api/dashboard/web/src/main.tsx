@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
 import { ThreeDSScenarios } from "./threeds";
+import { ForwardConfig, ForwardConfigs } from "./vaultforward";
 import { Ctx, ErrorText, message } from "./ui";
 
 // ---- routing: #/path, so core-api serves one page ----
@@ -383,6 +384,9 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
     case "buyers":
       page = parts[1] ? <Buyer ctx={ctx} id={parts[1]} /> : <Buyers ctx={ctx} />;
       break;
+    case "vault-forward":
+      page = parts[1] ? <ForwardConfig ctx={ctx} id={parts[1]} /> : <ForwardConfigs ctx={ctx} />;
+      break;
     case "three-ds-scenarios":
       page = sandbox ? <ThreeDSScenarios ctx={ctx} /> : <p>3-D Secure scenarios exist only outside production.</p>;
       break;
@@ -411,6 +415,7 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       <nav aria-label="Sections">
         {link("#/transactions", "Transactions")}
         {link("#/buyers", "Buyers")}
+        {link("#/vault-forward", "Vault forwarding")}
         {sandbox && link("#/three-ds-scenarios", "3-D Secure scenarios")}
       </nav>
       <main id="main" tabIndex={-1}>{page}</main>
