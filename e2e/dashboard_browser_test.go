@@ -60,6 +60,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	s := stack.Start(t, stack.WithForwardLoopback(pki.caFile), func(v *vpapp.Config, c *coreapp.Config) {
 		origin = "http://" + c.Addr // the page is served by core-api itself
 		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: dashboardIssuer, Origin: origin}
+		c.Webhooks.AllowLoopback = true
 		v.DashboardKeysFile, v.DashboardIssuer, v.DashboardOrigin = filepath.Join(keyDir, auth.PublicKeysFile), dashboardIssuer, origin
 	})
 	svc := coreapp.NewDashboardService(postgrestest.Open(t, s.DBs.CoreDSN))
@@ -79,8 +80,22 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("scenario: %d %s", code, raw)
 		}
 	}
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(hooks.Close)
+	if code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/webhook-subscriptions", tok,
+		map[string]any{"url": hooks.URL + "/hooks"}); code != http.StatusCreated {
+		t.Fatalf("webhook subscription: %d %s", code, raw)
+	}
 	pm := vaultCardTB(t, s, tok, "4111111111111111")
 	txID := authorized(t, s, tok, pm, 2500, "")
+	// Not the default: the payment above is not screened.
+	code, raw = s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/payment-services", tok, map[string]any{
+		"connector": "mock-antifraud", "display_name": "Screening", "settings": map[string]any{"api_version": "v2.1"},
+		"credentials": map[string]any{"api_key": "dashboard-test-key"}})
+	var screening struct{ ID string }
+	if code != http.StatusCreated || json.Unmarshal(raw, &screening) != nil {
+		t.Fatalf("anti-fraud payment service: %d %s", code, raw)
+	}
 
 	// Another origin (another port: same site, so the SameSite cookie is
 	// sent) whose page posts a form to the dashboard's sign-out.
@@ -109,7 +124,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
 		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
 		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
-		"TARGET_HOST="+tg.Host, "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
+		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
 	if err != nil {
@@ -148,6 +163,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	})
 	if !strings.Contains(params, `keyid="hk1"`) {
 		t.Errorf("signature params %q", params)
+	}
+
+	// The anti-fraud API version the page's toggle chose.
+	ps := core.ok(t, http.StatusOK, http.MethodGet, "/payment-services/"+screening.ID, nil)
+	if v := ps["settings"].(map[string]any)["api_version"]; v != "v10.2" {
+		t.Errorf("api_version after the page's toggle = %v", v)
 	}
 
 	// The scenarios as the page left them: c added (a challenge that

@@ -135,6 +135,34 @@ try {
   await axe("vault forwarding");
   await shot("vault-forward");
 
+  // --- payment services: the anti-fraud API version toggle
+  await page.getByRole("link", { name: "Payment services" }).click();
+  await page.getByRole("group", { name: "Anti-fraud API version of Screening" }).waitFor();
+  await axe("payment services");
+  await page.getByRole("radio", { name: "v10.2" }).click();
+  await page.getByRole("status").filter({ hasText: "Screening now uses API v10.2." }).waitFor();
+  check(await page.getByRole("radio", { name: "v10.2" }).isChecked(), "the anti-fraud toggle shows v10.2");
+  await shot("payment-services");
+
+  // --- webhook subscriptions: deliveries with a retry, a new one whose
+  // secret is shown once, a rotation
+  await page.getByRole("link", { name: "Webhooks" }).click();
+  const hooksURL = env("HOOKS_URL");
+  await page.getByRole("button", { name: `Deliveries of ${hooksURL}` }).click();
+  const deliveries = page.getByRole("list", { name: `Deliveries of ${hooksURL}` });
+  await deliveries.getByRole("listitem").first().waitFor();
+  await deliveries.getByRole("button", { name: /^Retry / }).first().click();
+  await page.getByRole("status").filter({ hasText: "queued again" }).waitFor();
+  check(true, "a delivery retried");
+  await page.getByLabel("Endpoint URL").fill(hooksURL.replace("/hooks", "/other"));
+  await page.getByRole("button", { name: "Create subscription" }).click();
+  const secretText = await page.getByRole("status").filter({ hasText: "Signing secret" }).textContent();
+  check(/whsec_/.test(secretText ?? ""), "the new subscription's secret is shown once");
+  await page.getByRole("button", { name: `Rotate secret of ${hooksURL}` }).click();
+  await page.getByText(/The previous secret signs until/).waitFor();
+  await axe("webhooks");
+  await shot("webhooks");
+
   // --- 3-D Secure scenarios: add one through the form, reorder by button
   // and by drag; e2e checks the order through the API.
   await page.getByRole("link", { name: "3-D Secure scenarios" }).click();

@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
+import { PaymentServices, WebhookSubscriptions } from "./settings";
 import { ThreeDSScenarios } from "./threeds";
 import { ForwardConfig, ForwardConfigs } from "./vaultforward";
 import { Ctx, ErrorText, message } from "./ui";
@@ -387,6 +388,12 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
     case "vault-forward":
       page = parts[1] ? <ForwardConfig ctx={ctx} id={parts[1]} /> : <ForwardConfigs ctx={ctx} />;
       break;
+    case "payment-services":
+      page = <PaymentServices ctx={ctx} />;
+      break;
+    case "webhooks":
+      page = <WebhookSubscriptions ctx={ctx} />;
+      break;
     case "three-ds-scenarios":
       page = sandbox ? <ThreeDSScenarios ctx={ctx} /> : <p>3-D Secure scenarios exist only outside production.</p>;
       break;
@@ -416,7 +423,9 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {link("#/transactions", "Transactions")}
         {link("#/buyers", "Buyers")}
         {link("#/vault-forward", "Vault forwarding")}
+        {link("#/payment-services", "Payment services")}
         {sandbox && link("#/three-ds-scenarios", "3-D Secure scenarios")}
+        {link("#/webhooks", "Webhooks")}
       </nav>
       <main id="main" tabIndex={-1}>{page}</main>
     </div>
