@@ -160,9 +160,14 @@ dashboard_url=http://127.0.0.1:8080
 export CORE_API_DASHBOARD_KEY_DIR="$data/dashboard-auth" CORE_API_DASHBOARD_ORIGIN=$dashboard_url
 export VAULT_PROXY_DASHBOARD_KEYS_FILE="$data/dashboard-auth/public-keys.pem" VAULT_PROXY_DASHBOARD_ORIGIN=$dashboard_url
 if [ ! -s "$data/dashboard-admin.txt" ]; then
-  (umask 077; "$bin/core-api" user add -email admin@payorch.test -role admin -merchant-accounts '*' > "$data/dashboard-admin.txt")
+  if ! (umask 077; "$bin/core-api" user add -email admin@payorch.test -role admin -merchant-accounts '*' > "$data/dashboard-admin.tmp"); then
+    echo "dashboard: no first admin added (see above); add one with: $bin/core-api user add -email EMAIL" >&2
+  else
+    mv "$data/dashboard-admin.tmp" "$data/dashboard-admin.txt"
+  fi
+  rm -f "$data/dashboard-admin.tmp"
 fi
-dashboard_password=$(sed -n 's/^password: //p' "$data/dashboard-admin.txt")
+dashboard_password=$(sed -n 's/^password: //p' "$data/dashboard-admin.txt" 2>/dev/null || true)
 
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
