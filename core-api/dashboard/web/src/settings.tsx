@@ -35,8 +35,8 @@ export function PaymentServices({ ctx }: { ctx: Ctx }) {
     setNote("");
     try {
       await api("PUT", `/payment-services/${ps.id}`, { account: ctx.account }, body);
+      await load(); // the note comes with the reloaded state, never before it
       setNote(done);
-      await load();
     } catch (e) {
       setError(message(e));
     }
