@@ -6,17 +6,17 @@ DEVVAULT := $(BIN)/devvault
 # Every module in go.work; there is no module at the root.
 PKGS      = $(shell $(GO) list -f '{{.Dir}}/...' -m)
 
-.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres securefields
+.PHONY: run test test-short lint bench soak devvault certs build clean check-fresh-postgres securefields dashboard-deps dashboard-build dashboard-check
 
 run: $(DEVVAULT) build
 	deploy/local/run.sh
 
-# The secure fields' browser test (e2e) must run here, not skip.
-test: $(DEVVAULT) securefields
+# The browser tests (secure fields, dashboard) must run here, not skip.
+test: $(DEVVAULT) securefields dashboard-check
 	PAYORCH_BROWSER_TEST=required deploy/local/test.sh $(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 # Without -race: the quick loop while editing.
-test-short: $(DEVVAULT) securefields
+test-short: $(DEVVAULT) securefields dashboard-deps
 	deploy/local/test.sh $(GO) test -count=1 -timeout 10m $(PKGS)
 
 # The secure fields' package: npm ci when needed, tsc --noEmit, and the
@@ -37,6 +37,20 @@ build:
 	$(GO) build -trimpath -o $(BIN)/ ./vault-proxy/cmd/vault-proxy ./vault-proxy/cmd/mock-card ./vault-proxy/cmd/mock-3ds ./core-api/cmd/core-api ./core-api/cmd/mock-bank ./core-api/cmd/mock-direct ./core-api/cmd/mock-redirect ./core-api/cmd/mock-antifraud ./certs/cmd/devcerts
 
 devvault: $(DEVVAULT)
+
+# The merchant dashboard's web app (core-api/dashboard/web; docs/dashboard.md).
+# Its build, dist/app.js, is committed and embedded in core-api, so building
+# core-api needs no Node.js; dashboard-check type-checks src/ and fails when
+# the committed build is not the build of src/. The browser test
+# (e2e/dashboard_browser_test.go) needs these packages and Debian's chromium.
+DASHBOARD_WEB := core-api/dashboard/web
+dashboard-deps: $(DASHBOARD_WEB)/node_modules/.package-lock.json
+$(DASHBOARD_WEB)/node_modules/.package-lock.json: $(DASHBOARD_WEB)/package-lock.json
+	cd $(DASHBOARD_WEB) && npm ci --no-audit --no-fund
+dashboard-build: dashboard-deps
+	cd $(DASHBOARD_WEB) && npm run --silent build
+dashboard-check: dashboard-deps
+	cd $(DASHBOARD_WEB) && npm run --silent check
 
 # The dev Vault is its own module (BSL-licensed Vault 1.17.0, never shipped),
 # outside go.work so its ~270 requirements never reach the product's modules.

@@ -93,6 +93,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	dash, err := m.dashboardDeps(keys)
+	if err != nil {
+		return err
+	}
 	verifier, err := auth.NewVerifier(auth.Config{Keys: keys, Logger: m.Log})
 	if err != nil {
 		return err
@@ -112,6 +116,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	rt.SetMetrics(reg.NewHTTP(metricsService))
 	deps := m.deps(verifier, cursors)
 	deps.Metrics = reg.Handler()
+	deps.Dashboard = dash
 	httpapi.Routes(rt, deps)
 	if err := m.serveAdmin(reg); err != nil {
 		return err

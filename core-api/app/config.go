@@ -122,6 +122,10 @@ type Config struct {
 
 	// Webhooks configures outbound webhook delivery (docs/webhooks.md).
 	Webhooks WebhookConfig
+
+	// Dashboard configures the merchant dashboard's sign-in
+	// (docs/dashboard.md); an empty KeyDir turns it off.
+	Dashboard DashboardConfig
 }
 
 // WebhookConfig configures outbound webhook delivery.
@@ -282,6 +286,7 @@ func LoadConfig(l *config.Loader) Config {
 			Lease:         l.Duration("CORE_API_WEBHOOK_LEASE", 0, time.Hour, config.Default("0s")),
 			Poll:          l.Duration("CORE_API_WEBHOOK_POLL", 10*time.Millisecond, time.Minute, config.Default(webhooks.DefaultPoll.String())),
 		},
+		Dashboard: loadDashboardConfig(l),
 	}
 }
 

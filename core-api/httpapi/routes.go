@@ -35,6 +35,8 @@ type Deps struct {
 	// are then not registered, and answer 404.
 	ThreeDSScenarios *threeds.Service
 	Webhooks         *webhooks.Service
+	// Dashboard is the merchant dashboard's sign-in (dashboard.go).
+	Dashboard DashboardDeps
 	// Metrics serves the process's metrics (the admin listener's), on
 	// GET /metrics too.
 	Metrics http.Handler
@@ -45,6 +47,7 @@ type Deps struct {
 func Routes(rt *Router, d Deps) {
 	rt.Health(d.Checks...)
 	rt.Handle("GET /openapi.json", serveOpenAPI)
+	dashboardRoutes(rt, d.Dashboard)
 
 	merchants := merchantHandlers{d}
 	rt.Handle("POST /merchant-accounts", merchants.create)

@@ -150,6 +150,25 @@ if [ "$ENVIRONMENT" != production ]; then
 fi
 export CORE_API_PUBLIC_URL=https://127.0.0.1:8443
 
+# 5f. The merchant dashboard (docs/dashboard.md): served by core-api, its
+#     tokens signed by a key of their own (created on first use), which
+#     vault-proxy accepts from the dashboard's origin; and a first admin,
+#     whose generated password is kept in .data (0600) to be printed on
+#     every start.
+dashboard_url=http://127.0.0.1:8080
+"$bin/core-api" dashboard-key -key-dir "$data/dashboard-auth"
+export CORE_API_DASHBOARD_KEY_DIR="$data/dashboard-auth" CORE_API_DASHBOARD_ORIGIN=$dashboard_url
+export VAULT_PROXY_DASHBOARD_KEYS_FILE="$data/dashboard-auth/public-keys.pem" VAULT_PROXY_DASHBOARD_ORIGIN=$dashboard_url
+if [ ! -s "$data/dashboard-admin.txt" ]; then
+  if ! (umask 077; "$bin/core-api" user add -email admin@payorch.test -role admin -merchant-accounts '*' > "$data/dashboard-admin.tmp"); then
+    echo "dashboard: no first admin added (see above); add one with: $bin/core-api user add -email EMAIL" >&2
+  else
+    mv "$data/dashboard-admin.tmp" "$data/dashboard-admin.txt"
+  fi
+  rm -f "$data/dashboard-admin.tmp"
+fi
+dashboard_password=$(sed -n 's/^password: //p' "$data/dashboard-admin.txt" 2>/dev/null || true)
+
 # 6. vault-proxy: the PCI zone, with the runtime policy's token only.
 VAULT_TOKEN="$service_token" \
 VAULT_PROXY_PUBLIC_CERT_FILE="$c/public.pem" VAULT_PROXY_PUBLIC_KEY_FILE="$c/public-key.pem" \
@@ -180,6 +199,7 @@ payorch is running ($ENVIRONMENT)
   vault-proxy admin    http://127.0.0.1:9090    (loopback: /healthz, /readyz)
   Vault                $VAULT_ADDR
   health               curl -s http://127.0.0.1:8080/readyz
+  dashboard            $dashboard_url/   (admin@payorch.test / $dashboard_password)
 MSG
 if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"

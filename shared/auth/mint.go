@@ -228,3 +228,26 @@ func ensurePublicKey(path string, pub *ecdsa.PublicKey) error {
 	}
 	return nil
 }
+
+// LoadSigningKeyDir returns the signing key of keyDir, laid out as
+// IssueDevToken's (SigningKeyFile, PublicKeysFile): created on first use,
+// and its public key appended to PublicKeysFile if that does not hold it
+// yet. Rotating the key is then replacing SigningKeyFile: the previous
+// public key stays in PublicKeysFile, so tokens it signed verify until
+// they expire.
+func LoadSigningKeyDir(keyDir string) (*ecdsa.PrivateKey, error) {
+	if keyDir == "" {
+		return nil, errors.New("auth: empty key directory")
+	}
+	if err := os.MkdirAll(keyDir, 0o700); err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	priv, err := loadOrCreateSigningKey(filepath.Join(keyDir, SigningKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := ensurePublicKey(filepath.Join(keyDir, PublicKeysFile), &priv.PublicKey); err != nil {
+		return nil, err
+	}
+	return priv, nil
+}

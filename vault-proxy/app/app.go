@@ -109,6 +109,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	if f := m.Config.DashboardKeysFile; f != "" {
+		if m.Config.DashboardIssuer == m.Config.AuthIssuer {
+			return errors.New("VAULT_PROXY_DASHBOARD_ISSUER must differ from AUTH_ISSUER: dashboard tokens have their own key")
+		}
+		if _, err := keys.AddFile(f, m.Config.DashboardIssuer); err != nil {
+			return err
+		}
+	}
 	verifier, err := auth.NewVerifier(auth.Config{Keys: keys, Logger: m.Log})
 	if err != nil {
 		return err
@@ -130,6 +138,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	requests := reg.NewHTTP("vault_proxy")
 	publicRouter := httpapi.NewRouter(m.Log.With("listener", "public"))
 	publicRouter.SetMetrics(requests, "public")
+	publicRouter.SetCORS(m.Config.DashboardOrigin)
 	httpapi.PublicRoutes(publicRouter, public)
 	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internalRouter.SetMetrics(requests, "internal")

@@ -34,6 +34,18 @@ type Config struct {
 	AuthKeysFile string
 	AuthIssuer   string
 
+	// The merchant dashboard (docs/dashboard.md). DashboardKeysFile
+	// (VAULT_PROXY_DASHBOARD_KEYS_FILE) holds the public keys of the
+	// dashboard's tokens (core-api's CORE_API_DASHBOARD_KEY_DIR
+	// public-keys.pem), accepted under DashboardIssuer
+	// (VAULT_PROXY_DASHBOARD_ISSUER, default payorch-dashboard);
+	// DashboardOrigin (VAULT_PROXY_DASHBOARD_ORIGIN) is the one origin
+	// whose pages may call the public listener (CORS). Empty: no
+	// dashboard tokens, no CORS.
+	DashboardKeysFile string
+	DashboardIssuer   string
+	DashboardOrigin   string
+
 	// Destinations core-api may name in detokenized calls: name=base URL.
 	Destinations string
 	// ExtraCAFile adds a CA trusted for destinations and forwards (local
@@ -125,6 +137,9 @@ func LoadConfig(l *config.Loader) Config {
 		CoreAPIURL:             strings.TrimRight(l.String("CORE_API_URL", config.Default("http://127.0.0.1:8080")), "/"),
 		AuthKeysFile:           l.String("AUTH_PUBLIC_KEYS_FILE"),
 		AuthIssuer:             l.String("AUTH_ISSUER", config.Default("payorch")),
+		DashboardKeysFile:      l.String("VAULT_PROXY_DASHBOARD_KEYS_FILE", config.Optional()),
+		DashboardIssuer:        l.String("VAULT_PROXY_DASHBOARD_ISSUER", config.Default("payorch-dashboard")),
+		DashboardOrigin:        strings.TrimRight(l.String("VAULT_PROXY_DASHBOARD_ORIGIN", config.Optional()), "/"),
 		Destinations:           l.String("VAULT_PROXY_DESTINATIONS", config.Optional()),
 		ExtraCAFile:            l.String("VAULT_FORWARD_EXTRA_CA_FILE", config.Optional()),
 		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),

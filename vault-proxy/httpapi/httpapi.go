@@ -37,6 +37,8 @@ type Router struct {
 	log      *slog.Logger
 	listener string        // for metrics: public, internal, admin
 	metrics  *metrics.HTTP // nil: none
+
+	corsOrigin string // see SetCORS
 }
 
 // SetMetrics counts every request of the listener in m, by route
@@ -76,7 +78,7 @@ func (rt *Router) MethodNotAllowed(h Handler) { rt.r.MethodNotAllowed = rt.wrap(
 const unmatchedRoute = "unmatched"
 
 // Handler is the fasthttp entry point.
-func (rt *Router) Handler() fasthttp.RequestHandler { return rt.r.Handler }
+func (rt *Router) Handler() fasthttp.RequestHandler { return rt.withCORS(rt.r.Handler) }
 
 // Health registers /healthz (the process is up) and /readyz (its
 // dependencies answer).

@@ -13,6 +13,10 @@
 //	core-api vault-setup -policies deploy/vault -out FILE
 //	                     prepare Vault transit (mount, the derived credentials key, the policy)
 //	                     with the privileged CORE_API_VAULT_TOKEN and write the runtime token to FILE
+//	core-api user add -email EMAIL [-role admin|developer|viewer] [-merchant-accounts ID,ID|*] [-password-stdin]
+//	                     add a dashboard user (CORE_API_DATABASE_URL); prints a generated password
+//	core-api dashboard-key [-key-dir .data/dashboard-auth] [-rotate]
+//	                     create (or rotate) the key that signs the dashboard's tokens
 //	core-api reconcile-vault [-dry-run] [-grace 24h] [-max-shreds N] [-merchant-account-id ID]
 //	                     run the vault reconciliation once now (docs/vault-reconciliation.md)
 //	core-api help
@@ -60,15 +64,19 @@ func run(ctx context.Context, log *slog.Logger, args []string) error {
 		return nil
 	case "token":
 		return token(args, os.Stdout)
+	case "user":
+		return user(ctx, args, os.Stdin, os.Stdout)
+	case "dashboard-key":
+		return dashboardKey(args, os.Stdout)
 	case "reconcile-vault":
 		return reconcileVault(ctx, log, args, os.Stdout)
 	case "vault-setup":
 		return vaultSetup(ctx, args)
 	case "help", "-h", "--help":
-		fmt.Println("commands: serve, migrate, token, reconcile-vault, vault-setup, help")
+		fmt.Println("commands: serve, migrate, token, user, dashboard-key, reconcile-vault, vault-setup, help")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, reconcile-vault, vault-setup, help)", cmd)
+		return fmt.Errorf("unknown command %q (commands: serve, migrate, token, user, dashboard-key, reconcile-vault, vault-setup, help)", cmd)
 	}
 	return service.Serve(ctx, log, app.EnvPrefixes, app.LoadConfig, app.New)
 }

@@ -1,0 +1,287 @@
+// Package dashboard is the merchant dashboard's sign-in: its users
+// (argon2id passwords, a role mapping to API scopes, the merchant accounts
+// they may act in), sessions held in an HttpOnly cookie with a server-side
+// expiry and an anti-CSRF token, lockout after repeated failures, and the
+// short-lived bearer tokens the dashboard's page calls the public APIs
+// with. The tokens are signed by a key of their own, registered under
+// their own issuer (docs/dashboard.md).
+package dashboard
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/mail"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/auth"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessionLifetime = 12 * time.Hour
+	// MaxTokenLifetime bounds the bearer tokens: the page asks for a new
+	// one before this runs out.
+	MaxTokenLifetime   = 15 * time.Minute
+	DefaultMaxFailures = 5
+	DefaultLockout     = 15 * time.Minute
+)
+
+// Store keeps users and sessions.
+type Store interface {
+	CreateDashboardUser(ctx context.Context, u *coreapi.DashboardUser) error
+	DashboardUserByEmail(ctx context.Context, email string) (*coreapi.DashboardUser, error)
+	DashboardUser(ctx context.Context, id string) (*coreapi.DashboardUser, error)
+	// RecordFailedSignIn adds one to the user's failures and, when they
+	// reach maxFailures, locks the user until lockUntil and resets the
+	// count; it returns the user as it then is.
+	RecordFailedSignIn(ctx context.Context, id string, maxFailures int, lockUntil time.Time) (*coreapi.DashboardUser, error)
+	ResetFailedSignIns(ctx context.Context, id string) error
+	CreateDashboardSession(ctx context.Context, s *coreapi.DashboardSession) error
+	// DashboardSession returns the session unless it expired by now.
+	DashboardSession(ctx context.Context, tokenHash []byte, now time.Time) (*coreapi.DashboardSession, error)
+	DeleteDashboardSession(ctx context.Context, tokenHash []byte) error
+}
+
+// Config tunes the service; zero values take the defaults.
+type Config struct {
+	SessionLifetime time.Duration
+	TokenLifetime   time.Duration // at most MaxTokenLifetime
+	MaxFailures     int           // consecutive failed sign-ins before a lockout
+	Lockout         time.Duration
+}
+
+// Service signs users in and out and mints their tokens.
+type Service struct {
+	Store Store
+	// SigningKey signs the dashboard's bearer tokens, under Issuer: a key
+	// of its own, never one of the API keys'.
+	SigningKey *ecdsa.PrivateKey
+	Issuer     string
+	Config     Config
+	Now        func() time.Time
+
+	dummyOnce sync.Once
+	dummyHash string // checked for unknown emails, so they take as long as known ones
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) cfg() Config {
+	c := s.Config
+	if c.SessionLifetime <= 0 {
+		c.SessionLifetime = DefaultSessionLifetime
+	}
+	if c.TokenLifetime <= 0 || c.TokenLifetime > MaxTokenLifetime {
+		c.TokenLifetime = MaxTokenLifetime
+	}
+	if c.MaxFailures <= 0 {
+		c.MaxFailures = DefaultMaxFailures
+	}
+	if c.Lockout <= 0 {
+		c.Lockout = DefaultLockout
+	}
+	return c
+}
+
+// Errors of the service; httpapi maps them to statuses.
+var (
+	// ErrBadCredentials is an unknown email or a wrong password: the
+	// answer does not tell which.
+	ErrBadCredentials = errors.New("invalid email or password")
+	// ErrNoSession is a missing, unknown or expired session.
+	ErrNoSession = errors.New("not signed in")
+)
+
+// LockedError is a sign-in refused because the user is locked out.
+type LockedError struct{ Until time.Time }
+
+func (e *LockedError) Error() string {
+	return "too many failed sign-ins: try again after " + e.Until.UTC().Format(time.RFC3339)
+}
+
+// InvalidUserError is a user that cannot be added, naming the field.
+type InvalidUserError struct{ Field, Message string }
+
+func (e *InvalidUserError) Error() string { return e.Field + ": " + e.Message }
+
+// NewUser is what AddUser needs.
+type NewUser struct {
+	Email              string
+	Password           string
+	Role               coreapi.DashboardRole
+	MerchantAccountIDs []string // ["*"]: every account
+}
+
+// AddUser creates a user (core-api user add).
+func (s *Service) AddUser(ctx context.Context, in NewUser) (*coreapi.DashboardUser, error) {
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
+		return nil, &InvalidUserError{"email", "must be an email address such as ada@example.com"}
+	}
+	if n := len(in.Password); n < MinPasswordLen || n > MaxPasswordLen {
+		return nil, &InvalidUserError{"password", fmt.Sprintf("must be %d to %d bytes long", MinPasswordLen, MaxPasswordLen)}
+	}
+	if !in.Role.Valid() {
+		return nil, &InvalidUserError{"role", "must be admin, developer or viewer"}
+	}
+	if len(in.MerchantAccountIDs) == 0 || slices.Contains(in.MerchantAccountIDs, "") ||
+		len(in.MerchantAccountIDs) > 1 && slices.Contains(in.MerchantAccountIDs, auth.AllMerchantAccounts) {
+		return nil, &InvalidUserError{"merchant_account_ids", `must name one or more merchant accounts, or be "*" alone for every one`}
+	}
+	hash, err := HashPassword(in.Password)
+	if err != nil {
+		return nil, err
+	}
+	u := &coreapi.DashboardUser{ID: uuid.NewString(), Email: email, PasswordHash: hash, Role: in.Role,
+		MerchantAccountIDs: slices.Clone(in.MerchantAccountIDs), CreatedAt: s.now()}
+	if err := s.Store.CreateDashboardUser(ctx, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Session is a signed-in browser: the cookie's token (shown once, at
+// sign-in), its CSRF token and its user.
+type Session struct {
+	Token     string // only set by SignIn
+	CSRFToken string
+	ExpiresAt time.Time
+	User      *coreapi.DashboardUser
+}
+
+// SignIn checks the credentials and opens a session. A wrong password
+// counts towards the user's lockout; a locked user is refused even with
+// the right password.
+func (s *Service) SignIn(ctx context.Context, email, password string) (*Session, error) {
+	cfg, now := s.cfg(), s.now()
+	if len(password) > MaxPasswordLen {
+		return nil, ErrBadCredentials
+	}
+	u, err := s.Store.DashboardUserByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	if errors.Is(err, coreapi.ErrNotFound) {
+		_, _ = CheckPassword(s.dummy(), password)
+		return nil, ErrBadCredentials
+	}
+	if err != nil {
+		return nil, err
+	}
+	if now.Before(u.LockedUntil) {
+		return nil, &LockedError{Until: u.LockedUntil}
+	}
+	ok, err := CheckPassword(u.PasswordHash, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		u, err := s.Store.RecordFailedSignIn(ctx, u.ID, cfg.MaxFailures, now.Add(cfg.Lockout))
+		if err != nil {
+			return nil, err
+		}
+		if now.Before(u.LockedUntil) {
+			return nil, &LockedError{Until: u.LockedUntil}
+		}
+		return nil, ErrBadCredentials
+	}
+	if u.FailedSignIns > 0 {
+		if err := s.Store.ResetFailedSignIns(ctx, u.ID); err != nil {
+			return nil, err
+		}
+	}
+	token, csrf := randomToken(), randomToken()
+	sess := &coreapi.DashboardSession{TokenHash: HashToken(token), UserID: u.ID, CSRFToken: csrf,
+		CreatedAt: now, ExpiresAt: now.Add(cfg.SessionLifetime)}
+	if err := s.Store.CreateDashboardSession(ctx, sess); err != nil {
+		return nil, err
+	}
+	return &Session{Token: token, CSRFToken: csrf, ExpiresAt: sess.ExpiresAt, User: u}, nil
+}
+
+// Session returns the live session of a cookie token, with its user.
+func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
+	if token == "" {
+		return nil, ErrNoSession
+	}
+	sess, err := s.Store.DashboardSession(ctx, HashToken(token), s.now())
+	if errors.Is(err, coreapi.ErrNotFound) {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.Store.DashboardUser(ctx, sess.UserID)
+	if errors.Is(err, coreapi.ErrNotFound) {
+		return nil, ErrNoSession
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Session{CSRFToken: sess.CSRFToken, ExpiresAt: sess.ExpiresAt, User: u}, nil
+}
+
+// SignOut ends the session of a cookie token; an unknown one is no error.
+func (s *Service) SignOut(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	return s.Store.DeleteDashboardSession(ctx, HashToken(token))
+}
+
+// Token is a bearer token minted for a session.
+type Token struct {
+	AccessToken        string
+	ExpiresAt          time.Time
+	Scopes             []string
+	MerchantAccountIDs []string
+}
+
+// Token mints a bearer token for sess's user: its role's scopes, its
+// merchant accounts, living TokenLifetime and never beyond the session.
+func (s *Service) Token(sess *Session) (*Token, error) {
+	now := s.now().Truncate(time.Second)
+	lifetime := min(s.cfg().TokenLifetime, sess.ExpiresAt.Sub(now))
+	if lifetime < time.Second {
+		return nil, ErrNoSession
+	}
+	scopes := sess.User.Role.Scopes()
+	tok, err := auth.Mint(s.SigningKey, s.Issuer, scopes, lifetime, now, sess.User.MerchantAccountIDs)
+	if err != nil {
+		return nil, err
+	}
+	return &Token{AccessToken: tok, ExpiresAt: now.Add(lifetime), Scopes: scopes,
+		MerchantAccountIDs: slices.Clone(sess.User.MerchantAccountIDs)}, nil
+}
+
+// HashToken is how a session token is stored: its SHA-256.
+func HashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// randomToken returns 256 random bits, base64url.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// dummy returns a hash to check unknown emails against, made once.
+func (s *Service) dummy() string {
+	s.dummyOnce.Do(func() { s.dummyHash, _ = HashPassword(randomToken()) })
+	return s.dummyHash
+}

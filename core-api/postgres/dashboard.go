@@ -1,0 +1,111 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/core-api/dashboard"
+)
+
+var _ dashboard.Store = (*DB)(nil)
+
+const dashboardUserColumns = `id::text, email, password_hash, role, merchant_account_ids, failed_sign_ins,
+	locked_until, created_at`
+
+func scanDashboardUser(row pgx.Row) (*coreapi.DashboardUser, error) {
+	var u coreapi.DashboardUser
+	var role string
+	var locked *time.Time
+	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &role, &u.MerchantAccountIDs, &u.FailedSignIns, &locked, &u.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("dashboard user: %w", coreapi.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Role = coreapi.DashboardRole(role)
+	if locked != nil {
+		u.LockedUntil = *locked
+	}
+	return &u, nil
+}
+
+// CreateDashboardUser stores a new user; an email already taken is a
+// DuplicateError.
+func (db *DB) CreateDashboardUser(ctx context.Context, u *coreapi.DashboardUser) error {
+	_, err := db.Pool.Exec(ctx, `INSERT INTO dashboard_users (id, email, password_hash, role, merchant_account_ids, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, u.Email, u.PasswordHash, string(u.Role), u.MerchantAccountIDs, u.CreatedAt)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == uniqueViolation {
+		return &coreapi.DuplicateError{Resource: "dashboard user", Field: "email"}
+	}
+	return err
+}
+
+// DashboardUserByEmail reads the user of a (lower-case) email.
+func (db *DB) DashboardUserByEmail(ctx context.Context, email string) (*coreapi.DashboardUser, error) {
+	return scanDashboardUser(db.Pool.QueryRow(ctx, `SELECT `+dashboardUserColumns+` FROM dashboard_users WHERE email = $1`, email))
+}
+
+// DashboardUser reads a user by id.
+func (db *DB) DashboardUser(ctx context.Context, id string) (*coreapi.DashboardUser, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, fmt.Errorf("dashboard user: %w", coreapi.ErrNotFound)
+	}
+	return scanDashboardUser(db.Pool.QueryRow(ctx, `SELECT `+dashboardUserColumns+` FROM dashboard_users WHERE id = $1`, id))
+}
+
+// RecordFailedSignIn counts a failure in one statement, so concurrent
+// guesses each count: the row lock serializes them.
+func (db *DB) RecordFailedSignIn(ctx context.Context, id string, maxFailures int, lockUntil time.Time) (*coreapi.DashboardUser, error) {
+	return scanDashboardUser(db.Pool.QueryRow(ctx, `UPDATE dashboard_users SET
+			locked_until    = CASE WHEN failed_sign_ins + 1 >= $2 THEN $3 ELSE locked_until END,
+			failed_sign_ins = CASE WHEN failed_sign_ins + 1 >= $2 THEN 0 ELSE failed_sign_ins + 1 END,
+			updated_at = now()
+		WHERE id = $1 RETURNING `+dashboardUserColumns, id, maxFailures, lockUntil))
+}
+
+// ResetFailedSignIns clears the failures after a successful sign-in.
+func (db *DB) ResetFailedSignIns(ctx context.Context, id string) error {
+	_, err := db.Pool.Exec(ctx, `UPDATE dashboard_users SET failed_sign_ins = 0, updated_at = now() WHERE id = $1`, id)
+	return err
+}
+
+// CreateDashboardSession stores a session, and drops the expired ones
+// (sign-ins are rare enough to carry that cleanup).
+func (db *DB) CreateDashboardSession(ctx context.Context, s *coreapi.DashboardSession) error {
+	return db.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.tx.Exec(ctx, `DELETE FROM dashboard_sessions WHERE expires_at < $1`, s.CreatedAt); err != nil {
+			return err
+		}
+		_, err := tx.tx.Exec(ctx, `INSERT INTO dashboard_sessions (token_hash, user_id, csrf_token, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5)`, s.TokenHash, s.UserID, s.CSRFToken, s.CreatedAt, s.ExpiresAt)
+		return err
+	})
+}
+
+// DashboardSession reads a session that has not expired by now.
+func (db *DB) DashboardSession(ctx context.Context, tokenHash []byte, now time.Time) (*coreapi.DashboardSession, error) {
+	s := coreapi.DashboardSession{TokenHash: tokenHash}
+	err := db.Pool.QueryRow(ctx, `SELECT user_id::text, csrf_token, created_at, expires_at FROM dashboard_sessions
+		WHERE token_hash = $1 AND expires_at > $2`, tokenHash, now).Scan(&s.UserID, &s.CSRFToken, &s.CreatedAt, &s.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("dashboard session: %w", coreapi.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// DeleteDashboardSession ends a session.
+func (db *DB) DeleteDashboardSession(ctx context.Context, tokenHash []byte) error {
+	_, err := db.Pool.Exec(ctx, `DELETE FROM dashboard_sessions WHERE token_hash = $1`, tokenHash)
+	return err
+}

@@ -1,0 +1,216 @@
+package e2e
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	coreapi "github.com/payorch/core-api"
+	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/core-api/postgres/postgrestest"
+	"github.com/payorch/e2e/stack"
+	"github.com/payorch/shared/auth"
+	vpapp "github.com/payorch/vault-proxy/app"
+)
+
+// webDir is the dashboard's npm package, whose browsertest/run.mjs drives
+// Chromium.
+const webDir = "../core-api/dashboard/web"
+
+// TestDashboardInBrowser runs the dashboard in Debian's Chromium
+// (playwright-core, never a downloaded browser) against the real stack:
+// brute force locked out, capture from the detail page, the viewer's
+// missing and refused write actions, a cross-origin post refused, axe-core
+// on every page. Screenshots are kept under .data/dashboard-screenshots.
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("Chromium is needed (apt-get install chromium): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(webDir, "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("the dashboard's npm packages are needed (make dashboard-deps): %v", err)
+	}
+
+	keyDir := t.TempDir()
+	if _, err := auth.LoadSigningKeyDir(keyDir); err != nil {
+		t.Fatal(err)
+	}
+	pki := newFwdPKI(t)
+	tg := newTarget(t, pki.ca, nil, nil) // the forwarding target, with a CA vault-proxy trusts
+	var origin string
+	s := stack.Start(t, stack.WithForwardLoopback(pki.caFile), func(v *vpapp.Config, c *coreapp.Config) {
+		origin = "http://" + c.Addr // the page is served by core-api itself
+		c.Dashboard = coreapp.DashboardConfig{KeyDir: keyDir, Issuer: dashboardIssuer, Origin: origin}
+		c.Webhooks.AllowLoopback = true
+		v.DashboardKeysFile, v.DashboardIssuer, v.DashboardOrigin = filepath.Join(keyDir, auth.PublicKeysFile), dashboardIssuer, origin
+	})
+	svc := coreapp.NewDashboardService(postgrestest.Open(t, s.DBs.CoreDSN))
+	addDashboardUser(t, svc, "admin@example.com", coreapi.RoleAdmin, "*")
+	addDashboardUser(t, svc, "viewer@example.com", coreapi.RoleViewer, "default")
+	addDashboardUser(t, svc, "locked@example.com", coreapi.RoleAdmin, "default")
+
+	// The data the pages show: a buyer with a card, an authorized payment.
+	tok := s.Token(t, "*.write")
+	code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/buyers", tok, map[string]any{"display_name": "Ada Lovelace"})
+	if code != http.StatusCreated {
+		t.Fatalf("buyer: %d %s", code, raw)
+	}
+	for _, email := range []string{"a@example.com", "b@example.com"} {
+		if code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/three-ds-scenarios", tok,
+			scenarioBody("Y", "", map[string]any{"email_address": email})); code != http.StatusCreated {
+			t.Fatalf("scenario: %d %s", code, raw)
+		}
+	}
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(hooks.Close)
+	if code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/webhook-subscriptions", tok,
+		map[string]any{"url": hooks.URL + "/hooks"}); code != http.StatusCreated {
+		t.Fatalf("webhook subscription: %d %s", code, raw)
+	}
+	pm := vaultCardTB(t, s, tok, "4111111111111111")
+	txID := authorized(t, s, tok, pm, 2500, "")
+	// Not the default: the payment above is not screened.
+	code, raw = s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/payment-services", tok, map[string]any{
+		"connector": "mock-antifraud", "display_name": "Screening", "settings": map[string]any{"api_version": "v2.1"},
+		"credentials": map[string]any{"api_key": "dashboard-test-key"}})
+	var screening struct{ ID string }
+	if code != http.StatusCreated || json.Unmarshal(raw, &screening) != nil {
+		t.Fatalf("anti-fraud payment service: %d %s", code, raw)
+	}
+
+	// Another origin (another port: same site, so the SameSite cookie is
+	// sent) whose page posts a form to the dashboard's sign-out.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><title>evil</title><body>
+<form id="f" method="post" action="%s/dashboard/sign-out"><input name="x" value="1"></form>
+<script>document.getElementById("f").submit()</script></body></html>`, origin)
+	}))
+	t.Cleanup(evil.Close)
+
+	hmacSecret := make([]byte, 32)
+	_, _ = rand.Read(hmacSecret)
+	hmacKey := base64.StdEncoding.EncodeToString(hmacSecret)
+	results := filepath.Join(t.TempDir(), "results.json")
+
+	artifacts, err := filepath.Abs(filepath.Join("..", ".data", "dashboard-screenshots", time.Now().UTC().Format("20060102T150405Z")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "node", "browsertest/run.mjs")
+	cmd.Dir = webDir
+	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
+		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
+		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
+		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
+	if err != nil {
+		t.Fatalf("browser test: %v", err)
+	}
+
+	// What the click did, seen through the API: captured once, with its event.
+	core := newCore(s, tok, "")
+	tx := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID, nil)
+	if tx["status"] != "capture_succeeded" || tx["captured_amount"] != 2500.0 {
+		t.Errorf("after the dashboard's capture: %v", tx)
+	}
+	// The forwarding config and the signature method made through the page:
+	// a real forward with that method reaches the target signed with the
+	// key typed into the page.
+	var made struct{ ConfigID, AuthID string }
+	if raw, err := os.ReadFile(results); err != nil || json.Unmarshal(raw, &made) != nil || made.AuthID == "" {
+		t.Fatalf("the browser test's results: %s, %v", raw, err)
+	}
+	code, raw = s.Do(t, s.PublicClient, http.MethodGet, s.PublicURL+"/vault-forward/configs/"+made.ConfigID, tok, nil)
+	var cfg struct{ Hosts []string }
+	if code != http.StatusOK || json.Unmarshal(raw, &cfg) != nil || strings.Join(cfg.Hosts, " ") != tg.Host+" example.org:8443" {
+		t.Errorf("the config after the page's edit of its hosts: %d %s", code, raw)
+	}
+	pmFwd := vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")["id"].(string)
+	res := doForward(t, s, s.Token(t, "vault-forward.write"), `{"number":"{{ CARD_NUMBER_1 }}"}`,
+		"x-vault-forward-url", tg.URL+"/charges", "x-vault-forward-payment-methods", pmFwd,
+		"x-vault-forward-authentications", made.AuthID)
+	if res.Status != http.StatusOK {
+		t.Fatalf("forward with the page's method: %d %s", res.Status, res.Body)
+	}
+	params := verifyRFC9421(t, tg.last(t), "sig1", func(base, sig []byte) bool {
+		m := hmac.New(sha256.New, hmacSecret)
+		m.Write(base)
+		return hmac.Equal(m.Sum(nil), sig)
+	})
+	if !strings.Contains(params, `keyid="hk1"`) {
+		t.Errorf("signature params %q", params)
+	}
+
+	// The anti-fraud API version the page's toggle chose.
+	ps := core.ok(t, http.StatusOK, http.MethodGet, "/payment-services/"+screening.ID, nil)
+	if v := ps["settings"].(map[string]any)["api_version"]; v != "v10.2" {
+		t.Errorf("api_version after the page's toggle = %v", v)
+	}
+
+	// The scenarios as the page left them: c added (a challenge that
+	// fails), moved up a place, then b dragged to the top.
+	var order []string
+	for _, it := range core.ok(t, http.StatusOK, http.MethodGet, "/three-ds-scenarios", nil)["items"].([]any) {
+		sc := it.(map[string]any)
+		order = append(order, sc["conditions"].(map[string]any)["email_address"].(string))
+		if sc["conditions"].(map[string]any)["email_address"] == "c@example.com" {
+			o, _ := json.Marshal(sc["outcome"])
+			if !strings.Contains(string(o), `"authentication":{"transaction_status":"C"}`) || !strings.Contains(string(o), `"result":{"transaction_status":"N"}`) {
+				t.Errorf("the scenario added through the page: %s", o)
+			}
+		}
+	}
+	if strings.Join(order, " ") != "b@example.com a@example.com c@example.com" {
+		t.Errorf("scenario order after the page's moves = %v", order)
+	}
+	events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID+"/events", nil)
+	b, _ := json.Marshal(events)
+	if n := strings.Count(string(b), `"capture_succeeded"`); n == 0 {
+		t.Errorf("no capture event: %s", b)
+	}
+}
+
+// spkiHash is the base64 SHA-256 of a PEM certificate's public key, for
+// Chromium's --ignore-certificate-errors-spki-list: the browser trusts
+// vault-proxy's development certificate and nothing else it would refuse.
+func spkiHash(t *testing.T, certFile string) string {
+	t.Helper()
+	raw, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		t.Fatalf("no PEM in %s", certFile)
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
