@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/payorch/core-api/sandbox/simulator"
 )
 
 // Mandate and debit statuses.
@@ -62,13 +64,13 @@ type Debit struct {
 func (m *Main) bankRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/mandates", m.keyed(m.createMandate))
 	mux.HandleFunc("GET /v1/mandates/{id}", m.keyed(m.mandateOf(func(w http.ResponseWriter, _ *http.Request, md *Mandate) {
-		writeJSON(w, http.StatusOK, md)
+		simulator.WriteJSON(w, http.StatusOK, md)
 	})))
 	mux.HandleFunc("POST /v1/mandates/{id}/revoke", m.keyed(m.mandateOf(func(w http.ResponseWriter, _ *http.Request, md *Mandate) {
 		if md.Status != MandateFailed {
 			md.Status = MandateRevoked
 		}
-		writeJSON(w, http.StatusOK, md)
+		simulator.WriteJSON(w, http.StatusOK, md)
 	})))
 	mux.HandleFunc("POST /v1/debits", m.keyed(m.createDebit))
 	mux.HandleFunc("GET /v1/debits", m.keyed(m.listDebits))
@@ -77,10 +79,10 @@ func (m *Main) bankRoutes(mux *http.ServeMux) {
 		defer m.mu.Unlock()
 		d, ok := m.debits[r.PathValue("id")]
 		if !ok || d.apiKey != key {
-			writeJSON(w, http.StatusNotFound, apiError{"debit_not_found"})
+			simulator.WriteJSON(w, http.StatusNotFound, apiError{"debit_not_found"})
 			return
 		}
-		writeJSON(w, http.StatusOK, d)
+		simulator.WriteJSON(w, http.StatusOK, d)
 	}))
 	mux.HandleFunc("POST /sandbox/mandates/{id}/activate", m.activate)
 	mux.HandleFunc("POST /sandbox/mandates/{id}/recurring-token", m.recurringToken)
@@ -93,7 +95,7 @@ func (m *Main) keyed(h func(http.ResponseWriter, *http.Request, string)) http.Ha
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := apiKey(r)
 		if !ok {
-			writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+			simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 			return
 		}
 		h(w, r, key)
@@ -107,7 +109,7 @@ func (m *Main) mandateOf(h func(http.ResponseWriter, *http.Request, *Mandate)) f
 		defer m.mu.Unlock()
 		md, ok := m.mandates[r.PathValue("id")]
 		if !ok || md.apiKey != key {
-			writeJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
+			simulator.WriteJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
 			return
 		}
 		h(w, r, md)
@@ -119,7 +121,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
 		return false
 	}
 	return true
@@ -144,20 +146,20 @@ func (m *Main) createMandate(w http.ResponseWriter, r *http.Request, key string)
 	}
 	switch {
 	case in.Reference == "" || len(in.Reference) > 255:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
 		return
 	case schemeCurrencies[in.Scheme] == "":
-		writeJSON(w, http.StatusBadRequest, apiError{"unsupported_scheme"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"unsupported_scheme"})
 		return
 	case !validURL(in.NotificationURL):
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	refKey := key + "\x00mandate\x00" + in.Reference
 	if id, ok := m.byReference[refKey]; ok {
-		writeJSON(w, http.StatusOK, m.mandates[id])
+		simulator.WriteJSON(w, http.StatusOK, m.mandates[id])
 		return
 	}
 	md := &Mandate{ID: "mbm_" + randomHex(12), Reference: in.Reference, Scheme: in.Scheme, Currency: in.Currency,
@@ -166,7 +168,7 @@ func (m *Main) createMandate(w http.ResponseWriter, r *http.Request, key string)
 		md.Status = MandateFailed
 	}
 	m.mandates[md.ID], m.byReference[refKey] = md, md.ID
-	writeJSON(w, http.StatusCreated, md)
+	simulator.WriteJSON(w, http.StatusCreated, md)
 }
 
 // createDebit is POST /v1/debits: accepted pending, its result notified
@@ -188,39 +190,39 @@ func (m *Main) createDebit(w http.ResponseWriter, r *http.Request, key string) {
 	}
 	switch {
 	case in.Reference == "" || len(in.Reference) > 255:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
 		return
 	case in.Account == "":
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_account"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_account"})
 		return
 	case schemeCurrencies[in.Scheme] == "":
-		writeJSON(w, http.StatusBadRequest, apiError{"unsupported_scheme"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"unsupported_scheme"})
 		return
 	case in.Amount <= 0 || in.Amount > 99_999_999:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
 		return
 	case in.Currency != schemeCurrencies[in.Scheme]:
-		writeJSON(w, http.StatusBadRequest, apiError{"unsupported_currency"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"unsupported_currency"})
 		return
 	case !validURL(in.NotificationURL):
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	refKey := key + "\x00debit\x00" + in.Reference
 	if id, ok := m.byReference[refKey]; ok {
-		writeJSON(w, http.StatusOK, m.debits[id])
+		simulator.WriteJSON(w, http.StatusOK, m.debits[id])
 		return
 	}
 	if in.MandateID != "" {
 		md, ok := m.mandates[in.MandateID]
 		switch {
 		case !ok || md.apiKey != key:
-			writeJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
+			simulator.WriteJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
 			return
 		case md.Status != MandateActive || !md.RecurringToken || md.Scheme != in.Scheme:
-			writeJSON(w, http.StatusUnprocessableEntity, apiError{"mandate_not_active"})
+			simulator.WriteJSON(w, http.StatusUnprocessableEntity, apiError{"mandate_not_active"})
 			return
 		}
 	}
@@ -234,7 +236,7 @@ func (m *Main) createDebit(w http.ResponseWriter, r *http.Request, key string) {
 	m.debitOrder = append(m.debitOrder, d.ID)
 	m.sending.Add(1)
 	go m.settleDebit(d.ID)
-	writeJSON(w, http.StatusCreated, d)
+	simulator.WriteJSON(w, http.StatusCreated, d)
 }
 
 // listDebits is GET /v1/debits: the key's debits in creation order,
@@ -250,7 +252,7 @@ func (m *Main) listDebits(w http.ResponseWriter, r *http.Request, key string) {
 			out = append(out, d)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	simulator.WriteJSON(w, http.StatusOK, map[string]any{"items": out})
 }
 
 // settleDebit settles debit id after DebitDelay and sends its result.
@@ -310,13 +312,13 @@ func (m *Main) playBank(w http.ResponseWriter, r *http.Request, change func(*Man
 	md, ok := m.mandates[r.PathValue("id")]
 	if !ok {
 		m.mu.Unlock()
-		writeJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
+		simulator.WriteJSON(w, http.StatusNotFound, apiError{"mandate_not_found"})
 		return
 	}
 	types, code := change(md)
 	if code != "" {
 		m.mu.Unlock()
-		writeJSON(w, http.StatusConflict, apiError{code})
+		simulator.WriteJSON(w, http.StatusConflict, apiError{code})
 		return
 	}
 	snapshot := *md
@@ -325,7 +327,7 @@ func (m *Main) playBank(w http.ResponseWriter, r *http.Request, change func(*Man
 	for _, typ := range types {
 		out.Deliveries = append(out.Deliveries, m.notify(r.Context(), snapshot.notifyURL, typ, snapshot.ID, &snapshot))
 	}
-	writeJSON(w, http.StatusOK, out)
+	simulator.WriteJSON(w, http.StatusOK, out)
 }
 
 // activate is POST /sandbox/mandates/{id}/activate: the bank accepts the
@@ -389,11 +391,11 @@ func (m *Main) renotifyDebit(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	switch {
 	case !ok:
-		writeJSON(w, http.StatusNotFound, apiError{"debit_not_found"})
+		simulator.WriteJSON(w, http.StatusNotFound, apiError{"debit_not_found"})
 	case snapshot.Status == DebitPending:
-		writeJSON(w, http.StatusConflict, apiError{"debit_pending"})
+		simulator.WriteJSON(w, http.StatusConflict, apiError{"debit_pending"})
 	default:
 		dl := m.notify(r.Context(), snapshot.notifyURL, debitType(&snapshot), snapshot.ID, &snapshot)
-		writeJSON(w, http.StatusOK, map[string]any{"debit": &snapshot, "delivery": dl})
+		simulator.WriteJSON(w, http.StatusOK, map[string]any{"debit": &snapshot, "delivery": dl})
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -123,17 +122,14 @@ type Main struct {
 	stop       context.CancelFunc
 	sending    sync.WaitGroup
 
-	ln     net.Listener
-	srv    *http.Server
+	http   simulator.Server
 	client *http.Client
 }
 
 // New checks cfg and builds the simulator.
 func New(cfg Config, log *slog.Logger) (*Main, error) {
-	switch cfg.Environment {
-	case config.Development, config.Sandbox:
-	default:
-		return nil, errors.New("ENVIRONMENT: mock-bank is a sandbox simulator and runs in development or sandbox only")
+	if err := simulator.CheckEnvironment("mock-bank", cfg.Environment); err != nil {
+		return nil, err
 	}
 	if cfg.WebhookSecret == "" {
 		cfg.WebhookSecret = SandboxWebhookSecret
@@ -152,59 +148,39 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving.
 func (m *Main) Run(ctx context.Context) error {
-	if m.ln = m.Listener; m.ln == nil {
-		var err error
-		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
-			return fmt.Errorf("mock-bank: listener: %w", err)
-		}
+	if err := m.http.Listen(ctx, "mock-bank", m.Config.Addr, m.Listener); err != nil {
+		return err
 	}
-	m.srv = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-bank: serve", "err", err)
-		}
-	}()
-	m.Log.Info("mock-bank listening", "addr", m.ln.Addr().String())
+	m.http.Serve(m.Handler(), m.Log)
+	m.Log.Info("mock-bank listening", "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
-// Close drains in-flight requests.
+// Close stops the notifications being sent, then drains in-flight
+// requests.
 func (m *Main) Close() error {
 	m.stop()
 	m.sending.Wait()
-	if m.srv == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return m.srv.Shutdown(ctx)
+	return m.http.Close()
 }
 
 // Handler routes the API and the sandbox endpoints.
 func (m *Main) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/qr-charges", m.create)
-	mux.HandleFunc("GET /v1/qr-charges/{id}", m.authorized(func(w http.ResponseWriter, c *Charge) { writeJSON(w, http.StatusOK, c) }))
+	mux.HandleFunc("GET /v1/qr-charges/{id}", m.authorized(func(w http.ResponseWriter, c *Charge) { simulator.WriteJSON(w, http.StatusOK, c) }))
 	mux.HandleFunc("POST /v1/qr-charges/{id}/cancel", m.authorized(m.cancel))
 	mux.HandleFunc("POST /sandbox/qr/{id}/pay", m.pay)
 	m.bankRoutes(mux)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
 
 type apiError struct {
 	Error string `json:"error"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 // apiKey is the request's bearer key: any key of the test form
@@ -225,39 +201,39 @@ func apiKey(r *http.Request) (string, bool) {
 func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	key, ok := apiKey(r)
 	if !ok {
-		writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+		simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 		return
 	}
 	var in createRequest
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_json"})
 		return
 	}
 	switch {
 	case in.Reference == "" || len(in.Reference) > 255:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_reference"})
 		return
 	case in.Amount <= 0 || in.Amount > 99_999_999:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_amount"})
 		return
 	case in.Currency != "BRL":
 		// Pix settles in reais only.
-		writeJSON(w, http.StatusBadRequest, apiError{"unsupported_currency"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"unsupported_currency"})
 		return
 	case !strings.HasPrefix(in.NotificationURL, "http://") && !strings.HasPrefix(in.NotificationURL, "https://"):
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
 		return
 	case in.ExpiresInSeconds < 1 || in.ExpiresInSeconds > 86400:
-		writeJSON(w, http.StatusBadRequest, apiError{"invalid_expiry"})
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_expiry"})
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	refKey := key + "\x00" + in.Reference
 	if id, ok := m.byReference[refKey]; ok { // the same reference is the same charge
-		writeJSON(w, http.StatusOK, m.charges[id])
+		simulator.WriteJSON(w, http.StatusOK, m.charges[id])
 		return
 	}
 	id := "mbq_" + randomHex(12)
@@ -266,7 +242,7 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 		ExpiresAt: m.Now().Add(time.Duration(in.ExpiresInSeconds) * time.Second).UTC().Truncate(time.Second),
 		apiKey:    key, notifyURL: in.NotificationURL}
 	m.charges[id], m.byReference[refKey] = c, id
-	writeJSON(w, http.StatusCreated, c)
+	simulator.WriteJSON(w, http.StatusCreated, c)
 }
 
 // qrPayload is an EMV-style "copia e cola" payload naming the charge.
@@ -286,14 +262,14 @@ func (m *Main) authorized(h func(http.ResponseWriter, *Charge)) http.HandlerFunc
 	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := apiKey(r)
 		if !ok {
-			writeJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
+			simulator.WriteJSON(w, http.StatusUnauthorized, apiError{"invalid_api_key"})
 			return
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		c, ok := m.charges[r.PathValue("id")]
 		if !ok || c.apiKey != key {
-			writeJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
+			simulator.WriteJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
 			return
 		}
 		m.expire(c)
@@ -314,7 +290,7 @@ func (m *Main) cancel(w http.ResponseWriter, c *Charge) {
 	if c.Status == StatusPending {
 		c.Status = StatusExpired
 	}
-	writeJSON(w, http.StatusOK, c)
+	simulator.WriteJSON(w, http.StatusOK, c)
 }
 
 // Notification is the body mock-bank sends.
@@ -341,13 +317,13 @@ func (m *Main) pay(w http.ResponseWriter, r *http.Request) {
 	c, ok := m.charges[r.PathValue("id")]
 	if !ok {
 		m.mu.Unlock()
-		writeJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
+		simulator.WriteJSON(w, http.StatusNotFound, apiError{"charge_not_found"})
 		return
 	}
 	m.expire(c)
 	if c.Status == StatusExpired {
 		m.mu.Unlock()
-		writeJSON(w, http.StatusConflict, apiError{"charge_expired"})
+		simulator.WriteJSON(w, http.StatusConflict, apiError{"charge_expired"})
 		return
 	}
 	c.Status = StatusPaid
@@ -355,7 +331,7 @@ func (m *Main) pay(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	body, _ := json.Marshal(Notification{ID: "mbn_" + strings.TrimPrefix(c.ID, "mbq_"), Type: "qr_charge.paid", CreatedAt: m.Now().UTC(), Data: snapshot})
 	d := m.deliver(r.Context(), snapshot.notifyURL, "mbn_"+strings.TrimPrefix(c.ID, "mbq_"), body)
-	writeJSON(w, http.StatusOK, payResult{Charge: &snapshot, Delivery: d})
+	simulator.WriteJSON(w, http.StatusOK, payResult{Charge: &snapshot, Delivery: d})
 }
 
 // Sign is the signature header's value for body sent at timestamp ts.
