@@ -68,7 +68,7 @@ func (MockBank) ParseNotification(body []byte) (NotificationSubject, error) {
 // HMAC-SHA256(secret, timestamp + "." + body)) and that
 // Mock-Bank-Timestamp is within NotificationTolerance of now.
 func (MockBank) VerifyNotification(cfg Config, h http.Header, body []byte, now time.Time) (Notification, error) {
-	secret := mockBankCredential(cfg, "webhook_secret", MockBankSandboxWebhookSecret)
+	secret := credential(cfg, "webhook_secret", MockBankSandboxWebhookSecret)
 	if !validHMAC(secret, h.Get(mockBankTimestamp), h.Get(mockBankSignature), body, now) {
 		return Notification{}, ErrBadSignature
 	}

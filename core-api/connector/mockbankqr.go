@@ -37,13 +37,6 @@ func (MockBank) Schemas() Schemas {
 	}
 }
 
-func mockBankCredential(c Config, name, builtIn string) string {
-	if k, ok := c.Credentials[name]; ok {
-		return k.Reveal()
-	}
-	return builtIn
-}
-
 // mockBankCharge is mock-bank's charge.
 type mockBankCharge struct {
 	ID        string    `json:"id"`
@@ -105,6 +98,6 @@ func chargeResult(c mockBankCharge) coreapi.ConnectorResult {
 // call sends a request to mock-bank and decodes a 2xx answer into out;
 // any other answer's error code is returned with its status.
 func (m MockBank) call(ctx context.Context, cfg Config, method, path string, body []byte, out any) (int, string, error) {
-	c := simulatorClient{name: MockBankName, baseURL: m.BaseURL, authorization: bearer(mockBankCredential(cfg, "api_key", MockBankSandboxAPIKey)), http: m.HTTP, timeout: 30 * time.Second, maxAnswer: 1 << 16}
+	c := simulatorClient{name: MockBankName, baseURL: m.BaseURL, authorization: bearer(credential(cfg, "api_key", MockBankSandboxAPIKey)), http: m.HTTP, timeout: 30 * time.Second, maxAnswer: 1 << 16}
 	return c.callCoded(ctx, method, path, body, out)
 }
