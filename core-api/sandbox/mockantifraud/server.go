@@ -143,9 +143,9 @@ var recommendations = map[string]string{DecisionAccept: "APPROVE", DecisionRejec
 // decide is the sandbox's rule: the device session, then the e-mail's
 // local part, naming "reject", "review" or "error" (a 500 answer) decide;
 // anything else is accepted. ok false is the error.
-func decide(session, email string) (decision string, ok bool) {
+func decide(deviceSession, email string) (decision string, ok bool) {
 	local, _, _ := strings.Cut(strings.ToLower(email), "@")
-	for _, s := range []string{strings.ToLower(session), local} {
+	for _, s := range []string{strings.ToLower(deviceSession), local} {
 		switch {
 		case strings.Contains(s, "error"):
 			return "", false
@@ -204,7 +204,7 @@ func (s *server) v21(w http.ResponseWriter, r *http.Request) {
 	}
 	d, ok := decide(in.SessionID, in.Email)
 	if !ok {
-		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "the sandbox answers an error for this session"})
+		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "the sandbox answers an error for this device session"})
 		return
 	}
 	simulator.WriteJSON(w, http.StatusOK, Response21{Decision: d, Score: scores[d]})
@@ -217,7 +217,7 @@ func (s *server) v102(w http.ResponseWriter, r *http.Request) {
 	}
 	d, ok := decide(in.Device.Fingerprint, in.Purchaser.Email)
 	if !ok {
-		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]any{"errors": []map[string]string{{"code": "INTERNAL", "detail": "the sandbox answers an error for this session"}}})
+		simulator.WriteJSON(w, http.StatusInternalServerError, map[string]any{"errors": []map[string]string{{"code": "INTERNAL", "detail": "the sandbox answers an error for this device session"}}})
 		return
 	}
 	var out Response102
