@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api";
+import connectorList from "./connectors.json";
 import { all } from "./settings";
 import { Ctx, ErrorText, message } from "./ui";
 
@@ -23,36 +24,12 @@ interface ConnectorSpec {
 }
 
 // The connectors that payment services configure, with their methods and
-// fields as docs/payment-services.md documents them (connector.Schemas in
-// Go). The API publishes no list: a connector this environment does not
-// register is refused with a message naming those it does, and every
-// value is checked there, so these only shape the form.
-const connectors: Record<string, ConnectorSpec> = {
-  "mock-card": {
-    methods: ["card", "gift-card"],
-    settings: [{ name: "merchant_descriptor", kind: "string", hint: "at most 22 letters, digits, spaces and . , * & ' -" }],
-    credentials: ["api_key"],
-  },
-  "mock-bank": { methods: ["pix", "bank"], settings: [], credentials: ["api_key", "webhook_secret"] },
-  "mock-direct": {
-    methods: ["paypal"],
-    settings: [{ name: "merchant_id", kind: "string" }],
-    credentials: ["client_id", "client_secret"],
-  },
-  "mock-redirect": {
-    methods: ["gcash"],
-    settings: [{ name: "approval_window_hours", kind: "integer", hint: "1 to 720" }],
-    credentials: ["api_key", "webhook_secret"],
-  },
-  "mock-antifraud": {
-    methods: ["anti-fraud"],
-    settings: [
-      { name: "api_version", kind: "string", choices: ["v2.1", "v10.2"] },
-      { name: "fail_open", kind: "boolean" },
-    ],
-    credentials: ["api_key"],
-  },
-};
+// fields as docs/payment-services.md documents them; web_test.go holds
+// the file to connector.Schemas in Go. The API publishes no list: a
+// connector this environment does not register is refused with a message
+// naming those it does, and every value is checked there, so these only
+// shape the form.
+const connectors: Record<string, ConnectorSpec> = connectorList as Record<string, ConnectorSpec>;
 
 const antiFraudVersions = ["v2.1", "v10.2"];
 
