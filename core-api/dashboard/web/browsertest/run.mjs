@@ -299,6 +299,11 @@ try {
   await page.getByTestId("tx-status").waitFor();
   check((await page.getByRole("button", { name: "Capture" }).count()) === 0, "a viewer sees no Capture button");
   await shot("transaction-viewer");
+  await page.getByRole("link", { name: "Payment services" }).click();
+  await page.getByRole("list", { name: "Payment services" }).getByRole("listitem").first().waitFor();
+  check((await page.getByRole("form", { name: "New payment service" }).count()) === 0 &&
+    (await page.getByRole("button", { name: /^(Edit|Deactivate) / }).count()) === 0,
+    "a viewer sees no payment service form, edit or deactivate button");
   const forced = await page.evaluate(async (id) => {
     const s = await (await fetch("/dashboard/session")).json();
     const t = await (await fetch("/dashboard/token", { method: "POST", headers: { "X-CSRF-Token": s.csrf_token } })).json();
