@@ -124,7 +124,7 @@ export function PaymentServices({ ctx }: { ctx: Ctx }) {
                 </div>
               )}
               {write && editing === ps.id && (
-                <ServiceForm ctx={ctx} ps={ps} cancel={() => setEditing("")}
+                <ServiceForm key={ps.updated_at} ctx={ctx} ps={ps} cancel={() => setEditing("")}
                   done={(n) => { setEditing(""); return saved(n); }} />
               )}
             </li>
