@@ -125,6 +125,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
 		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
 		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
+	servicesResults := filepath.Join(t.TempDir(), "services.json")
+	cmd.Env = append(cmd.Env, "PM_ID="+pm, "SERVICES_RESULTS="+servicesResults, "SCENARIO_CARD="+dashboardScenarioCard)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
 	if err != nil {
@@ -171,12 +173,26 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("api_version after the page's toggle = %v", v)
 	}
 
+	checkDashboardPaymentService(t, s, core, servicesResults)
+
 	// The scenarios as the page left them: c added (a challenge that
-	// fails), moved up a place, then b dragged to the top.
+	// fails), moved up a place, then b dragged to the top; the card
+	// condition last.
 	var order []string
-	for _, it := range core.ok(t, http.StatusOK, http.MethodGet, "/three-ds-scenarios", nil)["items"].([]any) {
-		sc := it.(map[string]any)
-		order = append(order, sc["conditions"].(map[string]any)["email_address"].(string))
+	code, raw = core.do(t, http.MethodGet, "/three-ds-scenarios", nil)
+	if code != http.StatusOK || strings.Contains(string(raw), dashboardScenarioCard) {
+		t.Fatalf("scenarios: %d %s", code, raw)
+	}
+	var scenarios struct{ Items []map[string]any }
+	if err := json.Unmarshal(raw, &scenarios); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scenarios.Items {
+		email, _ := sc["conditions"].(map[string]any)["email_address"].(string)
+		if email == "" {
+			continue
+		}
+		order = append(order, email)
 		if sc["conditions"].(map[string]any)["email_address"] == "c@example.com" {
 			o, _ := json.Marshal(sc["outcome"])
 			if !strings.Contains(string(o), `"authentication":{"transaction_status":"C"}`) || !strings.Contains(string(o), `"result":{"transaction_status":"N"}`) {
@@ -187,10 +203,84 @@ func TestDashboardInBrowser(t *testing.T) {
 	if strings.Join(order, " ") != "b@example.com a@example.com c@example.com" {
 		t.Errorf("scenario order after the page's moves = %v", order)
 	}
+	// The card condition typed into the page, edited there without the
+	// number: listed masked, with the outcome of the edit, and a 3-D
+	// Secure payment with that card gets it while another card does not.
+	if len(scenarios.Items) != 4 {
+		t.Fatalf("%d scenarios, want 4", len(scenarios.Items))
+	}
+	cardScenario := scenarios.Items[3]
+	cond, _ := cardScenario["conditions"].(map[string]any)["card_condition"].(map[string]any)
+	if cond == nil || cond["bin"] != dashboardScenarioCard[:6] || cond["last4"] != dashboardScenarioCard[12:] ||
+		cardScenario["outcome"].(map[string]any)["authentication"].(map[string]any)["transaction_status"] != "R" {
+		t.Errorf("the card scenario made through the page: %v", cardScenario)
+	}
+	_, tx = pay(t, s, tok, threeDSPayment(vaultCardTB(t, s, tok, dashboardScenarioCard), 1001, 1001))
+	checkThreeDS(t, tx, "authorization_declined", "R", "frictionless", "three_d_secure_rejected", "", 1001)
+	_, tx = pay(t, s, tok, threeDSPayment(pm, 1001, 1001))
+	checkThreeDS(t, tx, "authorization_succeeded", "Y", "frictionless", "", "05", 1001)
 	events := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+txID+"/events", nil)
 	b, _ := json.Marshal(events)
 	if n := strings.Count(string(b), `"capture_succeeded"`); n == 0 {
 		t.Errorf("no capture event: %s", b)
+	}
+}
+
+// dashboardScenarioCard is the card of the 3-D Secure scenario the
+// browser test types into the page.
+const dashboardScenarioCard = "5555555555554444"
+
+// The keys the browser test types into the payment service form: never
+// in an answer.
+var dashboardServiceKeys = []string{"mc_live_dashboardKEY1", "mc_test_dashboardKEY2"}
+
+// checkDashboardPaymentService reads back, through the API, the mock-card
+// payment service the browser test made and whose key it replaced, and
+// the payments it made through it before and after: the first refused for
+// the created key, the second authorized with the new one, with the
+// settings typed into the page.
+func checkDashboardPaymentService(t *testing.T, s *stack.Stack, core coreClient, results string) {
+	t.Helper()
+	var made struct{ ServiceID, RefusedTx, AcceptedTx string }
+	if raw, err := os.ReadFile(results); err != nil || json.Unmarshal(raw, &made) != nil || made.AcceptedTx == "" {
+		t.Fatalf("the browser test's payment service results: %s, %v", raw, err)
+	}
+	code, raw := core.do(t, http.MethodGet, "/payment-services/"+made.ServiceID, nil)
+	var ps struct {
+		Connector, Method string
+		DisplayName       string `json:"display_name"`
+		Settings          map[string]any
+		CredentialsSet    []string `json:"credentials_set"`
+		Default           bool
+	}
+	if code != http.StatusOK || json.Unmarshal(raw, &ps) != nil {
+		t.Fatalf("the page's payment service: %d %s", code, raw)
+	}
+	if ps.Connector != "mock-card" || ps.Method != "card" || ps.DisplayName != "Dashboard card EU" || ps.Settings["merchant_descriptor"] != "DASH SHOP" ||
+		strings.Join(ps.CredentialsSet, ",") != "api_key" || ps.Default {
+		t.Errorf("the page's payment service: %s", raw)
+	}
+	_, list := core.do(t, http.MethodGet, "/payment-services", nil)
+	for _, key := range dashboardServiceKeys {
+		if strings.Contains(string(raw)+string(list), key) {
+			t.Errorf("a key typed into the page is in an answer")
+		}
+	}
+	refused := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+made.RefusedTx, nil)
+	accepted := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+made.AcceptedTx, nil)
+	for _, tx := range []map[string]any{refused, accepted} {
+		if svc, _ := tx["payment_service"].(map[string]any); svc == nil || svc["id"] != made.ServiceID {
+			t.Errorf("transaction %v went through %v", tx["id"], tx["payment_service"])
+		}
+	}
+	if refused["status"] != "authorization_failed" || refused["error_code"] != "invalid_credentials" {
+		t.Errorf("with the created key: %v %v", refused["status"], refused["error_code"])
+	}
+	if accepted["status"] != "authorization_succeeded" {
+		t.Fatalf("with the replaced key: %v %v", accepted["status"], accepted["error_code"])
+	}
+	if rec := processorRecord(t, s, accepted["payment_service_transaction_id"].(string)); rec.MerchantDescriptor == nil || *rec.MerchantDescriptor != "DASH SHOP" {
+		t.Errorf("mock-card got merchant_descriptor %v", rec.MerchantDescriptor)
 	}
 }
 

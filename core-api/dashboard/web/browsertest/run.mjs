@@ -39,6 +39,9 @@ const context = await chromium.launchPersistentContext(userDataDir, {
 });
 const page = context.pages()[0] ?? (await context.newPage());
 page.setDefaultTimeout(15000);
+// Every request the page sends, to show where a secret typed into it went.
+const requests = [];
+page.on("request", (r) => requests.push({ method: r.method(), url: r.url(), body: r.postData() ?? "" }));
 
 async function axe(name) {
   await page.addScriptTag({ path: axePath });
@@ -48,6 +51,21 @@ async function axe(name) {
 }
 async function shot(name) {
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+}
+/** A payment of the admin's stored card through payment service id, made
+ * from the page with its own bearer token; the transaction answered. */
+async function payThrough(id) {
+  return page.evaluate(async ({ pm, id }) => {
+    const s = await (await fetch("/dashboard/session")).json();
+    const t = await (await fetch("/dashboard/token", { method: "POST", headers: { "X-CSRF-Token": s.csrf_token } })).json();
+    const r = await fetch("/transactions", {
+      method: "POST",
+      headers: { Authorization: "Bearer " + t.access_token, "Content-Type": "application/json",
+        "Idempotency-Key": crypto.randomUUID(), "x-service-merchant-account-id": "default" },
+      body: JSON.stringify({ amount: 1200, currency: "EUR", country: "DE", payment_method: { method: "id", id: pm }, payment_service_id: id }),
+    });
+    return r.json();
+  }, { pm: env("PM_ID"), id });
 }
 async function signIn(email, pw = password) {
   await page.goto(url + "/");
@@ -144,6 +162,53 @@ try {
   check(await page.getByRole("radio", { name: "v10.2" }).isChecked(), "the anti-fraud toggle shows v10.2");
   await shot("payment-services");
 
+  // A mock-card payment service made through the page with a key mock-card
+  // refuses (a payment through it fails), then its key replaced through the
+  // page (a payment through it succeeds): the new key is the one used. No
+  // key is shown again; e2e reads the service and both payments back.
+  const refusedKey = "mc_live_dashboardKEY1";
+  const acceptedKey = "mc_test_dashboardKEY2";
+  const newService = page.getByRole("form", { name: "New payment service" });
+  await newService.getByLabel("Connector", { exact: true }).selectOption("mock-card");
+  await newService.getByLabel("Payment method", { exact: true }).selectOption("card");
+  await newService.getByLabel("Display name (optional)").fill("Dashboard card");
+  await newService.getByLabel(/^merchant_descriptor/).fill("DASH SHOP");
+  await newService.getByRole("button", { name: "Create payment service" }).click();
+  const psErr = (await newService.getByRole("alert").textContent()) ?? "";
+  check(psErr.includes("/credentials/api_key: is required"), `a refused create shows the API's message and detail (got "${psErr}")`);
+  await newService.getByLabel("api_key", { exact: true }).fill(refusedKey);
+  await axe("payment services, new");
+  await shot("payment-service-new");
+  const created = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/payment-services");
+  await newService.getByRole("button", { name: "Create payment service" }).click();
+  const serviceId = (await (await created).json()).id;
+  await page.getByRole("status").filter({ hasText: "Payment service Dashboard card created." }).waitFor();
+  const serviceItem = page.getByRole("list", { name: "Payment services" }).getByRole("listitem").filter({ hasText: "Dashboard card" });
+  check(/set: api_key/.test((await serviceItem.textContent()) ?? ""), "the new service's api_key is shown as set");
+  check((await newService.getByLabel("api_key", { exact: true }).inputValue()) === "", "the create form's key field is cleared");
+  const refusedTx = await payThrough(serviceId);
+  check(refusedTx.error_code === "invalid_credentials", `a payment with the created key is refused by mock-card (got ${refusedTx.status})`);
+
+  await serviceItem.getByRole("button", { name: "Edit Dashboard card" }).click();
+  const editService = page.getByRole("form", { name: "Edit Dashboard card" });
+  check(/Stored: api_key/.test((await editService.textContent()) ?? ""), "the edit form names the stored credentials");
+  check((await editService.getByLabel(/^merchant_descriptor/).inputValue()) === "DASH SHOP", "the edit form holds the settings");
+  await editService.getByLabel("Display name (optional)").fill("Dashboard card EU");
+  await editService.getByLabel("New api_key").fill(acceptedKey);
+  await axe("payment services, edit");
+  await shot("payment-service-edit");
+  await editService.getByRole("button", { name: "Save Dashboard card" }).click();
+  await page.getByRole("status").filter({ hasText: "Dashboard card EU saved." }).waitFor();
+  const acceptedTx = await payThrough(serviceId);
+  check(acceptedTx.status === "authorization_succeeded", `a payment with the replaced key succeeds (got ${acceptedTx.status})`);
+  const psPage = await page.content();
+  check(!psPage.includes(refusedKey) && !psPage.includes(acceptedKey), "no key is in the page once saved");
+  const keyRequests = requests.filter((r) => r.body.includes(acceptedKey));
+  check(keyRequests.length === 1 && keyRequests[0].method === "PUT" && keyRequests[0].url === `${url}/payment-services/${serviceId}`,
+    "the replaced key went to core-api's PUT /payment-services alone");
+  await shot("payment-services-saved");
+  writeFileSync(env("SERVICES_RESULTS"), JSON.stringify({ serviceId, refusedTx: refusedTx.id, acceptedTx: acceptedTx.id }));
+
   // --- webhook subscriptions: deliveries with a retry, a new one whose
   // secret is shown once, a rotation
   await page.getByRole("link", { name: "Webhooks" }).click();
@@ -181,6 +246,33 @@ try {
   await shot("three-ds-scenarios");
   check(true, "3-D Secure scenarios added and reordered");
 
+  // A card_number condition: typed into the page, sent to vault-proxy and
+  // nowhere else, listed as the card's first 6 digits and last 4; edited
+  // without typing the number again, it keeps its card.
+  const card = env("SCENARIO_CARD");
+  const masked = `card = ${card.slice(0, 6)}\u2026${card.slice(-4)}`;
+  const vaultProxy = await page.evaluate(() => document.querySelector('meta[name="payorch-vault-proxy"]')?.content ?? "");
+  await page.getByLabel("Card number (sent to vault-proxy only)").fill(card);
+  await page.getByLabel("Authentication status").selectOption("N");
+  await shot("three-ds-card-scenario-new");
+  await page.getByRole("button", { name: "Add scenario" }).click();
+  await scenarios.nth(3).filter({ hasText: masked }).waitFor();
+  check((await page.getByLabel("Card number (sent to vault-proxy only)").inputValue()) === "", "the card number field is cleared");
+  check(!(await page.content()).includes(card), "the card number is not in the page");
+  await page.getByRole("button", { name: "Edit scenario 4" }).click();
+  await page.getByText(/kept unless another number is typed/).waitFor();
+  await axe("3-D Secure scenarios, card condition");
+  await shot("three-ds-card-scenario-edit");
+  await page.getByLabel("Authentication status").selectOption("R");
+  await page.getByRole("button", { name: "Save scenario" }).click();
+  await scenarios.nth(3).filter({ hasText: masked }).filter({ hasText: "→ R" }).waitFor();
+  const carrying = requests.filter((r) => r.body.includes(card));
+  check(carrying.length === 1 && carrying[0].method === "POST" && carrying[0].url === `${vaultProxy}/three-ds-scenarios`,
+    `the card number went to vault-proxy's POST /three-ds-scenarios alone (got ${carrying.map((r) => r.method + " " + r.url).join(", ")})`);
+  const edit = requests.filter((r) => r.method === "PUT" && r.url.includes("/three-ds-scenarios/")).pop();
+  check(!!edit && edit.url.startsWith(url + "/") && /"card_condition":\{"id":"[0-9a-f-]{36}"\}/.test(edit.body),
+    "the edit without a number went to core-api with the condition's reference");
+
   // Keyboard: on a fresh load the skip link is the first stop.
   await page.reload();
   await page.getByRole("heading", { name: "3-D Secure scenarios" }).waitFor();
@@ -207,6 +299,11 @@ try {
   await page.getByTestId("tx-status").waitFor();
   check((await page.getByRole("button", { name: "Capture" }).count()) === 0, "a viewer sees no Capture button");
   await shot("transaction-viewer");
+  await page.getByRole("link", { name: "Payment services" }).click();
+  await page.getByRole("list", { name: "Payment services" }).getByRole("listitem").first().waitFor();
+  check((await page.getByRole("form", { name: "New payment service" }).count()) === 0 &&
+    (await page.getByRole("button", { name: /^(Edit|Deactivate) / }).count()) === 0,
+    "a viewer sees no payment service form, edit or deactivate button");
   const forced = await page.evaluate(async (id) => {
     const s = await (await fetch("/dashboard/session")).json();
     const t = await (await fetch("/dashboard/token", { method: "POST", headers: { "X-CSRF-Token": s.csrf_token } })).json();

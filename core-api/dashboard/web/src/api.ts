@@ -21,9 +21,15 @@ interface Token {
   scopes: string[];
 }
 
-/** An API error: the message is the API's own. */
+/** One problem of a refused request, as the API names it. */
+export interface ErrorDetail {
+  pointer?: string;
+  message?: string;
+}
+
+/** An API error: the message and its details are the API's own. */
 export class ApiError extends Error {
-  constructor(public status: number, message: string, public code = "") {
+  constructor(public status: number, message: string, public code = "", public details: ErrorDetail[] = []) {
     super(message);
   }
 }
@@ -48,7 +54,7 @@ async function parse(resp: Response): Promise<any> {
   }
   if (!resp.ok) {
     const message = body && typeof body.message === "string" ? body.message : `HTTP ${resp.status}`;
-    throw new ApiError(resp.status, message, body?.code ?? "");
+    throw new ApiError(resp.status, message, body?.code ?? "", Array.isArray(body?.details) ? body.details : []);
   }
   return body;
 }

@@ -1,7 +1,8 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
-import { PaymentServices, WebhookSubscriptions } from "./settings";
+import { PaymentServices } from "./paymentservices";
+import { WebhookSubscriptions } from "./settings";
 import { ThreeDSScenarios } from "./threeds";
 import { ForwardConfig, ForwardConfigs } from "./vaultforward";
 import { Ctx, ErrorText, message } from "./ui";

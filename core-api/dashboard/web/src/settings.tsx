@@ -3,7 +3,7 @@ import { api } from "./api";
 import { Ctx, ErrorText, message } from "./ui";
 
 /** All pages of a list, through the API's cursors. */
-async function all(ctx: Ctx, path: string): Promise<any[]> {
+export async function all(ctx: Ctx, path: string): Promise<any[]> {
   const out: any[] = [];
   let cursor = "";
   do {
@@ -14,76 +14,6 @@ async function all(ctx: Ctx, path: string): Promise<any[]> {
     cursor = page.next_cursor ?? "";
   } while (cursor);
   return out;
-}
-
-// ---- payment services, with the anti-fraud API version toggle ----
-
-const antiFraudVersions = ["v2.1", "v10.2"];
-
-export function PaymentServices({ ctx }: { ctx: Ctx }) {
-  const [items, setItems] = useState<any[]>([]);
-  const [error, setError] = useState("");
-  const [note, setNote] = useState("");
-  const write = ctx.can("payment-services.write");
-  const load = () => all(ctx, "/payment-services").then(setItems).catch((e) => setError(message(e)));
-  useEffect(() => {
-    load();
-  }, [ctx.account]);
-
-  async function update(ps: any, body: Record<string, unknown>, done: string) {
-    setError("");
-    setNote("");
-    try {
-      await api("PUT", `/payment-services/${ps.id}`, { account: ctx.account }, body);
-      await load(); // the note comes with the reloaded state, never before it
-      setNote(done);
-    } catch (e) {
-      setError(message(e));
-    }
-  }
-
-  return (
-    <section aria-labelledby="ps-title">
-      <h1 id="ps-title">Payment services</h1>
-      <p role="status">{note}</p>
-      <ErrorText error={error} />
-      {items.length === 0 && <p>No payment services.</p>}
-      <ul class="methods" aria-label="Payment services">
-        {items.map((ps) => {
-          const name = ps.display_name ?? ps.connector;
-          const version = ps.settings?.api_version ?? "v2.1";
-          return (
-            <li key={ps.id}>
-              <strong>{name}</strong> ({ps.connector}, {ps.method}){ps.default && " · default"}{!ps.active && " · inactive"}
-              <dl class="facts">
-                {Object.entries(ps.settings ?? {}).map(([k, v]) => (
-                  <div key={k}><dt>{k}</dt><dd>{String(v)}</dd></div>
-                ))}
-                <div><dt>credentials</dt><dd>{ps.credentials_set.length ? `set: ${ps.credentials_set.join(", ")}` : "none"}</dd></div>
-              </dl>
-              {ps.connector === "mock-antifraud" && (
-                <fieldset class="toggle" disabled={!write}>
-                  <legend>Anti-fraud API version of {name}</legend>
-                  {antiFraudVersions.map((v) => (
-                    <label key={v}>
-                      <input type="radio" name={`v-${ps.id}`} value={v} checked={version === v}
-                        onChange={() => update(ps, { settings: { ...ps.settings, api_version: v } }, `${name} now uses API ${v}.`)} />
-                      {" "}{v}
-                    </label>
-                  ))}
-                </fieldset>
-              )}
-              {write && (
-                <button type="button" onClick={() => update(ps, { active: !ps.active }, `${name} ${ps.active ? "deactivated" : "activated"}.`)}>
-                  {ps.active ? `Deactivate ${name}` : `Activate ${name}`}
-                </button>
-              )}
-            </li>
-          );
-        })}
-      </ul>
-    </section>
-  );
 }
 
 // ---- webhook subscriptions ----

@@ -1,9 +1,17 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api";
+import { all } from "./settings";
 import { Ctx, ErrorText, message } from "./ui";
 
 // The sandbox 3-D Secure simulator's scenarios: an ordered list, first
 // match wins (docs/three-d-secure.md). Absent in production.
+//
+// A card_number condition is card data: a write that carries one goes
+// from the browser straight to vault-proxy, which vaults the number and
+// hands core-api a reference; core-api answers it as card_condition, the
+// card's first 6 digits and last 4, which is all the page ever shows. A
+// write without a number goes to core-api, and keeps a stored card
+// condition by sending its reference back.
 
 const conditionFields: [string, string, string][] = [
   ["email_address", "Email address", "text"],
@@ -17,18 +25,30 @@ const authStatuses = ["Y", "A", "N", "R", "U", "C", "timeout"];
 const resultStatuses = ["Y", "N", "timeout"];
 const versions = ["2.2.0", "2.1.0", "2.3.1"];
 
+interface CardCondition {
+  id: string;
+  bin: string;
+  last4: string;
+}
 interface Form {
   id: string; // empty: a new scenario
   conditions: Record<string, string>;
+  card: string; // a card number typed into the page, for vault-proxy
+  kept: CardCondition | null; // the edited scenario's card condition
+  dropCard: boolean;
   version: string;
   auth: string;
   result: string;
 }
-const emptyForm: Form = { id: "", conditions: {}, version: "2.2.0", auth: "Y", result: "Y" };
+const emptyForm: Form = { id: "", conditions: {}, card: "", kept: null, dropCard: false, version: "2.2.0", auth: "Y", result: "Y" };
+
+const masked = (c: CardCondition) => `${c.bin}…${c.last4}`;
 
 function describe(s: any): string {
   const c = Object.entries(s.conditions ?? {}).filter(([, v]) => v !== null && v !== undefined);
-  const cond = c.length ? c.map(([k, v]) => `${k} = ${v}`).join(", ") : "every payment";
+  const cond = c.length
+    ? c.map(([k, v]) => (k === "card_condition" ? `card = ${masked(v as CardCondition)}` : `${k} = ${v}`)).join(", ")
+    : "every payment";
   const o = s.outcome;
   const res = o.result ? `, challenge result ${o.result.transaction_status}` : "";
   return `${cond} → ${o.authentication.transaction_status}${res} (${o.version ?? "2.2.0"})`;
@@ -43,16 +63,7 @@ export function ThreeDSScenarios({ ctx }: { ctx: Ctx }) {
 
   async function load() {
     try {
-      const all: any[] = [];
-      let cursor = "";
-      do {
-        const q = new URLSearchParams({ limit: "100" });
-        if (cursor) q.set("cursor", cursor);
-        const page = await api("GET", `/three-ds-scenarios?${q}`, { account: ctx.account });
-        all.push(...page.items);
-        cursor = page.next_cursor ?? "";
-      } while (cursor);
-      setItems(all);
+      setItems(await all(ctx, "/three-ds-scenarios"));
     } catch (e) {
       setError(message(e));
     }
@@ -61,13 +72,15 @@ export function ThreeDSScenarios({ ctx }: { ctx: Ctx }) {
     load();
   }, [ctx.account]);
 
-  async function run(fn: () => Promise<unknown>) {
+  async function run(fn: () => Promise<unknown>): Promise<boolean> {
     setError("");
     try {
       await fn();
       await load();
+      return true;
     } catch (e) {
       setError(message(e));
+      return false;
     }
   }
   const move = (id: string, where: "before_id" | "after_id", other: string) =>
@@ -82,19 +95,27 @@ export function ThreeDSScenarios({ ctx }: { ctx: Ctx }) {
     }
     const outcome: Record<string, unknown> = { version: form.version, authentication: { transaction_status: form.auth } };
     outcome.result = form.auth === "C" ? { transaction_status: form.result } : null;
+    // The number exactly as typed (vault-proxy takes spaces and says what
+    // is wrong without repeating it); only vault-proxy may receive it.
+    const vault = form.card !== "";
+    if (vault) conditions.card_number = form.card;
+    else if (form.kept && !form.dropCard) conditions.card_condition = { id: form.kept.id };
     const body = { conditions, outcome };
-    await run(() =>
+    const opts = { account: ctx.account, vault };
+    const ok = await run(() =>
       form.id
-        ? api("PUT", `/three-ds-scenarios/${form.id}`, { account: ctx.account }, body)
-        : api("POST", "/three-ds-scenarios", { account: ctx.account }, body),
+        ? api("PUT", `/three-ds-scenarios/${form.id}`, opts, body)
+        : api("POST", "/three-ds-scenarios", opts, body),
     );
-    setForm(emptyForm);
+    // Kept on a refusal, to be corrected; the number is typed again.
+    setForm(ok ? emptyForm : { ...form, card: "" });
   }
 
   function edit(s: any) {
     const conditions: Record<string, string> = {};
     for (const [k] of conditionFields) if (s.conditions?.[k] != null) conditions[k] = String(s.conditions[k]);
-    setForm({ id: s.id, conditions, version: s.outcome.version ?? "2.2.0", auth: s.outcome.authentication.transaction_status,
+    setForm({ id: s.id, conditions, card: "", kept: s.conditions?.card_condition ?? null, dropCard: false,
+      version: s.outcome.version ?? "2.2.0", auth: s.outcome.authentication.transaction_status,
       result: s.outcome.result?.transaction_status ?? "Y" });
   }
 
@@ -135,6 +156,24 @@ export function ThreeDSScenarios({ ctx }: { ctx: Ctx }) {
                 onInput={(e) => setForm({ ...form, conditions: { ...form.conditions, [k]: (e.target as HTMLInputElement).value } })} />
             </div>
           ))}
+          <div class="field">
+            <label for="c-card_number">Card number (sent to vault-proxy only)</label>
+            <input id="c-card_number" inputMode="numeric" autocomplete="off" spellcheck={false}
+              aria-describedby={form.kept ? "c-card-kept" : undefined} value={form.card}
+              onInput={(e) => setForm({ ...form, card: (e.target as HTMLInputElement).value })} />
+            {form.kept && (
+              <p id="c-card-kept" class="hint">
+                Card {masked(form.kept)}: kept unless another number is typed or it is removed.
+              </p>
+            )}
+          </div>
+          {form.kept && (
+            <div class="check">
+              <input id="c-card-drop" type="checkbox" checked={form.dropCard}
+                onChange={(e) => setForm({ ...form, dropCard: (e.target as HTMLInputElement).checked })} />
+              <label for="c-card-drop">Remove the card condition {masked(form.kept)}</label>
+            </div>
+          )}
           <div class="field">
             <label for="o-version">Protocol version</label>
             <select id="o-version" value={form.version} onChange={(e) => setForm({ ...form, version: (e.target as HTMLSelectElement).value })}>
