@@ -311,8 +311,9 @@ func TestWebhookSubscriptionErrors(t *testing.T) {
 
 // Each attempt, through the API: the request as sent (the official
 // library verifies it as shown), the answer bounded, Basic credentials
-// and the answer's cookies in no answer of the API nor any row of the
-// core database; an endpoint that never answers has a null response.
+// (sent, and echoed back by the endpoint) and the answer's cookies in no
+// answer of the API nor any row of the core database; an endpoint that
+// never answers has a null response.
 func TestWebhookAttemptsShowTheExchange(t *testing.T) {
 	const (
 		password = "basic-pa55-never-shown"
@@ -328,7 +329,7 @@ func TestWebhookAttemptsShowTheExchange(t *testing.T) {
 		w.Header().Set("Set-Cookie", cookie)
 		w.Header().Set("X-Receipt", "r-42")
 		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, answer)
+		io.WriteString(w, answer+" "+r.Header.Get("Authorization")) // an echo, as some endpoints do
 	}))
 	t.Cleanup(h.Close)
 	dead := httptest.NewServer(http.NotFoundHandler())
@@ -380,7 +381,7 @@ func TestWebhookAttemptsShowTheExchange(t *testing.T) {
 		t.Errorf("authorization shown %q, sent %q", shown.Header.Get("authorization"), r.Header.Get("Authorization"))
 	}
 	hdrs := res["headers"].(map[string]any)
-	if res["status_code"] != 200.0 || res["body"] != answer || res["body_truncated"] != false ||
+	if res["status_code"] != 200.0 || res["body"] != answer+" Basic [redacted]" || res["body_truncated"] != false ||
 		hdrs["x-receipt"] != "r-42" || hdrs["set-cookie"] != "[redacted]" {
 		t.Errorf("response %v", res)
 	}

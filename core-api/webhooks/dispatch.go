@@ -151,6 +151,7 @@ type secrets struct {
 	signing  []string // current, then previous
 	username string
 	password string
+	echoed   []string // echoedCredentials
 }
 
 func (d *Dispatcher) now() time.Time {
@@ -362,6 +363,7 @@ func (d *Dispatcher) secretsOf(ctx context.Context, c Claim) (secrets, error) {
 			return secrets{}, err
 		}
 		s.username, s.password = ba.Username, ba.Password
+		s.echoed = echoedCredentials(ba.Username, ba.Password)
 	}
 	d.mu.Lock()
 	d.secrets[c.SubscriptionID] = s
@@ -395,7 +397,7 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim, sec secrets) Outcome 
 	o.Latency = time.Since(start)
 	if a.Code != 0 {
 		o.ResponseCode = &a.Code
-		o.Response = keptResponse(a)
+		o.Response = keptResponse(a, sec.echoed)
 	}
 	switch {
 	case o.ResponseCode == nil:

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"encoding/base64"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,8 +40,10 @@ func sentRequest(m Message) *coreapi.WebhookRequest {
 
 // keptResponse is what an attempt keeps of an answer: the status, the
 // headers (keptHeaders) and, as text, at most MaxWebhookResponseBody
-// bytes of the body the Sender read.
-func keptResponse(a Answer) *coreapi.WebhookResponse {
+// bytes of the body the Sender read. Credentials the endpoint echoes
+// back (credentials: the subscription's, as sent) are redacted, a cut
+// body's trailing start of one dropped.
+func keptResponse(a Answer, credentials []string) *coreapi.WebhookResponse {
 	body, cut := a.Body, a.BodyCut
 	if len(body) > coreapi.MaxWebhookResponseBody {
 		body, cut = body[:coreapi.MaxWebhookResponseBody], true
@@ -48,17 +51,62 @@ func keptResponse(a Answer) *coreapi.WebhookResponse {
 	if cut {
 		body = dropPartialRune(body)
 	}
-	s := text(string(body))
+	s := redact(text(string(body)), credentials)
 	if len(s) > coreapi.MaxWebhookResponseBody {
-		// Invalid bytes, one each, became three-byte replacements.
+		// Replacements (U+FFFD for one invalid byte, the redaction) made
+		// the text longer.
 		end := coreapi.MaxWebhookResponseBody
 		for end > 0 && !utf8.RuneStart(s[end]) {
 			end--
 		}
 		s, cut = s[:end], true
 	}
-	return &coreapi.WebhookResponse{StatusCode: a.Code, Headers: keptHeaders(a.Header), Body: s, BodyTruncated: cut}
+	if cut {
+		s = dropCredentialStart(s, credentials)
+	}
+	return &coreapi.WebhookResponse{StatusCode: a.Code, Headers: keptHeaders(a.Header, credentials), Body: s, BodyTruncated: cut}
 }
+
+// redact replaces every credential in s.
+func redact(s string, credentials []string) string {
+	for _, c := range credentials {
+		if c != "" && strings.Contains(s, c) {
+			s = strings.ReplaceAll(s, c, coreapi.RedactedHeader)
+		}
+	}
+	return s
+}
+
+// dropCredentialStart drops the end of a cut text when it is the start
+// of a credential: the cut would otherwise keep part of it.
+func dropCredentialStart(s string, credentials []string) string {
+	for _, c := range credentials {
+		for k := min(len(c)-1, len(s)); k > 0; k-- {
+			if strings.HasSuffix(s, c[:k]) {
+				s = s[:len(s)-k]
+				break
+			}
+		}
+	}
+	return s
+}
+
+// echoedCredentials are the forms in which an endpoint may echo the
+// Basic credentials back (an echo service shows the request's headers):
+// the encoded user:password always, the password alone from
+// minEchoedPassword bytes (a shorter one would redact ordinary text).
+func echoedCredentials(username, password string) []string {
+	if username == "" {
+		return nil
+	}
+	out := []string{base64.StdEncoding.EncodeToString([]byte(username + ":" + password))}
+	if len(password) >= minEchoedPassword {
+		out = append(out, password)
+	}
+	return out
+}
+
+const minEchoedPassword = 4
 
 // dropPartialRune drops the start of a character that a cut body ends
 // in, rather than keep it as a replacement character.
@@ -92,8 +140,8 @@ func secretHeader(name string) bool {
 // keptHeaders bounds an answer's headers: by name, at most
 // MaxWebhookResponseHeaders of MaxWebhookResponseHeaderBytes (names and
 // values) in all, a header that would pass the bound left out; values
-// that may carry a credential redacted.
-func keptHeaders(h http.Header) map[string]string {
+// that may carry a credential redacted, and credentials echoed in others.
+func keptHeaders(h http.Header, credentials []string) map[string]string {
 	if len(h) == 0 {
 		return map[string]string{}
 	}
@@ -111,7 +159,7 @@ func keptHeaders(h http.Header) map[string]string {
 		lower := text(strings.ToLower(name))
 		value := coreapi.RedactedHeader
 		if !secretHeader(lower) {
-			value = text(strings.Join(h[name], ", "))
+			value = redact(text(strings.Join(h[name], ", ")), credentials)
 		}
 		if len(lower)+len(value) > budget {
 			continue

@@ -225,3 +225,60 @@ func TestAttemptWithoutAnswerHasNoResponse(t *testing.T) {
 		t.Fatalf("an authorization header without credentials: %v", a.Request.Headers)
 	}
 }
+
+// An endpoint that echoes the request back (an echo service) returns the
+// Basic credentials: they are redacted in the body and headers kept,
+// also when the body's bound cuts one.
+func TestAttemptRedactsEchoedCredentials(t *testing.T) {
+	const password = "echoed-pa55word"
+	token := base64.StdEncoding.EncodeToString([]byte("merchant:" + password))
+	pad := strings.Repeat("p", coreapi.MaxWebhookResponseBody-len("Basic ")-5) // the bound cuts the token after 5 characters
+	cases := []struct {
+		name      string
+		body      string // %s: the Authorization header received
+		wantBody  string
+		truncated bool
+	}{
+		{name: "echoed whole", body: `{"headers":{"Authorization":"%s"},"password":"` + password + `"}`,
+			wantBody: `{"headers":{"Authorization":"Basic [redacted]"},"password":"[redacted]"}`},
+		{name: "cut by the bound", body: pad + "%s and more", wantBody: pad + "Basic ", truncated: true},
+	}
+	f := newFixture(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := cases[mustAtoi(t, r.URL.Query().Get("case"))]
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		io.WriteString(w, strings.Replace(c.body, "%s", r.Header.Get("Authorization"), 1))
+	}))
+	t.Cleanup(srv.Close)
+	subs := make([]string, len(cases))
+	for i := range cases {
+		s, err := f.svc.Create(context.Background(), "default", coreapi.WebhookSubscriptionFields{
+			URL:       coreapi.Some(srv.URL + "/?case=" + strconv.Itoa(i)),
+			BasicAuth: coreapi.Some(&coreapi.BasicAuth{Username: "merchant", Password: password})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[i] = s.ID
+	}
+	f.newBuyer(t)
+	f.runOnce(t)
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := f.deliveries(t, subs[i])[0].Attempts[0].Response
+			if res == nil {
+				t.Fatal("no response kept")
+			}
+			if res.Body != c.wantBody || res.BodyTruncated != c.truncated {
+				t.Errorf("body %q (truncated %v), want %q", res.Body[max(0, len(res.Body)-80):], res.BodyTruncated, c.wantBody[max(0, len(c.wantBody)-80):])
+			}
+			if res.Headers["x-echo"] != "Basic [redacted]" {
+				t.Errorf("x-echo %q", res.Headers["x-echo"])
+			}
+			for _, part := range []string{token[:8], password} {
+				if strings.Contains(res.Body, part) {
+					t.Errorf("the body keeps %q", part)
+				}
+			}
+		})
+	}
+}
