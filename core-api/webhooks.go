@@ -262,7 +262,43 @@ type WebhookAttempt struct {
 	Error        *string // why it failed without a response, or with one not 2xx
 	Latency      time.Duration
 	CreatedAt    time.Time
+	// Request is what was sent; nil when nothing was (signing failed).
+	Request *WebhookRequest
+	// Response is what came back; nil when no answer did (a refused
+	// connection, a timeout before the status).
+	Response *WebhookResponse
 }
+
+// WebhookRequest is an attempt's request as sent, but the Basic
+// credentials: their Authorization header reads RedactedHeader.
+type WebhookRequest struct {
+	URL     string
+	Headers map[string]string // lower-case names
+	// Body is the event's payload, the same on every attempt: kept once,
+	// with the event, and set only where a listing renders it.
+	Body *string
+}
+
+// WebhookResponse is what an endpoint answered, bounded: at most
+// MaxWebhookResponseHeaders headers of MaxWebhookResponseHeaderBytes in
+// all, secrets among them redacted, and the first
+// MaxWebhookResponseBody bytes of the body as text.
+type WebhookResponse struct {
+	StatusCode    int
+	Headers       map[string]string // lower-case names
+	Body          string            // valid UTF-8, without NUL
+	BodyTruncated bool              // the body was longer, or its read cut short
+}
+
+// The bounds of what an attempt keeps of a response.
+const (
+	MaxWebhookResponseBody        = 4 << 10
+	MaxWebhookResponseHeaders     = 20
+	MaxWebhookResponseHeaderBytes = 4 << 10
+)
+
+// RedactedHeader stands for a header value that is never kept.
+const RedactedHeader = "[redacted]"
 
 // WebhookHealth is how a subscription's endpoint fares.
 type WebhookHealth struct {

@@ -80,14 +80,22 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("scenario: %d %s", code, raw)
 		}
 	}
-	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	// The receiver's answer, markup included: the page shows it as text.
+	const hooksAnswer = `receiver 7f3a says <b>thanks</b> & bye`
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, hooksAnswer)
+	}))
 	t.Cleanup(hooks.Close)
-	if code, raw := s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/webhook-subscriptions", tok,
-		map[string]any{"url": hooks.URL + "/hooks"}); code != http.StatusCreated {
+	code, raw = s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/webhook-subscriptions", tok,
+		map[string]any{"url": hooks.URL + "/hooks"})
+	var hookSub struct{ ID string }
+	if code != http.StatusCreated || json.Unmarshal(raw, &hookSub) != nil {
 		t.Fatalf("webhook subscription: %d %s", code, raw)
 	}
 	pm := vaultCardTB(t, s, tok, "4111111111111111")
 	txID := authorized(t, s, tok, pm, 2500, "")
+	awaitWebhookAttempt(t, s, s.Token(t, "webhook-subscriptions.read"), hookSub.ID)
 	// Not the default: the payment above is not screened.
 	code, raw = s.Do(t, http.DefaultClient, http.MethodPost, s.CoreURL+"/payment-services", tok, map[string]any{
 		"connector": "mock-antifraud", "display_name": "Screening", "settings": map[string]any{"api_version": "v2.1"},
@@ -124,7 +132,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
 		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
 		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
-		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
+		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HOOKS_ANSWER="+hooksAnswer, "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
 	servicesResults := filepath.Join(t.TempDir(), "services.json")
 	cmd.Env = append(cmd.Env, "PM_ID="+pm, "SERVICES_RESULTS="+servicesResults, "SCENARIO_CARD="+dashboardScenarioCard)
 	out, err := cmd.CombinedOutput()
@@ -282,6 +290,19 @@ func checkDashboardPaymentService(t *testing.T, s *stack.Stack, core coreClient,
 	if rec := processorRecord(t, s, accepted["payment_service_transaction_id"].(string)); rec.MerchantDescriptor == nil || *rec.MerchantDescriptor != "DASH SHOP" {
 		t.Errorf("mock-card got merchant_descriptor %v", rec.MerchantDescriptor)
 	}
+}
+
+// awaitWebhookAttempt waits until a delivery of the subscription has an
+// attempt recorded, for the page to show it.
+func awaitWebhookAttempt(t *testing.T, s *stack.Stack, tok, subID string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		code, raw := s.Do(t, http.DefaultClient, http.MethodGet, s.CoreURL+"/webhook-subscriptions/"+subID+"/deliveries", tok, nil)
+		if code == http.StatusOK && strings.Contains(string(raw), `"response":{`) {
+			return
+		}
+	}
+	t.Fatal("no webhook attempt recorded within 15s")
 }
 
 // spkiHash is the base64 SHA-256 of a PEM certificate's public key, for

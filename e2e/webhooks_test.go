@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	coreapp "github.com/payorch/core-api/app"
@@ -304,4 +307,139 @@ func TestWebhookSubscriptionErrors(t *testing.T) {
 	if strings.Contains(s.Logs.String(), "s3cret") {
 		t.Fatal("a Basic authentication password reached the logs")
 	}
+}
+
+// Each attempt, through the API: the request as sent (the official
+// library verifies it as shown), the answer bounded, Basic credentials
+// (sent, and echoed back by the endpoint) and the answer's cookies in no
+// answer of the API nor any row of the core database; an endpoint that
+// never answers has a null response.
+func TestWebhookAttemptsShowTheExchange(t *testing.T) {
+	const (
+		password = "basic-pa55-never-shown"
+		cookie   = "session=cookie-never-shown"
+		answer   = "thanks from the e2e receiver"
+	)
+	s := stack.Start(t, withWebhooks())
+	c := newCore(s, s.Token(t, webhookScopes...), "default")
+	got := make(chan hookRequest, 4)
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- hookRequest{Header: r.Header.Clone(), Body: body, ID: r.Header.Get("webhook-id")}
+		w.Header().Set("Set-Cookie", cookie)
+		w.Header().Set("X-Receipt", "r-42")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, answer+" "+r.Header.Get("Authorization")) // an echo, as some endpoints do
+	}))
+	t.Cleanup(h.Close)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // connection refused
+
+	sub := c.ok(t, http.StatusCreated, http.MethodPost, "/webhook-subscriptions", map[string]any{"url": h.URL + "/hooks",
+		"event_names": []string{"buyer.created"}, "basic_auth": map[string]any{"username": "merchant", "password": password}})
+	deadSub := c.ok(t, http.StatusCreated, http.MethodPost, "/webhook-subscriptions", map[string]any{"url": dead.URL,
+		"event_names": []string{"buyer.created"}})
+	c.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"display_name": "Ana"})
+	r := <-got
+
+	// Both deliveries recorded (the dead one pending its retry).
+	var items []any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		items = c.ok(t, http.StatusOK, http.MethodGet, "/events/"+r.ID+"/deliveries", nil)["items"].([]any)
+		recorded := 0
+		for _, it := range items {
+			recorded += len(it.(map[string]any)["attempts"].([]any))
+		}
+		if recorded == 2 || time.Now().After(deadline) {
+			break
+		}
+	}
+	attemptOf := func(subID string) map[string]any {
+		for _, it := range items {
+			if d := it.(map[string]any); d["subscription_id"] == subID && len(d["attempts"].([]any)) > 0 {
+				return d["attempts"].([]any)[0].(map[string]any)
+			}
+		}
+		t.Fatalf("no attempt of subscription %s in %v", subID, items)
+		return nil
+	}
+
+	a := attemptOf(sub["id"].(string))
+	req, res := a["request"].(map[string]any), a["response"].(map[string]any)
+	shown := hookRequest{Header: http.Header{}, Body: []byte(req["body"].(string))}
+	for k, v := range req["headers"].(map[string]any) {
+		shown.Header.Set(k, v.(string))
+	}
+	if err := verify(t, sub["secret"].(string), shown); err != nil {
+		t.Errorf("the request shown does not verify: %v", err)
+	}
+	if !bytes.Equal(shown.Body, r.Body) || shown.Header.Get("webhook-signature") != r.Header.Get("webhook-signature") ||
+		req["url"] != h.URL+"/hooks" {
+		t.Errorf("request shown %v, the receiver got %s %v", req, r.Body, r.Header)
+	}
+	if shown.Header.Get("authorization") != "[redacted]" || !strings.HasPrefix(r.Header.Get("Authorization"), "Basic ") {
+		t.Errorf("authorization shown %q, sent %q", shown.Header.Get("authorization"), r.Header.Get("Authorization"))
+	}
+	hdrs := res["headers"].(map[string]any)
+	if res["status_code"] != 200.0 || res["body"] != answer+" Basic [redacted]" || res["body_truncated"] != false ||
+		hdrs["x-receipt"] != "r-42" || hdrs["set-cookie"] != "[redacted]" {
+		t.Errorf("response %v", res)
+	}
+	if d := attemptOf(deadSub["id"].(string)); d["response"] != nil || d["error"] != "connection refused" || d["request"] == nil {
+		t.Errorf("attempt to a dead endpoint %v", d)
+	}
+
+	// The subscription's listing: the answer, not the payload.
+	code, raw := c.do(t, http.MethodGet, "/webhook-subscriptions/"+sub["id"].(string)+"/deliveries", nil)
+	if code != http.StatusOK || !strings.Contains(string(raw), `"body":null`) || !strings.Contains(string(raw), answer) {
+		t.Errorf("subscription deliveries %d %s", code, raw)
+	}
+
+	// No credential anywhere: the API's answers, then every row of every
+	// table of the core database.
+	_, event := c.do(t, http.MethodGet, "/events/"+r.ID+"/deliveries", nil)
+	secrets := []string{password, base64.StdEncoding.EncodeToString([]byte("merchant:" + password)), cookie}
+	for _, sec := range secrets {
+		if bytes.Contains(raw, []byte(sec)) || bytes.Contains(event, []byte(sec)) {
+			t.Errorf("an API answer holds %q", sec)
+		}
+	}
+	dump := dumpRows(t, s.DBs.CoreOwnerDSN)
+	if !strings.Contains(dump, "r-42") {
+		t.Fatal("the dump misses the attempts")
+	}
+	for _, sec := range secrets {
+		if strings.Contains(dump, sec) {
+			t.Errorf("the core database holds %q", sec)
+		}
+	}
+}
+
+// dumpRows is every row of every table of a database, as JSON text.
+func dumpRows(t *testing.T, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) FROM information_schema.tables
+		WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) < 10 {
+		t.Fatalf("tables %v, %v", tables, err)
+	}
+	var out strings.Builder
+	for _, tbl := range tables {
+		var s string
+		if err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(to_jsonb(t)::text, E'\n'), '') FROM `+tbl+` t`).Scan(&s); err != nil {
+			t.Fatalf("%s: %v", tbl, err)
+		}
+		out.WriteString(s)
+	}
+	return out.String()
 }

@@ -23,9 +23,9 @@ const (
 //	PUT    /webhook-subscriptions/{id}               write {url?, active?, event_names?, basic_auth?} -> 200
 //	DELETE /webhook-subscriptions/{id}               write -> 204
 //	POST   /webhook-subscriptions/{id}/rotate-secret write {grace_period_seconds?} -> 200 (new secret once)
-//	GET    /webhook-subscriptions/{id}/deliveries    read  -> latest deliveries with attempts
+//	GET    /webhook-subscriptions/{id}/deliveries    read  -> latest deliveries with attempts (request bodies null)
 //	POST   /webhook-subscriptions/{id}/replay        write {since} -> 202 {replayed}
-//	GET    /events/{event_id}/deliveries             read  -> the event's deliveries with attempts
+//	GET    /events/{event_id}/deliveries             read  -> the event's deliveries with attempts and request bodies
 //	POST   /events/{event_id}/replay                 write {subscription_id?} -> 202 {replayed}
 type webhookHandlers struct{ d Deps }
 
@@ -195,6 +195,33 @@ type webhookAttemptJSON struct {
 	Error        *string                       `json:"error"`
 	LatencyMS    int64                         `json:"latency_ms"`
 	CreatedAt    string                        `json:"created_at"`
+	Request      *webhookRequestJSON           `json:"request"`
+	Response     *webhookResponseJSON          `json:"response"`
+}
+
+type webhookRequestJSON struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    *string           `json:"body"`
+}
+
+type webhookResponseJSON struct {
+	StatusCode    int               `json:"status_code"`
+	Headers       map[string]string `json:"headers"`
+	Body          string            `json:"body"`
+	BodyTruncated bool              `json:"body_truncated"`
+}
+
+func webhookAttemptOut(a coreapi.WebhookAttempt) webhookAttemptJSON {
+	out := webhookAttemptJSON{Status: a.Status, ResponseCode: a.ResponseCode, Error: a.Error,
+		LatencyMS: a.Latency.Milliseconds(), CreatedAt: timestamp(a.CreatedAt)}
+	if r := a.Request; r != nil {
+		out.Request = &webhookRequestJSON{URL: r.URL, Headers: r.Headers, Body: r.Body}
+	}
+	if r := a.Response; r != nil {
+		out.Response = &webhookResponseJSON{StatusCode: r.StatusCode, Headers: r.Headers, Body: r.Body, BodyTruncated: r.BodyTruncated}
+	}
+	return out
 }
 
 type webhookDeliveryJSON struct {
@@ -219,8 +246,7 @@ func webhookDeliveriesOut(ds []coreapi.WebhookDelivery) webhookDeliveriesJSON {
 	for i, d := range ds {
 		as := make([]webhookAttemptJSON, len(d.Attempts))
 		for j, a := range d.Attempts {
-			as[j] = webhookAttemptJSON{Status: a.Status, ResponseCode: a.ResponseCode, Error: a.Error,
-				LatencyMS: a.Latency.Milliseconds(), CreatedAt: timestamp(a.CreatedAt)}
+			as[j] = webhookAttemptOut(a)
 		}
 		out.Items[i] = webhookDeliveryJSON{Type: "webhook-delivery", ID: d.ID, EventID: d.EventID, EventName: d.EventName,
 			SubscriptionID: d.SubscriptionID, Status: d.Status, NextAttemptAt: timePtrJSON(d.NextAttemptAt), Attempts: as,

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -160,8 +161,10 @@ func (db *DB) WebhookHealth(ctx context.Context, m, id string, since time.Time) 
 }
 
 // ListWebhookDeliveries lists the deliveries of event eventID, or of
-// subscription subscriptionID, newest first, with their attempts.
-func (db *DB) ListWebhookDeliveries(ctx context.Context, m, eventID, subscriptionID string, limit int) ([]coreapi.WebhookDelivery, error) {
+// subscription subscriptionID, newest first, with their attempts; each
+// attempt's request with the event's payload as its body when
+// withPayload.
+func (db *DB) ListWebhookDeliveries(ctx context.Context, m, eventID, subscriptionID string, limit int, withPayload bool) ([]coreapi.WebhookDelivery, error) {
 	var ev, sub *string
 	if eventID != "" {
 		ev = &eventID
@@ -170,17 +173,21 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, m, eventID, subscriptio
 		sub = &subscriptionID
 	}
 	rows, err := db.Pool.Query(ctx, `SELECT d.id, d.event_id::text, e.name, d.subscription_id::text, d.status,
-			CASE WHEN d.status = 'pending' THEN d.next_attempt_at END, d.created_at, d.updated_at
+			CASE WHEN d.status = 'pending' THEN d.next_attempt_at END, d.created_at, d.updated_at,
+			CASE WHEN $5 THEN e.payload END
 		FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
 		WHERE d.merchant_account_id = $1 AND ($2::uuid IS NULL OR d.event_id = $2) AND ($3::uuid IS NULL OR d.subscription_id = $3)
-		ORDER BY d.id DESC LIMIT $4`, m, ev, sub, limit)
+		ORDER BY d.id DESC LIMIT $4`, m, ev, sub, limit, withPayload)
 	if err != nil {
 		return nil, err
 	}
+	var payloads []*string // by delivery, as ds
 	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.WebhookDelivery, error) {
 		var d coreapi.WebhookDelivery
-		err := r.Scan(&d.ID, &d.EventID, &d.EventName, &d.SubscriptionID, &d.Status, &d.NextAttemptAt, &d.CreatedAt, &d.UpdatedAt)
+		var payload *string
+		err := r.Scan(&d.ID, &d.EventID, &d.EventName, &d.SubscriptionID, &d.Status, &d.NextAttemptAt, &d.CreatedAt, &d.UpdatedAt, &payload)
 		d.Attempts = []coreapi.WebhookAttempt{}
+		payloads = append(payloads, payload)
 		return d, err
 	})
 	if err != nil || len(ds) == 0 {
@@ -191,18 +198,32 @@ func (db *DB) ListWebhookDeliveries(ctx context.Context, m, eventID, subscriptio
 	for i, d := range ds {
 		ids[i], at[d.ID] = d.ID, i
 	}
-	rows, err = db.Pool.Query(ctx, `SELECT delivery_id, status, response_code, error, latency_ms, created_at
+	rows, err = db.Pool.Query(ctx, `SELECT delivery_id, status, response_code, error, latency_ms, created_at,
+			request_url, request_headers, response_headers, response_body, response_body_truncated
 		FROM webhook_attempts WHERE delivery_id = ANY ($1) ORDER BY id`, ids)
 	if err != nil {
 		return nil, err
 	}
 	var (
-		id      int64
-		a       coreapi.WebhookAttempt
-		latency int32
+		id                int64
+		a                 coreapi.WebhookAttempt
+		latency           int32
+		url, body         *string
+		reqHdrs, respHdrs map[string]string
+		truncated         bool
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &a.Status, &a.ResponseCode, &a.Error, &latency, &a.CreatedAt}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &a.Status, &a.ResponseCode, &a.Error, &latency, &a.CreatedAt,
+		&url, &reqHdrs, &respHdrs, &body, &truncated}, func() error {
 		a.Latency = time.Duration(latency) * time.Millisecond
+		a.Request, a.Response = nil, nil
+		if url != nil {
+			// The payload is shared, not copied: every attempt sent it.
+			a.Request = &coreapi.WebhookRequest{URL: *url, Headers: reqHdrs, Body: payloads[at[id]]}
+		}
+		if a.ResponseCode != nil && respHdrs != nil && body != nil {
+			a.Response = &coreapi.WebhookResponse{StatusCode: *a.ResponseCode, Headers: respHdrs, Body: *body, BodyTruncated: truncated}
+		}
+		reqHdrs, respHdrs = nil, nil
 		ds[at[id]].Attempts = append(ds[at[id]].Attempts, a)
 		return nil
 	})
@@ -291,36 +312,60 @@ func (db *DB) ClaimWebhookDeliveries(ctx context.Context, now time.Time, lease t
 func (db *DB) RecordWebhookOutcomes(ctx context.Context, outcomes []webhooks.Outcome) error {
 	n := len(outcomes)
 	var (
-		ids     = make([]int64, n)
-		subs    = make([]string, n)
-		status  = make([]string, n)
-		next    = make([]*time.Time, n)
-		codes   = make([]*int, n)
-		errs    = make([]*string, n)
-		latency = make([]int32, n)
-		at      = make([]time.Time, n)
-		gone    []string
+		ids      = make([]int64, n)
+		subs     = make([]string, n)
+		status   = make([]string, n)
+		next     = make([]*time.Time, n)
+		codes    = make([]*int, n)
+		errs     = make([]*string, n)
+		latency  = make([]int32, n)
+		at       = make([]time.Time, n)
+		urls     = make([]*string, n)
+		reqHdrs  = make([]*string, n)
+		respHdrs = make([]*string, n)
+		bodies   = make([]*string, n)
+		cut      = make([]bool, n)
+		gone     []string
 	)
 	for i, o := range outcomes {
 		ids[i], subs[i], status[i], next[i] = o.DeliveryID, o.SubscriptionID, string(o.Status), o.NextAttemptAt
 		codes[i], errs[i], latency[i], at[i] = o.ResponseCode, o.Error, int32(o.Latency.Milliseconds()), o.At
+		if r := o.Request; r != nil {
+			urls[i], reqHdrs[i] = &r.URL, headersJSON(r.Headers)
+		}
+		if r := o.Response; r != nil {
+			respHdrs[i], bodies[i], cut[i] = headersJSON(r.Headers), &r.Body, r.BodyTruncated
+		}
 		if o.Gone {
 			gone = append(gone, o.SubscriptionID)
 		}
 	}
 	var b pgx.Batch
 	b.Queue(`WITH o AS (SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::timestamptz[], $5::int[], $6::text[],
-			$7::int[], $8::timestamptz[]) AS o (id, sid, status, next, code, err, latency, at)),
-		a AS (INSERT INTO webhook_attempts (delivery_id, subscription_id, status, response_code, error, latency_ms, created_at)
-			SELECT id, sid, CASE WHEN status = 'succeeded' THEN 'succeeded' ELSE 'failed' END, code, err, latency, at FROM o)
+			$7::int[], $8::timestamptz[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bool[])
+			AS o (id, sid, status, next, code, err, latency, at, url, req_headers, resp_headers, body, cut)),
+		a AS (INSERT INTO webhook_attempts (delivery_id, subscription_id, status, response_code, error, latency_ms, created_at,
+				request_url, request_headers, response_headers, response_body, response_body_truncated)
+			SELECT id, sid, CASE WHEN status = 'succeeded' THEN 'succeeded' ELSE 'failed' END, code, err, latency, at,
+				url, req_headers::jsonb, resp_headers::jsonb, body, cut FROM o)
 		UPDATE webhook_deliveries d SET status = o.status, attempts = d.attempts + 1, next_attempt_at = o.next, updated_at = o.at
 		FROM o WHERE d.id = o.id AND d.status = 'pending'`,
-		ids, subs, status, next, codes, errs, latency, at)
+		ids, subs, status, next, codes, errs, latency, at, urls, reqHdrs, respHdrs, bodies, cut)
 	if len(gone) > 0 {
 		b.Queue(`UPDATE webhook_subscriptions SET active = false, disabled_reason = 'gone', updated_at = now()
 			WHERE id = ANY ($1::uuid[]) AND active`, gone)
 	}
 	return db.sendBatch(ctx, &b)
+}
+
+// headersJSON is a header set as the jsonb column keeps it.
+func headersJSON(h map[string]string) *string {
+	raw, err := json.Marshal(h)
+	if err != nil { // a map of strings always marshals
+		return nil
+	}
+	s := string(raw)
+	return &s
 }
 
 // sendBatch runs b in one round trip, in one implicit transaction.

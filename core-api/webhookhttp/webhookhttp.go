@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,8 +29,8 @@ func New(allowLoopback bool, timeout time.Duration) *Sender {
 	return &Sender{Client: NewClient(allowLoopback, timeout)}
 }
 
-// maxResponseRead is how much of an answer is read (and dropped) so the
-// connection can be reused.
+// maxResponseRead is how much more of a long answer is read (and
+// dropped) so the connection can be reused.
 const maxResponseRead = 64 << 10
 
 // Send posts m; ctx bounds it (the attempt's timeout).
@@ -40,11 +39,7 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Answer {
 	if err != nil {
 		return webhooks.Answer{Error: "invalid url"}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "payorch-webhooks/1")
-	req.Header.Set("webhook-id", m.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(m.Timestamp.Unix(), 10))
-	req.Header.Set("webhook-signature", m.Signature)
+	req.Header = m.Header()
 	if m.Username != "" {
 		req.SetBasicAuth(m.Username, m.Password)
 	}
@@ -52,9 +47,16 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Answer {
 	if err != nil {
 		return webhooks.Answer{Error: attemptError(err)}
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
-	resp.Body.Close()
-	return webhooks.Answer{Code: resp.StatusCode}
+	defer resp.Body.Close()
+	a := webhooks.Answer{Code: resp.StatusCode, Header: resp.Header}
+	// Bounded, and within ctx: a huge or endless body costs this buffer
+	// and the attempt's timeout at most.
+	a.Body, err = io.ReadAll(io.LimitReader(resp.Body, webhooks.MaxBodyRead))
+	a.BodyCut = err != nil || len(a.Body) == webhooks.MaxBodyRead
+	if err == nil && a.BodyCut {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
+	}
+	return a
 }
 
 // RefusedError is a destination the address rules refuse (netguard): the

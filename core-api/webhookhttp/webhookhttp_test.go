@@ -2,6 +2,7 @@ package webhookhttp
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -66,5 +67,49 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 	a := New(true, time.Second).Send(context.Background(), webhooks.Message{URL: redirect.URL, Body: []byte("{}")})
 	if a.Code != http.StatusTemporaryRedirect || followed {
 		t.Fatalf("answer %+v, followed %v", a, followed)
+	}
+}
+
+// An endless answer is read up to the bound, no further: the attempt
+// costs that buffer, whatever the endpoint sends.
+func TestSendReadsABoundedBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("z", 32<<10))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	a := New(true, 5*time.Second).Send(context.Background(), webhooks.Message{URL: srv.URL, Body: []byte("{}")})
+	if a.Code != http.StatusOK || len(a.Body) != webhooks.MaxBodyRead || !a.BodyCut {
+		t.Fatalf("answer %d, %d bytes read, cut %v", a.Code, len(a.Body), a.BodyCut)
+	}
+}
+
+// A body that stalls is read until the attempt's deadline only: what
+// came is kept, flagged as cut.
+func TestSendStopsReadingAtTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer func() { close(release); srv.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	a := New(true, 5*time.Second).Send(ctx, webhooks.Message{URL: srv.URL, Body: []byte("{}")})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Send took %s past a 300ms deadline", took)
+	}
+	if a.Code != http.StatusAccepted || string(a.Body) != "partial" || !a.BodyCut {
+		t.Fatalf("answer %d %q, cut %v", a.Code, a.Body, a.BodyCut)
 	}
 }

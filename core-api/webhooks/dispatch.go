@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type Outcome struct {
 	Error         *string
 	Latency       time.Duration
 	At            time.Time
+	// Request is what was sent (nil: nothing was); Response what came
+	// back (nil: no answer).
+	Request  *coreapi.WebhookRequest
+	Response *coreapi.WebhookResponse
 	// Gone: the endpoint answered 410 Gone; the subscription is
 	// disabled.
 	Gone bool
@@ -70,12 +75,22 @@ type Message struct {
 	Username, Password string
 }
 
-// Answer is what an endpoint answered: its status, or why none came
-// (a stable text, never an address).
+// Answer is what an endpoint answered: its status, headers and the
+// start of its body, or why none came (a stable text, never an address).
 type Answer struct {
-	Code  int // 0: no answer
-	Error string
+	Code   int // 0: no answer
+	Error  string
+	Header http.Header
+	// Body is at most MaxBodyRead bytes of the answer's body; BodyCut
+	// says the read stopped before its end (longer, or cut short by the
+	// attempt's timeout).
+	Body    []byte
+	BodyCut bool
 }
+
+// MaxBodyRead is how much of an answer's body a Sender reads to keep:
+// one byte past what is kept tells a longer body.
+const MaxBodyRead = coreapi.MaxWebhookResponseBody + 1
 
 // Sender posts a message to its endpoint (webhookhttp.Sender).
 type Sender interface {
@@ -136,6 +151,7 @@ type secrets struct {
 	signing  []string // current, then previous
 	username string
 	password string
+	echoed   []string // echoedCredentials
 }
 
 func (d *Dispatcher) now() time.Time {
@@ -347,6 +363,7 @@ func (d *Dispatcher) secretsOf(ctx context.Context, c Claim) (secrets, error) {
 			return secrets{}, err
 		}
 		s.username, s.password = ba.Username, ba.Password
+		s.echoed = echoedCredentials(ba.Username, ba.Password)
 	}
 	d.mu.Lock()
 	d.secrets[c.SubscriptionID] = s
@@ -373,11 +390,14 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claim, sec secrets) Outcome 
 	ctx, cancel := context.WithTimeout(ctx, d.timeout())
 	defer cancel()
 	start := time.Now()
-	a := d.Sender.Send(ctx, Message{URL: c.URL, ID: c.EventID, Timestamp: at, Signature: sig, Body: c.Payload,
-		Username: sec.username, Password: sec.password})
+	m := Message{URL: c.URL, ID: c.EventID, Timestamp: at, Signature: sig, Body: c.Payload,
+		Username: sec.username, Password: sec.password}
+	o.Request = sentRequest(m)
+	a := d.Sender.Send(ctx, m)
 	o.Latency = time.Since(start)
 	if a.Code != 0 {
 		o.ResponseCode = &a.Code
+		o.Response = keptResponse(a, sec.echoed)
 	}
 	switch {
 	case o.ResponseCode == nil:

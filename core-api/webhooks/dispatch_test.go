@@ -400,7 +400,7 @@ func TestAnswerAfterTheTimeoutFails(t *testing.T) {
 	f.newBuyer(t)
 	f.runOnce(t)
 	d := f.deliveries(t, sub.ID)[0]
-	if d.Status != coreapi.DeliveryPending || deref(d.Attempts[0].Error) != "timeout" || d.Attempts[0].ResponseCode != nil {
+	if d.Status != coreapi.DeliveryPending || deref(d.Attempts[0].Error) != "timeout" || d.Attempts[0].ResponseCode != nil || d.Attempts[0].Response != nil {
 		t.Fatalf("delivery %+v, attempt error %s", d, deref(d.Attempts[0].Error))
 	}
 }

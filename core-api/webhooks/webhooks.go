@@ -52,8 +52,9 @@ type Store interface {
 	RotateWebhookSecret(ctx context.Context, merchant, id, secret string, graceEnds time.Time) (*coreapi.WebhookSubscription, error)
 	WebhookHealth(ctx context.Context, merchant, id string, since time.Time) (coreapi.WebhookHealth, error)
 	// ListWebhookDeliveries lists an event's deliveries (subscription
-	// "") or a subscription's (event ""), newest first, up to limit.
-	ListWebhookDeliveries(ctx context.Context, merchant, eventID, subscriptionID string, limit int) ([]coreapi.WebhookDelivery, error)
+	// "") or a subscription's (event ""), newest first, up to limit;
+	// withPayload sets each attempt's request body (the event's payload).
+	ListWebhookDeliveries(ctx context.Context, merchant, eventID, subscriptionID string, limit int, withPayload bool) ([]coreapi.WebhookDelivery, error)
 	// ReplayWebhookEvent makes every delivery of event id due now
 	// (only subscription's when not ""), and returns how many.
 	ReplayWebhookEvent(ctx context.Context, merchant, eventID, subscriptionID string, now time.Time) (int, error)
@@ -225,20 +226,25 @@ func (s *Service) RotateSecret(ctx context.Context, merchant, id string, grace t
 // MaxDeliveriesListed bounds a list of deliveries.
 const MaxDeliveriesListed = 100
 
-// EventDeliveries lists the deliveries of an event, with their attempts.
+// EventDeliveries lists the deliveries of an event, with their attempts
+// and each attempt's request body (the event's payload): an event has a
+// delivery per subscription at most.
 func (s *Service) EventDeliveries(ctx context.Context, merchant, eventID string) ([]coreapi.WebhookDelivery, error) {
 	if !coreapi.IsUUID(eventID) {
 		return nil, fmt.Errorf("event: %w", coreapi.ErrNotFound)
 	}
-	return s.Store.ListWebhookDeliveries(ctx, merchant, eventID, "", MaxDeliveriesListed)
+	return s.Store.ListWebhookDeliveries(ctx, merchant, eventID, "", MaxDeliveriesListed, true)
 }
 
-// SubscriptionDeliveries lists a subscription's latest deliveries.
+// SubscriptionDeliveries lists a subscription's latest deliveries, with
+// their attempts but not the request bodies: a hundred deliveries of up
+// to some 35 attempts each would repeat each payload as often
+// (EventDeliveries has them).
 func (s *Service) SubscriptionDeliveries(ctx context.Context, merchant, id string) ([]coreapi.WebhookDelivery, error) {
 	if _, err := s.Store.WebhookSubscription(ctx, merchant, id); err != nil {
 		return nil, err
 	}
-	return s.Store.ListWebhookDeliveries(ctx, merchant, "", id, MaxDeliveriesListed)
+	return s.Store.ListWebhookDeliveries(ctx, merchant, "", id, MaxDeliveriesListed, false)
 }
 
 // ReplayEvent delivers an event again to every subscription it was

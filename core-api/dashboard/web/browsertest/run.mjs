@@ -209,13 +209,32 @@ try {
   await shot("payment-services-saved");
   writeFileSync(env("SERVICES_RESULTS"), JSON.stringify({ serviceId, refusedTx: refusedTx.id, acceptedTx: acceptedTx.id }));
 
-  // --- webhook subscriptions: deliveries with a retry, a new one whose
-  // secret is shown once, a rotation
+  // --- webhook subscriptions: an attempt's request and response
+  // unfolded by keyboard, deliveries with a retry, a new one whose secret
+  // is shown once, a rotation
   await page.getByRole("link", { name: "Webhooks" }).click();
   const hooksURL = env("HOOKS_URL");
   await page.getByRole("button", { name: `Deliveries of ${hooksURL}` }).click();
   const deliveries = page.getByRole("list", { name: `Deliveries of ${hooksURL}` });
   await deliveries.getByRole("listitem").first().waitFor();
+  const exchange = deliveries.locator("details.exchange").first();
+  await exchange.locator("summary").first().focus();
+  await page.keyboard.press("Enter");
+  const answer = exchange.locator("pre").filter({ hasText: env("HOOKS_ANSWER") });
+  await answer.waitFor();
+  check(await answer.isVisible(), "an attempt's response body, sent by the receiver, is on the page");
+  check((await answer.locator("b").count()) === 0 && (await answer.textContent()) === env("HOOKS_ANSWER"),
+    "the response body is shown as text, its markup not rendered");
+  check(/webhook-signature: v1,/.test((await exchange.locator("pre").first().textContent()) ?? ""),
+    "the request's headers are shown");
+  await exchange.locator("details summary").first().focus();
+  await page.keyboard.press("Enter");
+  await exchange.locator("details pre").filter({ hasText: '"type":"event"' }).waitFor();
+  check(true, "the request body (the event's payload) is shown");
+  await axe("webhook attempt");
+  await page.setViewportSize({ width: 360, height: 740 });
+  await shot("webhook-attempt-360px");
+  await page.setViewportSize({ width: 1280, height: 900 });
   await deliveries.getByRole("button", { name: /^Retry / }).first().click();
   await page.getByRole("status").filter({ hasText: "queued again" }).waitFor();
   check(true, "a delivery retried");

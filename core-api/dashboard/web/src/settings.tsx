@@ -142,6 +142,7 @@ function Deliveries({ ctx, sub, write }: { ctx: Ctx; sub: any; write: boolean })
                 <li key={i}>
                   {a.created_at}: {a.status}, {a.response_code != null ? `HTTP ${a.response_code}` : "no answer"}
                   {a.error ? ` (${a.error})` : ""}, {a.latency_ms} ms
+                  <Exchange ctx={ctx} delivery={d} attempt={a} n={i + 1} />
                 </li>
               ))}
             </ul>
@@ -150,5 +151,65 @@ function Deliveries({ ctx, sub, write }: { ctx: Ctx; sub: any; write: boolean })
         ))}
       </ol>
     </div>
+  );
+}
+
+/** Headers as the API gives them (name to value), one per line. */
+function headerLines(h: Record<string, string> | null | undefined): string {
+  const names = Object.keys(h ?? {}).sort();
+  return names.length ? names.map((n) => `${n}: ${h![n]}`).join("\n") : "(none)";
+}
+
+/**
+ * One attempt's request and response, folded. The subscription's listing
+ * leaves the request body out (it is the event's payload, the same on
+ * every attempt): it is read from the event's listing when first opened.
+ */
+function Exchange({ ctx, delivery, attempt, n }: { ctx: Ctx; delivery: any; attempt: any; n: number }) {
+  const req = attempt.request;
+  const res = attempt.response;
+  const [body, setBody] = useState<string | null>(req?.body ?? null);
+  const [error, setError] = useState("");
+  async function loadBody(ev: Event) {
+    if (!(ev.currentTarget as HTMLDetailsElement).open || body != null) return;
+    try {
+      const l = await api("GET", `/events/${delivery.event_id}/deliveries`, { account: ctx.account });
+      const mine = l.items.find((x: any) => x.id === delivery.id);
+      const sent = mine?.attempts.find((x: any) => x.request?.body != null);
+      setBody(sent ? sent.request.body : "");
+    } catch (e) {
+      setError(message(e));
+    }
+  }
+  const label = `attempt ${n} of ${delivery.event_name}`;
+  return (
+    <details class="exchange">
+      <summary>Request and response of {label}</summary>
+      <p><strong>Request</strong></p>
+      {req ? (
+        <>
+          <p>POST <code>{req.url}</code></p>
+          <pre>{headerLines(req.headers)}</pre>
+          <details onToggle={loadBody}>
+            <summary>Request body of {label}</summary>
+            <ErrorText error={error} />
+            <pre>{body ?? "Loading…"}</pre>
+          </details>
+        </>
+      ) : (
+        <p>No request was sent.</p>
+      )}
+      <p><strong>Response</strong></p>
+      {res ? (
+        <>
+          <p>HTTP {res.status_code}</p>
+          <pre>{headerLines(res.headers)}</pre>
+          <p>Body{res.body_truncated ? " (longer than shown: its first 4 KiB are kept)" : ""}:</p>
+          <pre>{res.body === "" ? "(empty)" : res.body}</pre>
+        </>
+      ) : (
+        <p>No response{attempt.error ? `: ${attempt.error}` : ""}.</p>
+      )}
+    </details>
   );
 }
