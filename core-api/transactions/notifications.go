@@ -189,54 +189,44 @@ func notificationStep(t *coreapi.Transaction, res coreapi.ConnectorResult) (core
 // applyNotification records notification nt on t under its row lock:
 // once per id. Its answer is applied through the state machine when it
 // allows it (notificationPlan); otherwise the notification is recorded
-// as EventNotificationReceived, the status unchanged. With nt nil the
+// as EventNotificationReceived, the status unchanged: a step the state
+// machine refuses is no error, as the processor's word still stands. With nt nil the
 // answer is the processor's record of a charge, read by a sync
 // (syncDebit): it settles the capture c the same way, and nothing is
 // recorded when it cannot.
 func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, nt *coreapi.Notification) (NotificationOutcome, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
-	merchant, id := t.MerchantAccountID, t.ID
 	var out NotificationOutcome
-	err := s.Store.InTx(ctx, func(tx Tx) error {
-		t, now, err := tx.LockTransaction(ctx, merchant, id)
-		if err != nil {
-			return err
-		}
+	_, err := s.apply(ctx, true, t.MerchantAccountID, t.ID, func(tx Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		if nt != nil {
-			seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
+			seen, err := tx.NotificationRecorded(ctx, t.MerchantAccountID, t.ID, nt.Connector, nt.ID)
 			if err != nil || seen {
 				out = NotificationDuplicate
-				return err
+				return plan{unchanged: true}, err
 			}
 		}
 		if t.Status == coreapi.TransactionProcessing {
-			return coreapi.ErrNotificationEarly
+			return plan{}, coreapi.ErrNotificationEarly
 		}
 		p, err := notificationPlan(ctx, tx, t, c, n, now)
 		if err != nil {
-			return err
+			return p, err
 		}
-		if !p.unchanged {
-			if next, ev, err := t.Advance(p.step, now); err == nil {
-				tr := coreapi.Transition{Transaction: next, Event: ev}
-				if p.record != nil {
-					p.record(&tr)
+		if _, refused := t.TransactionState.Apply(p.step.Operation, p.step.Amount); !p.unchanged && refused == nil {
+			record := p.record
+			p.record = func(tr *coreapi.Transition) {
+				if record != nil {
+					record(tr)
 				}
-				if p.also != nil {
-					if err := p.also(ctx, tx, next); err != nil {
-						return err
-					}
-				}
-				ev.Notification, out = nt, NotificationApplied
-				return tx.RecordTransition(ctx, tr)
+				tr.Event.Notification = nt
 			}
+			out = NotificationApplied
+			return p, nil
 		}
-		out = NotificationRecorded
+		out, p = NotificationRecorded, plan{unchanged: true}
 		if nt == nil {
-			return nil
+			return p, nil
 		}
-		return tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: merchant, TransactionID: id,
+		return p, tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID,
 			Name: coreapi.EventNotificationReceived, StatusBefore: t.Status, StatusAfter: t.Status,
 			RawResponseCode: optionalText(n.Result.RawResponseCode), Notification: nt, CreatedAt: now})
 	})
@@ -249,9 +239,9 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 // notificationPlan plans n's answer on t, locked at now: an
 // authorization's result answers the authorization of a payment still
 // waiting for its buyer (authorizationPlan: by the intent); a charge's
-// settles capture c (nil: none still processing). A plan unchanged
-// (the answer already stands, or there is nothing it settles) only
-// records the notification; an error is one of reading, not a refusal.
+// settles capture c (nil: none still processing). The plan is unchanged
+// when the answer already stands or there is nothing it settles: the
+// notification is then only recorded. An error is one of reading.
 func notificationPlan(ctx context.Context, tx Tx, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, now time.Time) (plan, error) {
 	unchanged := plan{unchanged: true}
 	if n.Kind == connector.KindAuthorizationResult {
