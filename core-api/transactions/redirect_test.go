@@ -18,6 +18,7 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockredirect"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/config"
 )
@@ -41,7 +42,7 @@ func redirectService(t *testing.T, db *postgres.DB) (*transactions.Service, *moc
 		}
 	}))
 	t.Cleanup(inbound.Close)
-	m, err := mockredirect.New(mockredirect.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 50 * time.Millisecond},
+	m, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 50 * time.Millisecond}},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
