@@ -34,10 +34,8 @@ type mockBankObject struct {
 // (docs/sandbox/mock-bank.md, "Notifications"): any of mockBankKinds,
 // about the object with its id and reference.
 var mockBankNotifications = simulatorNotifications[mockBankObject]{
-	idHeader:        "Mock-Bank-Notification-Id",
-	timestampHeader: "Mock-Bank-Timestamp",
-	signatureHeader: "Mock-Bank-Signature",
-	builtInSecret:   MockBankSandboxWebhookSecret,
+	headers:       notificationHeaders{id: "Mock-Bank-Notification-Id", timestamp: "Mock-Bank-Timestamp", signature: "Mock-Bank-Signature"},
+	builtInSecret: MockBankSandboxWebhookSecret,
 	subject: func(n simulatorNotification[mockBankObject]) (NotificationSubject, bool) {
 		kind, ok := mockBankKinds[n.Type]
 		if !ok || n.Data.ID == "" || n.Data.Reference == "" {

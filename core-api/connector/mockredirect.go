@@ -276,10 +276,8 @@ var mockRedirectTypes = map[string]string{"payment.approved": "approved", "payme
 // on a payment, or its expiry, named by the payment's reference (the
 // transaction's id). A type must be the status of the payment it sends.
 var mockRedirectNotifications = simulatorNotifications[mockRedirectPayment]{
-	idHeader:        "Mock-Redirect-Notification-Id",
-	timestampHeader: "Mock-Redirect-Timestamp",
-	signatureHeader: "Mock-Redirect-Signature",
-	builtInSecret:   MockRedirectSandboxWebhookSecret,
+	headers:       notificationHeaders{id: "Mock-Redirect-Notification-Id", timestamp: "Mock-Redirect-Timestamp", signature: "Mock-Redirect-Signature"},
+	builtInSecret: MockRedirectSandboxWebhookSecret,
 	subject: func(n simulatorNotification[mockRedirectPayment]) (NotificationSubject, bool) {
 		return NotificationSubject{Kind: KindAuthorizationResult, Reference: n.Data.Reference, ProcessorID: n.Data.ID}, n.Data.Reference != ""
 	},

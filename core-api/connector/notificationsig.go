@@ -27,12 +27,16 @@ type simulatorNotification[D any] struct {
 	Data D      `json:"data"`
 }
 
+// notificationHeaders name the headers of a notification's id, its
+// timestamp and its signature.
+type notificationHeaders struct {
+	id, timestamp, signature string
+}
+
 // simulatorNotifications reads and verifies one simulator's
 // notifications.
 type simulatorNotifications[D any] struct {
-	// The headers of the notification's id, its timestamp and its
-	// signature.
-	idHeader, timestampHeader, signatureHeader string
+	headers notificationHeaders
 	// builtInSecret verifies notifications for the built-in sandbox
 	// configuration (a Config without webhook_secret).
 	builtInSecret string
@@ -63,14 +67,14 @@ func (s simulatorNotifications[D]) parse(body []byte) (NotificationSubject, erro
 // notification; an id header, when sent, must be the body's.
 func (s simulatorNotifications[D]) verify(cfg Config, h http.Header, body []byte, now time.Time) (Notification, error) {
 	secret := credential(cfg, "webhook_secret", s.builtInSecret)
-	if !validHMAC(secret, h.Get(s.timestampHeader), h.Get(s.signatureHeader), body, now) {
+	if !validHMAC(secret, h.Get(s.headers.timestamp), h.Get(s.headers.signature), body, now) {
 		return Notification{}, ErrBadSignature
 	}
 	var n simulatorNotification[D]
 	if err := json.Unmarshal(body, &n); err != nil || n.ID == "" {
 		return Notification{}, ErrNotificationMalformed
 	}
-	if id := h.Get(s.idHeader); id != "" && id != n.ID {
+	if id := h.Get(s.headers.id); id != "" && id != n.ID {
 		return Notification{}, ErrNotificationMalformed
 	}
 	sub, ok := s.subject(n)
