@@ -15,6 +15,7 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/sandbox/mockbank"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -53,7 +54,7 @@ func (rc *receiver) wait(t *testing.T, n int) (http.Header, []byte) {
 // receiver for its notifications.
 func startMockBank(t *testing.T) (string, string, *receiver) {
 	t.Helper()
-	m, err := mockbank.New(mockbank.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", DebitDelay: time.Millisecond},
+	m, err := mockbank.New(mockbank.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0"}, DebitDelay: time.Millisecond},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -33,13 +33,6 @@ const (
 	MockRedirectMaxWindow     = 30 * 24 * time.Hour
 )
 
-// mock-redirect's notification headers (docs/sandbox/mock-redirect.md).
-const (
-	mockRedirectNotificationID = "Mock-Redirect-Notification-Id"
-	mockRedirectTimestamp      = "Mock-Redirect-Timestamp"
-	mockRedirectSignature      = "Mock-Redirect-Signature"
-)
-
 var (
 	mockRedirectKeyRE = regexp.MustCompile(`^mr_test_[A-Za-z0-9_-]{8,120}$`)
 	// rfc3339RE is the shape of an RFC 3339 date-time; time.Parse
@@ -274,40 +267,35 @@ func credential(cfg Config, name, builtIn string) string {
 	return builtIn
 }
 
-// mockRedirectNotification is the body of mock-redirect's notification.
-type mockRedirectNotification struct {
-	ID   string              `json:"id"`
-	Type string              `json:"type"`
-	Data mockRedirectPayment `json:"data"`
-}
-
 // mockRedirectTypes are the notification types and the status each
 // reports.
 var mockRedirectTypes = map[string]string{"payment.approved": "approved", "payment.declined": "declined", "payment.expired": "expired"}
 
-// ParseNotification reads the payment's reference, unverified.
-func (MockRedirect) ParseNotification(body []byte) (string, error) {
-	var n mockRedirectNotification
-	if err := json.Unmarshal(body, &n); err != nil || n.Data.Reference == "" {
-		return "", ErrNotificationMalformed
-	}
-	return n.Data.Reference, nil
+// mockRedirectNotifications are mock-redirect's notifications
+// (docs/sandbox/mock-redirect.md, "Notifications"): the buyer's decision
+// on a payment, or its expiry, named by the payment's reference (the
+// transaction's id). A type must be the status of the payment it sends.
+var mockRedirectNotifications = simulatorNotifications[mockRedirectPayment]{
+	headers:       notificationHeaders{id: "Mock-Redirect-Notification-Id", timestamp: "Mock-Redirect-Timestamp", signature: "Mock-Redirect-Signature"},
+	builtInSecret: MockRedirectSandboxWebhookSecret,
+	subject: func(n simulatorNotification[mockRedirectPayment]) (NotificationSubject, bool) {
+		return NotificationSubject{Kind: KindAuthorizationResult, Reference: n.Data.Reference, ProcessorID: n.Data.ID}, n.Data.Reference != ""
+	},
+	result: func(n simulatorNotification[mockRedirectPayment], _ NotificationSubject) (coreapi.ConnectorResult, bool) {
+		return paymentResult(n.Data), n.Data.ID != "" && mockRedirectTypes[n.Type] == n.Data.Status
+	},
 }
 
-// VerifyRedirectNotification checks Mock-Redirect-Signature ("v1=" +
-// hex HMAC-SHA256(secret, timestamp + "." + body)) and that
-// Mock-Redirect-Timestamp is within NotificationTolerance of now.
-func (MockRedirect) VerifyRedirectNotification(cfg Config, h http.Header, body []byte, now time.Time) (RedirectNotification, error) {
-	secret := credential(cfg, "webhook_secret", MockRedirectSandboxWebhookSecret)
-	if !validHMAC(secret, h.Get(mockRedirectTimestamp), h.Get(mockRedirectSignature), body, now) {
-		return RedirectNotification{}, ErrBadSignature
-	}
-	var n mockRedirectNotification
-	if err := json.Unmarshal(body, &n); err != nil || n.ID == "" || n.Data.ID == "" || mockRedirectTypes[n.Type] != n.Data.Status {
-		return RedirectNotification{}, ErrNotificationMalformed
-	}
-	if id := h.Get(mockRedirectNotificationID); id != "" && id != n.ID {
-		return RedirectNotification{}, ErrNotificationMalformed
-	}
-	return RedirectNotification{ID: n.ID, Reference: n.Data.Reference, Result: paymentResult(n.Data)}, nil
+// ParseNotification reads what a notification is about, unverified: the
+// authorization of the payment with its reference.
+func (MockRedirect) ParseNotification(body []byte) (NotificationSubject, error) {
+	return mockRedirectNotifications.parse(body)
+}
+
+// VerifyNotification checks Mock-Redirect-Signature ("v1=" + hex
+// HMAC-SHA256(secret, timestamp + "." + body)) with the configuration's
+// webhook_secret and that Mock-Redirect-Timestamp is within
+// NotificationTolerance of now.
+func (MockRedirect) VerifyNotification(cfg Config, h http.Header, body []byte, now time.Time) (Notification, error) {
+	return mockRedirectNotifications.verify(cfg, h, body, now)
 }

@@ -48,12 +48,39 @@ func TestMockRedirectVerifyNotification(t *testing.T) {
 		{"signed but not a notification", connector.Config{}, headers(builtIn, ts, []byte(`{}`)), []byte(`{}`), connector.ErrNotificationMalformed, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := connector.MockRedirect{}.VerifyRedirectNotification(tc.cfg, tc.h, tc.body, now)
+			n, err := connector.MockRedirect{}.VerifyNotification(tc.cfg, tc.h, tc.body, now)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err %v, want %v", err, tc.want)
 			}
-			if tc.want == nil && (n.ID != "mrn_1" || n.Reference != "ref-1" || n.Result.Outcome != tc.outcome || n.Result.Reference != "mrp_1") {
+			if tc.want == nil && (n.ID != "mrn_1" || n.Reference != "ref-1" || n.Result.Outcome != tc.outcome || n.Result.Reference != "mrp_1" ||
+				n.Kind != connector.KindAuthorizationResult || n.ProcessorID != "mrp_1") {
 				t.Fatalf("notification %+v", n)
+			}
+		})
+	}
+}
+
+// An unverified mock-redirect notification says which authorization it
+// answers (the payment's reference), whatever else it holds: the
+// signature, checked next, decides the rest.
+func TestMockRedirectParseNotification(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		want connector.NotificationSubject
+		err  error
+	}{
+		{"approved", `{"id":"mrn_1","type":"payment.approved","data":{"id":"mrp_1","reference":"ref-1","status":"approved"}}`,
+			connector.NotificationSubject{Kind: connector.KindAuthorizationResult, Reference: "ref-1", ProcessorID: "mrp_1"}, nil},
+		{"no payment id yet", `{"data":{"reference":"ref-1"}}`,
+			connector.NotificationSubject{Kind: connector.KindAuthorizationResult, Reference: "ref-1"}, nil},
+		{"no reference", `{"id":"mrn_1","type":"payment.approved","data":{"id":"mrp_1","status":"approved"}}`, connector.NotificationSubject{}, connector.ErrNotificationMalformed},
+		{"not JSON", `payment.approved`, connector.NotificationSubject{}, connector.ErrNotificationMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sub, err := connector.MockRedirect{}.ParseNotification([]byte(tc.body))
+			if sub != tc.want || !errors.Is(err, tc.err) {
+				t.Fatalf("got %+v, %v; want %+v, %v", sub, err, tc.want, tc.err)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/sandbox/mockredirect"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -22,7 +23,7 @@ import (
 // unreachable simulator an unknown outcome.
 func TestMockRedirectOperations(t *testing.T) {
 	ctx := context.Background()
-	m, err := mockredirect.New(mockredirect.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", DeliveryAttempts: 1},
+	m, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", DeliveryAttempts: 1}},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

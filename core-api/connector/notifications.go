@@ -13,10 +13,14 @@ import (
 // of these (docs/notifications.md, "Kinds").
 type NotificationKind string
 
-// The kinds. The first three are about a transaction, named by the
+// The kinds. The first four are about a transaction, named by the
 // reference it was sent with; the others about a bank debit mandate,
 // named by the processor's mandate id.
 const (
+	// KindAuthorizationResult: the processor decided a payment's
+	// authorization on its own time, as a push payment's buyer does at a
+	// wallet (approved, declined, or expired undecided).
+	KindAuthorizationResult NotificationKind = "authorization.result"
 	// KindTransferCompleted: an instant bank transfer was paid.
 	KindTransferCompleted NotificationKind = "transfer.completed"
 	// KindDebitResult: a one-off bank debit succeeded or failed.
@@ -45,7 +49,8 @@ type NotificationSubject struct {
 	// Reference is the reference the transaction was sent with (its id);
 	// for a mandate, the reference the mandate was created with.
 	Reference string
-	// ProcessorID is the processor's id of the charge, debit or mandate.
+	// ProcessorID is the processor's id of the payment, charge, debit or
+	// mandate.
 	ProcessorID string
 }
 
@@ -53,7 +58,8 @@ type NotificationSubject struct {
 type Notification struct {
 	ID string // the processor's notification id: the same on each retry
 	NotificationSubject
-	// Result is a transaction kind's answer about the charge it settles.
+	// Result is a transaction kind's answer: about the authorization, or
+	// about the charge it settles.
 	Result coreapi.ConnectorResult
 }
 

@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -32,14 +31,6 @@ type RedirectPayment struct {
 	Config    Config
 }
 
-// RedirectNotification is a verified notification about a redirect
-// payment.
-type RedirectNotification struct {
-	ID        string // the processor's notification id: the same on each retry
-	Reference string // the payment's reference (RedirectPayment.Reference)
-	Result    coreapi.ConnectorResult
-}
-
 // ApprovalWindows are how long a connector lets a push payment's
 // reference be paid: Default when the payment says nothing, Max at most.
 type ApprovalWindows struct {
@@ -49,11 +40,11 @@ type ApprovalWindows struct {
 // RedirectConnector creates push payments approved by the buyer at the
 // processor, reads what became of them, ends the expired ones, captures,
 // voids and refunds the approved ones, and reads the processor's
-// notifications about them. Calls are idempotent by the
-// reference; an unknown outcome is reported as CardConnector's
-// (ErrOutcomeUnknown).
+// notifications about them (KindAuthorizationResult, named by the
+// payment's reference). Calls are idempotent by the reference; an
+// unknown outcome is reported as CardConnector's (ErrOutcomeUnknown).
 type RedirectConnector interface {
-	Connector
+	NotificationConnector
 	// Windows are cfg's approval windows.
 	Windows(cfg Config) ApprovalWindows
 	// ApprovalOverride is the expiry that the connector's entry of a
@@ -79,12 +70,6 @@ type RedirectConnector interface {
 	// void, which settle those whose answer was lost; ErrNotFound for a
 	// payment the processor has no record of.
 	LookupOperations(ctx context.Context, paymentID string, cfg Config) (DirectState, error)
-	// ParseNotification reads the reference of an unverified
-	// notification, to find the configuration that verifies it.
-	ParseNotification(body []byte) (reference string, err error)
-	// VerifyRedirectNotification checks a notification's signature at now
-	// with cfg's webhook secret (ErrBadSignature) and reads it.
-	VerifyRedirectNotification(cfg Config, h http.Header, body []byte, now time.Time) (RedirectNotification, error)
 }
 
 // Redirects returns the named connector if it takes redirect payments.

@@ -18,6 +18,7 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockbank"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/config"
 )
@@ -49,7 +50,7 @@ func newBankRig(t *testing.T) *bankRig { return newBankRigSettlingAfter(t, 0) }
 func newBankRigSettlingAfter(t *testing.T, delay time.Duration) *bankRig {
 	t.Helper()
 	db := postgrestest.New(t)
-	sim, err := mockbank.New(mockbank.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 20 * time.Millisecond, DebitDelay: delay},
+	sim, err := mockbank.New(mockbank.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 20 * time.Millisecond}, DebitDelay: delay},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -31,11 +31,12 @@ var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization"
 // received for merchant through connector name (docs/notifications.md).
 // The connector reads what it is about (connector.NotificationKind):
 //
-//   - a transaction's charge (a transfer completed, a debit's or a
-//     recurring charge's result), matched by the reference the
-//     transaction was sent with and verified with its payment service's
-//     configuration (the built-in sandbox configuration for one without);
-//     the capture the charge made is settled through the state machine
+//   - a transaction's authorization (a redirect payment's buyer decided)
+//     or charge (a transfer completed, a debit's or a recurring charge's
+//     result), matched by the reference the transaction was sent with and
+//     verified with its payment service's configuration (the built-in
+//     sandbox configuration for one without); the authorization, or the
+//     capture the charge made, is settled through the state machine
 //     (applyNotification);
 //   - a mandate (activated, revoked, recurring token created), matched by
 //     the processor's mandate id and verified with the configuration of
@@ -50,9 +51,6 @@ var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization"
 // connector's answer is coreapi.ErrNotificationEarly: nothing is
 // recorded, and the processor sends it again.
 func (s *Service) HandleNotification(ctx context.Context, name, merchant string, headers map[string][]string, body []byte, now time.Time) (NotificationOutcome, error) {
-	if rc, ok := s.redirectConnector(name); ok {
-		return s.handleRedirectNotification(ctx, rc, name, merchant, headers, body, now)
-	}
 	nc, err := s.Connectors.Notifications(name)
 	if err != nil {
 		return "", coreapi.ErrNotificationConnector
@@ -91,9 +89,11 @@ func (s *Service) HandleNotification(ctx context.Context, name, merchant string,
 	if t.Status == coreapi.TransactionProcessing {
 		return "", coreapi.ErrNotificationEarly
 	}
-	c, err := s.saleCapture(ctx, t, n.ProcessorID)
-	if err != nil {
-		return "", err
+	var c *coreapi.Capture
+	if n.Kind != connector.KindAuthorizationResult {
+		if c, err = s.saleCapture(ctx, t, n.ProcessorID); err != nil {
+			return "", err
+		}
 	}
 	return s.applyNotification(ctx, t, c, n, storedNotification(name, n.ID, headers, body))
 }
@@ -123,13 +123,14 @@ func (s *Service) unmatched() NotificationOutcome {
 // verifies.
 func (s *Service) builtInNotifier(name string) bool {
 	return s.QR != nil && s.QR.BuiltIn != nil && s.QR.BuiltIn.Name() == name ||
-		s.Bank != nil && s.Bank.BuiltIn != nil && s.Bank.BuiltIn.Name() == name
+		s.Bank != nil && s.Bank.BuiltIn != nil && s.Bank.BuiltIn.Name() == name ||
+		s.Redirect != nil && s.Redirect.BuiltIn != nil && s.Redirect.BuiltIn.Name() == name
 }
 
 // notifiedBy reports whether t's notifications come through connector
 // name: its payment service's connector, or the built-in one's.
 func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
-	if !qrPayment(t) && !bankPayment(t) {
+	if !qrPayment(t) && !bankPayment(t) && !redirectPayment(t) {
 		return false
 	}
 	if t.PaymentService != nil {
@@ -138,11 +139,14 @@ func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
 	return t.PaymentServiceID == nil && s.builtInNotifier(name)
 }
 
-// kindFits reports whether a notification of kind can be about t: a
-// completed transfer about a pix payment, a debit's or recurring
-// charge's result about a bank debit.
+// kindFits reports whether a notification of kind can be about t: an
+// authorization's result about a redirect payment, a completed transfer
+// about a pix payment, a debit's or recurring charge's result about a
+// bank debit.
 func kindFits(t *coreapi.Transaction, kind connector.NotificationKind) bool {
 	switch kind {
+	case connector.KindAuthorizationResult:
+		return redirectPayment(t)
 	case connector.KindTransferCompleted:
 		return qrPayment(t)
 	case connector.KindDebitResult, connector.KindRecurringChargeResult:
@@ -183,61 +187,46 @@ func notificationStep(t *coreapi.Transaction, res coreapi.ConnectorResult) (core
 }
 
 // applyNotification records notification nt on t under its row lock:
-// once per id. The capture c the charge made (nil: none still processing)
-// is settled with the notification's answer when the state machine
-// allows it; otherwise the notification is recorded as
-// EventNotificationReceived, the status unchanged. With nt nil the
-// answer is the processor's record, read by a sync (syncDebit): it
-// settles the capture the same way, and nothing is recorded when it
-// cannot.
+// once per id. Its answer is applied through the state machine when it
+// allows it (notificationPlan); otherwise the notification is recorded
+// as EventNotificationReceived, the status unchanged: a step the state
+// machine refuses is no error, as the processor's word still stands. With nt nil the
+// answer is the processor's record of a charge, read by a sync
+// (syncDebit): it settles the capture c the same way, and nothing is
+// recorded when it cannot.
 func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, nt *coreapi.Notification) (NotificationOutcome, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
-	defer cancel()
-	merchant, id := t.MerchantAccountID, t.ID
 	var out NotificationOutcome
-	err := s.Store.InTx(ctx, func(tx Tx) error {
-		t, now, err := tx.LockTransaction(ctx, merchant, id)
-		if err != nil {
-			return err
-		}
+	_, err := s.apply(ctx, true, t.MerchantAccountID, t.ID, func(tx Tx, t *coreapi.Transaction, now time.Time) (plan, error) {
 		if nt != nil {
-			seen, err := tx.NotificationRecorded(ctx, merchant, id, nt.Connector, nt.ID)
+			seen, err := tx.NotificationRecorded(ctx, t.MerchantAccountID, t.ID, nt.Connector, nt.ID)
 			if err != nil || seen {
 				out = NotificationDuplicate
-				return err
+				return plan{unchanged: true}, err
 			}
 		}
 		if t.Status == coreapi.TransactionProcessing {
-			return coreapi.ErrNotificationEarly
+			return plan{}, coreapi.ErrNotificationEarly
 		}
-		if c != nil {
-			if op, err := notificationStep(t, n.Result); err == nil {
-				if c, err = tx.Capture(ctx, merchant, id, c.ID); err != nil {
-					return err
+		p, err := notificationPlan(ctx, tx, t, c, n, now)
+		if err != nil {
+			return p, err
+		}
+		if _, refused := t.TransactionState.Apply(p.step.Operation, p.step.Amount); !p.unchanged && refused == nil {
+			record := p.record
+			p.record = func(tr *coreapi.Transition) {
+				if record != nil {
+					record(tr)
 				}
-				p, err := settlement(t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, n.Result, now,
-					func(tr *coreapi.Transition) {
-						tr.Capture = c
-						if op == coreapi.OpSaleFailed {
-							tr.Transaction.ErrorCode = optionalText(n.Result.ErrorCode)
-						}
-					}, coreapi.CodeNoCapturePending)
-				if err == nil && !p.unchanged {
-					next, ev, err := t.Advance(p.step, now)
-					if err == nil {
-						tr := coreapi.Transition{Transaction: next, Event: ev}
-						p.record(&tr)
-						ev.Notification, out = nt, NotificationApplied
-						return tx.RecordTransition(ctx, tr)
-					}
-				}
+				tr.Event.Notification = nt
 			}
+			out = NotificationApplied
+			return p, nil
 		}
-		out = NotificationRecorded
+		out, p = NotificationRecorded, plan{unchanged: true}
 		if nt == nil {
-			return nil
+			return p, nil
 		}
-		return tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: merchant, TransactionID: id,
+		return p, tx.RecordEvent(ctx, &coreapi.TransactionEvent{MerchantAccountID: t.MerchantAccountID, TransactionID: t.ID,
 			Name: coreapi.EventNotificationReceived, StatusBefore: t.Status, StatusAfter: t.Status,
 			RawResponseCode: optionalText(n.Result.RawResponseCode), Notification: nt, CreatedAt: now})
 	})
@@ -245,6 +234,46 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 		return "", err
 	}
 	return out, nil
+}
+
+// notificationPlan plans n's answer on t, locked at now: an
+// authorization's result answers the authorization of a payment still
+// waiting for its buyer (authorizationPlan: by the intent); a charge's
+// settles capture c (nil: none still processing). The plan is unchanged
+// when the answer already stands or there is nothing it settles: the
+// notification is then only recorded. An error is one of reading.
+func notificationPlan(ctx context.Context, tx Tx, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, now time.Time) (plan, error) {
+	unchanged := plan{unchanged: true}
+	if n.Kind == connector.KindAuthorizationResult {
+		if t.Status != coreapi.TransactionBuyerApprovalPending || n.Result.Outcome == coreapi.OutcomeApprovalRequired {
+			return unchanged, nil
+		}
+		if p, _, err := authorizationPlan(t, n.Result, now); err == nil {
+			return p, nil
+		}
+		return unchanged, nil
+	}
+	if c == nil {
+		return unchanged, nil
+	}
+	op, err := notificationStep(t, n.Result)
+	if err != nil {
+		return unchanged, nil
+	}
+	if c, err = tx.Capture(ctx, t.MerchantAccountID, t.ID, c.ID); err != nil {
+		return plan{}, err
+	}
+	p, err := settlement(t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, n.Result, now,
+		func(tr *coreapi.Transition) {
+			tr.Capture = c
+			if op == coreapi.OpSaleFailed {
+				tr.Transaction.ErrorCode = optionalText(n.Result.ErrorCode)
+			}
+		}, coreapi.CodeNoCapturePending)
+	if err != nil {
+		return unchanged, nil
+	}
+	return p, nil
 }
 
 // mandateNotification verifies and applies a notification about a bank

@@ -29,6 +29,7 @@ import (
 	corepostgres "github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/sandbox/mockantifraud"
 	"github.com/payorch/core-api/sandbox/mockdirect"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/vaulttransit"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
@@ -425,7 +426,7 @@ func WithCoreAPI(f func(*coreapp.Config)) Option {
 // startMockBank runs mock-bank on loopback port 0, as startMockCard.
 func startMockBank(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockbank.Main {
 	t.Helper()
-	m, err := mockbank.New(mockbank.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}, log)
+	m, err := mockbank.New(mockbank.Config{Config: simulator.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}}, log)
 	if err != nil {
 		t.Fatalf("stack: mock-bank config: %v", err)
 	}
@@ -455,7 +456,7 @@ func startMockDirect(ctx context.Context, t testing.TB, env config.Environment, 
 // startMockBank.
 func startMockRedirect(ctx context.Context, t testing.TB, env config.Environment, log *slog.Logger) *mockredirect.Main {
 	t.Helper()
-	m, err := mockredirect.New(mockredirect.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}, log)
+	m, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: env, Addr: "127.0.0.1:0", RetryDelay: 100 * time.Millisecond}}, log)
 	if err != nil {
 		t.Fatalf("stack: mock-redirect config: %v", err)
 	}

@@ -44,14 +44,7 @@ const DefaultAddr = "127.0.0.1:9710"
 
 // Config is mock-bank's configuration.
 type Config struct {
-	Environment   config.Environment
-	Addr          string
-	WebhookSecret string
-	// DeliveryAttempts bounds the sends of one notification (the first
-	// and its retries on anything but a 2xx answer).
-	DeliveryAttempts int
-	// RetryDelay is the wait before the first retry, doubled after each.
-	RetryDelay time.Duration
+	simulator.Config
 	// DebitDelay is how long a bank debit stays pending before its
 	// result is notified.
 	DebitDelay time.Duration
@@ -63,12 +56,8 @@ var EnvPrefixes = []string{"MOCK_BANK_"}
 // LoadConfig reads the environment through l.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
-		Environment:      l.Environment("ENVIRONMENT"),
-		Addr:             l.String("MOCK_BANK_ADDR", config.Default(DefaultAddr)),
-		WebhookSecret:    l.String("MOCK_BANK_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
-		DeliveryAttempts: l.Int("MOCK_BANK_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
-		RetryDelay:       l.Duration("MOCK_BANK_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
-		DebitDelay:       l.Duration("MOCK_BANK_DEBIT_DELAY", 0, time.Hour, config.Default("500ms")),
+		Config:     simulator.LoadConfig(l, "MOCK_BANK_", DefaultAddr, SandboxWebhookSecret),
+		DebitDelay: l.Duration("MOCK_BANK_DEBIT_DELAY", 0, time.Hour, config.Default("500ms")),
 	}
 }
 
@@ -131,15 +120,7 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 	if err := simulator.CheckEnvironment("mock-bank", cfg.Environment); err != nil {
 		return nil, err
 	}
-	if cfg.WebhookSecret == "" {
-		cfg.WebhookSecret = SandboxWebhookSecret
-	}
-	if cfg.DeliveryAttempts <= 0 {
-		cfg.DeliveryAttempts = 6
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = 200 * time.Millisecond
-	}
+	cfg.Config = cfg.WithDefaults(DefaultAddr, SandboxWebhookSecret)
 	bg, stop := context.WithCancel(context.Background())
 	return &Main{Config: cfg, Log: log, Now: time.Now, charges: map[string]*Charge{}, byReference: map[string]string{},
 		mandates: map[string]*Mandate{}, debits: map[string]*Debit{}, background: bg, stop: stop,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
 )
@@ -17,7 +18,7 @@ const key = "mb_test_simulator_tests"
 
 func start(t *testing.T) (*Main, *httptest.Server) {
 	t.Helper()
-	m, err := New(Config{Environment: config.Sandbox, RetryDelay: time.Millisecond}, slog.New(slog.DiscardHandler))
+	m, err := New(Config{Config: simulator.Config{Environment: config.Sandbox, RetryDelay: time.Millisecond}}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func charge(ref, notifyURL string) map[string]any {
 }
 
 func TestNewRefusesProduction(t *testing.T) {
-	if _, err := New(Config{Environment: config.Production}, slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := New(Config{Config: simulator.Config{Environment: config.Production}}, slog.New(slog.DiscardHandler)); err == nil {
 		t.Fatal("mock-bank started in production")
 	}
 }

@@ -52,21 +52,14 @@ const MaxWindow = 30 * 24 * time.Hour
 // answered, as a processor's may race its own answer.
 const InstantApprovalAmount = 1001
 
-// Config is mock-redirect's configuration.
+// Config is mock-redirect's configuration. Its WebhookSecret signs the
+// notifications of the payments of an API key that WebhookSecrets (or
+// PUT /sandbox/webhook-secret) gives none.
 type Config struct {
-	Environment config.Environment
-	Addr        string
-	PublicURL   string // base of the approval URLs ("": its own http:// address)
-	// WebhookSecret signs the notifications of the payments of an API key
-	// that WebhookSecrets (or PUT /sandbox/webhook-secret) gives none.
-	WebhookSecret string
+	simulator.Config
+	PublicURL string // base of the approval URLs ("": its own http:// address)
 	// WebhookSecrets are the webhook secrets of API keys at start-up.
 	WebhookSecrets map[string]string
-	// DeliveryAttempts bounds the sends of one notification (the first
-	// and its retries on anything but a 2xx answer).
-	DeliveryAttempts int
-	// RetryDelay is the wait before the first retry, doubled after each.
-	RetryDelay time.Duration
 	// MaxPayments bounds the payments kept; the oldest are forgotten first.
 	MaxPayments int
 }
@@ -77,14 +70,10 @@ var EnvPrefixes = []string{"MOCK_REDIRECT_"}
 // LoadConfig reads the environment through l.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
-		Environment:      l.Environment("ENVIRONMENT"),
-		Addr:             l.String("MOCK_REDIRECT_ADDR", config.Default(DefaultAddr)),
-		PublicURL:        l.String("MOCK_REDIRECT_PUBLIC_URL", config.Optional()),
-		WebhookSecret:    l.String("MOCK_REDIRECT_WEBHOOK_SECRET", config.Default(SandboxWebhookSecret)),
-		WebhookSecrets:   loadSecrets(l),
-		DeliveryAttempts: l.Int("MOCK_REDIRECT_DELIVERY_ATTEMPTS", 1, 20, config.Default("6")),
-		RetryDelay:       l.Duration("MOCK_REDIRECT_RETRY_DELAY", time.Millisecond, time.Minute, config.Default("200ms")),
-		MaxPayments:      l.Int("MOCK_REDIRECT_MAX_PAYMENTS", 1, 10_000_000, config.Default("50000")),
+		Config:         simulator.LoadConfig(l, "MOCK_REDIRECT_", DefaultAddr, SandboxWebhookSecret),
+		PublicURL:      l.String("MOCK_REDIRECT_PUBLIC_URL", config.Optional()),
+		WebhookSecrets: loadSecrets(l),
+		MaxPayments:    l.Int("MOCK_REDIRECT_MAX_PAYMENTS", 1, 10_000_000, config.Default("50000")),
 	}
 }
 
@@ -162,18 +151,7 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 	if err := simulator.CheckEnvironment("mock-redirect", cfg.Environment); err != nil {
 		return nil, err
 	}
-	if cfg.Addr == "" {
-		cfg.Addr = DefaultAddr
-	}
-	if cfg.WebhookSecret == "" {
-		cfg.WebhookSecret = SandboxWebhookSecret
-	}
-	if cfg.DeliveryAttempts <= 0 {
-		cfg.DeliveryAttempts = 6
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = 200 * time.Millisecond
-	}
+	cfg.Config = cfg.WithDefaults(DefaultAddr, SandboxWebhookSecret)
 	if cfg.MaxPayments <= 0 {
 		cfg.MaxPayments = 50_000
 	}

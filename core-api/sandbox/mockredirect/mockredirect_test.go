@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/sandbox/mockredirect"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
 )
@@ -43,7 +44,7 @@ func start(t *testing.T) (*mockredirect.Main, *received, string) {
 		rec.mu.Unlock()
 	}))
 	t.Cleanup(inbound.Close)
-	m, err := mockredirect.New(mockredirect.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 10 * time.Millisecond},
+	m, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0", RetryDelay: 10 * time.Millisecond}},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

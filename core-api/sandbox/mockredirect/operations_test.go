@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/sandbox/mockredirect"
+	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
 )
 
@@ -104,7 +105,7 @@ func TestWebhookSecrets(t *testing.T) {
 		signed <- "none"
 	}))
 	defer inbound.Close()
-	m, err := mockredirect.New(mockredirect.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0",
+	m, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: config.Sandbox, Addr: "127.0.0.1:0"},
 		WebhookSecrets: map[string]string{startKey: startSecret}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestWebhookSecrets(t *testing.T) {
 	if got := <-signed; got != mockredirect.SandboxWebhookSecret {
 		t.Fatalf("after the delete: signed with %s", got)
 	}
-	if _, err := mockredirect.New(mockredirect.Config{Environment: config.Sandbox, WebhookSecrets: map[string]string{"sk_live_x": startSecret}},
+	if _, err := mockredirect.New(mockredirect.Config{Config: simulator.Config{Environment: config.Sandbox}, WebhookSecrets: map[string]string{"sk_live_x": startSecret}},
 		slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 		t.Fatal("a secret of an invalid key was taken")
 	}

@@ -1,8 +1,10 @@
 // Package simulator is the process boilerplate the sandbox simulators
 // core-api's tree ships share: the refusal to run outside development
 // and sandbox, the listener and HTTP server with their timeouts, the
-// base URL and a draining close. Each simulator keeps its own API,
-// configuration and state.
+// base URL and a draining close; for the simulators that notify, the
+// configuration they embed (Config) and the signed delivery (Notifier).
+// Each simulator keeps its own API, the rest of its configuration, and
+// its state.
 package simulator
 
 import (
