@@ -1,9 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -338,5 +341,42 @@ func TestTeamActorIsReadUnderTheLock(t *testing.T) {
 	}
 	if _, err := s.Session(ctx, two.Token); !errors.Is(err, dashboard.ErrNoSession) {
 		t.Errorf("a removed user's session = %v; want ErrNoSession", err)
+	}
+}
+
+// Every change names who made it and to whom, and never a password.
+func TestTeamChangesAreLogged(t *testing.T) {
+	s, _, _ := newService(t)
+	var buf bytes.Buffer
+	s.Log = slog.New(slog.NewJSONHandler(&buf, nil))
+	ctx := context.Background()
+	addUser(t, s, "admin@example.com", coreapi.RoleAdmin, "a")
+	admin := signIn(t, s, "admin@example.com")
+	u, pw, err := s.AddTeamUser(ctx, admin, dashboard.TeamUser{Email: "new@example.com", Role: coreapi.RoleViewer, MerchantAccountIDs: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := coreapi.RoleDeveloper
+	if _, err := s.ChangeTeamUser(ctx, admin, u.ID, dashboard.TeamUserChange{Role: &dev}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ChangePassword(ctx, admin, password, "a-new-password-for-admin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveTeamUser(ctx, admin, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{`"msg":"dashboard user added"`, `"msg":"dashboard user changed"`, `"role_before":"viewer"`,
+		`"role":"developer"`, `"msg":"dashboard user removed"`, `"by_email":"admin@example.com"`, `"email":"new@example.com"`,
+		`"msg":"dashboard password changed; the user's other sessions ended"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log lacks %s:\n%s", want, out)
+		}
+	}
+	for _, secret := range []string{pw, password, "a-new-password-for-admin", "argon2id"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds a password or its hash (%q)", secret)
+		}
 	}
 }
