@@ -441,6 +441,8 @@ func TestDashboardTeam(t *testing.T) {
 		{http.MethodPut, "/dashboard/users/" + userID(t, svc, "wide@example.com"), map[string]any{"role": "admin"}, 403, "do not administer"},
 		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"merchant_account_ids": []string{"acme", "elsewhere"}}, 403, `"elsewhere"`},
 		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": 3}, 400, "/role"},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": nil}, 400, "/role"},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"merchant_account_ids": []string{}}, 400, "/merchant_account_ids"},
 		{http.MethodPut, "/dashboard/users/" + adminID, map[string]any{"role": "viewer"}, 422, "last admin"},
 		{http.MethodDelete, "/dashboard/users/" + adminID, nil, 422, "yourself"},
 		{http.MethodPost, "/dashboard/password", map[string]any{"current_password": "wrong password!", "new_password": "a-new-long-password"}, 400, "/current_password"},

@@ -111,8 +111,8 @@ func (h dashboardHandlers) addUser(w http.ResponseWriter, r *http.Request) error
 }
 
 type changeTeamUserRequest struct {
-	Role               *string  `json:"role"`
-	MerchantAccountIDs []string `json:"merchant_account_ids"`
+	Role               coreapi.Optional[string]   `json:"role"`
+	MerchantAccountIDs coreapi.Optional[[]string] `json:"merchant_account_ids"`
 }
 
 func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) error {
@@ -128,13 +128,30 @@ func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) er
 	if err := DecodeStrict(r, &req); err != nil {
 		return err
 	}
+	// Neither field can be cleared: null is refused, not read as absent.
+	var nulls []apierror.Detail
+	for _, f := range []struct {
+		pointer   string
+		set, null bool
+	}{{"/role", req.Role.Set, req.Role.Null}, {"/merchant_account_ids", req.MerchantAccountIDs.Set, req.MerchantAccountIDs.Null}} {
+		if f.set && f.null {
+			nulls = append(nulls, apierror.Detail{Location: apierror.LocationBody, Pointer: f.pointer,
+				Message: "must not be null: omit the field to keep its value", Type: "type_error.none.not_allowed"})
+		}
+	}
+	if len(nulls) > 0 {
+		return apierror.BadRequest("invalid request body", nulls...)
+	}
 	var c dashboard.TeamUserChange
-	if req.Role != nil {
-		role := coreapi.DashboardRole(*req.Role)
+	if req.Role.Set {
+		role := coreapi.DashboardRole(req.Role.Value)
 		c.Role = &role
 	}
-	if req.MerchantAccountIDs != nil {
-		c.MerchantAccountIDs = req.MerchantAccountIDs
+	if req.MerchantAccountIDs.Set {
+		c.MerchantAccountIDs = req.MerchantAccountIDs.Value
+		if c.MerchantAccountIDs == nil {
+			c.MerchantAccountIDs = []string{} // [] is a value, refused as no account at all
+		}
 	}
 	u, err := h.Service.ChangeTeamUser(r.Context(), s, id, c)
 	if err != nil {
