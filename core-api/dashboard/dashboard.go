@@ -144,32 +144,20 @@ func (e *LockedError) Error() string {
 }
 
 // InvalidUserError is input about a user that breaks the rules, each
-// problem naming its field.
-type InvalidUserError struct{ Problems []Problem }
-
-// Problem is one field's problem.
-type Problem struct {
-	Field   string // the JSON field: email, role, merchant_account_ids, ...
-	Message string
-	Type    string // the error detail's type, value_error.*
-}
+// problem at its field's JSON pointer (/email, /merchant_account_ids/0).
+// Its message names them all, for the CLI.
+type InvalidUserError struct{ Problems coreapi.Problems }
 
 func (e *InvalidUserError) Error() string {
 	parts := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		parts[i] = p.Field + ": " + p.Message
+		parts[i] = strings.TrimPrefix(p.Pointer, "/") + ": " + p.Message
 	}
 	return strings.Join(parts, "; ")
 }
 
-// problems collects Problems; err is nil without any.
-type problems []Problem
-
-func (p *problems) add(field, message, typ string) {
-	*p = append(*p, Problem{Field: field, Message: message, Type: typ})
-}
-
-func (p problems) err() error {
+// invalid is nil without problems, else an *InvalidUserError.
+func invalid(p coreapi.Problems) error {
 	if len(p) == 0 {
 		return nil
 	}
@@ -177,36 +165,36 @@ func (p problems) err() error {
 }
 
 // checkEmail returns the email in its stored form (lower case, trimmed).
-func checkEmail(p *problems, email string) string {
+func checkEmail(p *coreapi.Problems, email string) string {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
-		p.add("email", "must be an email address such as ada@example.com", "value_error.email")
+		p.Add("/email", "must be an email address such as ada@example.com", "value_error.email")
 	}
 	return email
 }
 
-func checkPassword(p *problems, field, password string) {
+func checkPassword(p *coreapi.Problems, field, password string) {
 	if n := len(password); n < MinPasswordLen || n > MaxPasswordLen {
-		p.add(field, fmt.Sprintf("must be %d to %d bytes long", MinPasswordLen, MaxPasswordLen), "value_error.str.length")
+		p.Add("/"+field, fmt.Sprintf("must be %d to %d bytes long", MinPasswordLen, MaxPasswordLen), "value_error.str.length")
 	}
 }
 
-func checkRole(p *problems, r coreapi.DashboardRole) {
+func checkRole(p *coreapi.Problems, r coreapi.DashboardRole) {
 	if !r.Valid() {
-		p.add("role", "must be admin, developer or viewer", "value_error.enum")
+		p.Add("/role", "must be admin, developer or viewer", "value_error.enum")
 	}
 }
 
-func checkAccounts(p *problems, ids []string) {
+func checkAccounts(p *coreapi.Problems, ids []string) {
 	if len(ids) == 0 || len(ids) > 1 && slices.Contains(ids, auth.AllMerchantAccounts) {
-		p.add("merchant_account_ids", `must name one or more merchant accounts, or be "*" alone for every one`, "value_error.merchant_account_ids")
+		p.Add("/merchant_account_ids", `must name one or more merchant accounts, or be "*" alone for every one`, "value_error.merchant_account_ids")
 		return
 	}
 	for i, id := range ids {
 		if id != auth.AllMerchantAccounts && !accountid.Valid(id) {
-			p.add(fmt.Sprintf("merchant_account_ids/%d", i), "must be \"*\" or a merchant account id matching "+accountid.Pattern, accountid.MismatchType)
+			p.Add(fmt.Sprintf("/merchant_account_ids/%d", i), "must be \"*\" or a merchant account id matching "+accountid.Pattern, accountid.MismatchType)
 		} else if slices.Index(ids, id) < i {
-			p.add(fmt.Sprintf("merchant_account_ids/%d", i), "is named twice", "value_error.duplicate")
+			p.Add(fmt.Sprintf("/merchant_account_ids/%d", i), "is named twice", "value_error.duplicate")
 		}
 	}
 }
@@ -221,12 +209,12 @@ type NewUser struct {
 
 // AddUser creates a user (core-api user add).
 func (s *Service) AddUser(ctx context.Context, in NewUser) (*coreapi.DashboardUser, error) {
-	var p problems
+	var p coreapi.Problems
 	email := checkEmail(&p, in.Email)
 	checkPassword(&p, "password", in.Password)
 	checkRole(&p, in.Role)
 	checkAccounts(&p, in.MerchantAccountIDs)
-	if err := p.err(); err != nil {
+	if err := invalid(p); err != nil {
 		return nil, err
 	}
 	hash, err := HashPassword(in.Password)

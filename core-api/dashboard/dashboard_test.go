@@ -79,7 +79,7 @@ func TestAddUserValidation(t *testing.T) {
 		c.change(&in)
 		var inv *dashboard.InvalidUserError
 		if _, err := s.AddUser(ctx, in); !errors.As(err, &inv) || !slices.ContainsFunc(inv.Problems,
-			func(p dashboard.Problem) bool { return strings.HasPrefix(p.Field, c.field) }) {
+			func(p coreapi.Problem) bool { return strings.HasPrefix(p.Pointer, "/"+c.field) }) {
 			t.Errorf("AddUser(%+v) = %v; want an invalid %s", in, err, c.field)
 		}
 	}

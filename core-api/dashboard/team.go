@@ -203,11 +203,11 @@ func (s *Service) AddTeamUser(ctx context.Context, actor *Session, in TeamUser) 
 	if err := requireAdmin(actor); err != nil {
 		return nil, "", err
 	}
-	var p problems
+	var p coreapi.Problems
 	checkEmail(&p, in.Email)
 	checkRole(&p, in.Role)
 	checkAccounts(&p, in.MerchantAccountIDs)
-	if err := p.err(); err != nil {
+	if err := invalid(p); err != nil {
 		return nil, "", err
 	}
 	if err := outside(actor, in.MerchantAccountIDs); err != nil {
@@ -231,14 +231,14 @@ func (s *Service) ChangeTeamUser(ctx context.Context, actor *Session, id string,
 	if err := requireAdmin(actor); err != nil {
 		return nil, err
 	}
-	var p problems
+	var p coreapi.Problems
 	if c.Role != nil {
 		checkRole(&p, *c.Role)
 	}
 	if c.MerchantAccountIDs != nil {
 		checkAccounts(&p, c.MerchantAccountIDs)
 	}
-	if err := p.err(); err != nil {
+	if err := invalid(p); err != nil {
 		return nil, err
 	}
 	var before, after coreapi.DashboardUser
@@ -328,17 +328,19 @@ func (s *Service) UnlockTeamUser(ctx context.Context, actor *Session, id string)
 	return u, nil
 }
 
+var errWrongCurrent = coreapi.Problem{Pointer: "/current_password", Message: "is not your current password", Type: "value_error.password"}
+
 // ChangePassword replaces the signed-in user's password after checking
 // the current one, and ends every other session of the user: whoever
 // knew the old password is signed out. A wrong current password counts
 // towards the lockout, as a failed sign-in does.
 func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, next string) error {
-	var p problems
+	var p coreapi.Problems
 	checkPassword(&p, "new_password", next)
 	if len(current) > MaxPasswordLen {
-		p.add("current_password", "is not your current password", "value_error.password")
+		p = append(p, errWrongCurrent)
 	}
-	if err := p.err(); err != nil {
+	if err := invalid(p); err != nil {
 		return err
 	}
 	cfg, now := s.cfg(), s.now()
@@ -361,10 +363,10 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 		if now.Before(u.LockedUntil) {
 			return &LockedError{Until: u.LockedUntil}
 		}
-		return &InvalidUserError{[]Problem{{"current_password", "is not your current password", "value_error.password"}}}
+		return &InvalidUserError{coreapi.Problems{errWrongCurrent}}
 	}
 	if current == next {
-		return &InvalidUserError{[]Problem{{"new_password", "must differ from the current password", "value_error.password"}}}
+		return &InvalidUserError{coreapi.Problems{{Pointer: "/new_password", Message: "must differ from the current password", Type: "value_error.password"}}}
 	}
 	hash, err := HashPassword(next)
 	if err != nil {

@@ -88,7 +88,7 @@ func TestChangePassword(t *testing.T) {
 		{password, password, "new_password"},
 	} {
 		var inv *dashboard.InvalidUserError
-		if err := s.ChangePassword(ctx, here, c.current, c.next); !errors.As(err, &inv) || inv.Problems[0].Field != c.field {
+		if err := s.ChangePassword(ctx, here, c.current, c.next); !errors.As(err, &inv) || inv.Problems[0].Pointer != "/"+c.field {
 			t.Errorf("ChangePassword(%q, %q) = %v; want a problem with %s", c.current, c.next, err, c.field)
 		}
 	}

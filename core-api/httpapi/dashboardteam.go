@@ -49,11 +49,7 @@ func teamError(w http.ResponseWriter, err error) error {
 	var locked *dashboard.LockedError
 	switch {
 	case errors.As(err, &inv):
-		details := make([]apierror.Detail, len(inv.Problems))
-		for i, p := range inv.Problems {
-			details[i] = apierror.Detail{Location: apierror.LocationBody, Pointer: "/" + p.Field, Message: p.Message, Type: p.Type}
-		}
-		return apierror.BadRequest("invalid request body", details...)
+		return domainError(&coreapi.ValidationError{Problems: inv.Problems}, "")
 	case errors.Is(err, dashboard.ErrNotAdmin):
 		return apierror.Forbidden(err.Error())
 	case errors.As(err, &forbidden):
