@@ -388,14 +388,16 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
   // When the session's deadline passes, check it (without using it):
   // gone, the page returns to sign-in; kept alive by another tab, wait
   // for its new deadline.
-  const [deadline, setDeadline] = useState(session.idle_expires_at);
+  // A deadline already past (the browser's clock ahead of core-api's, or
+  // a failed check) is checked again in 30 s, not in a loop.
+  const [deadline, setDeadline] = useState({ at: session.idle_expires_at, again: 1000 });
   useEffect(() => {
-    const at = Math.min(Date.parse(deadline), Date.parse(session.expires_at));
+    const at = Math.min(Date.parse(deadline.at), Date.parse(session.expires_at));
     const timer = setTimeout(() => {
       checkSession()
-        .then((s) => s && setDeadline(s.idle_expires_at))
-        .catch(() => setDeadline(new Date(Date.now() + 60_000).toISOString()));
-    }, Math.max(1000, at - Date.now() + 1000));
+        .then((s) => s && setDeadline({ at: s.idle_expires_at, again: 30_000 }))
+        .catch(() => setDeadline({ at: deadline.at, again: 30_000 }));
+    }, Math.max(deadline.again, at - Date.now() + 1000));
     return () => clearTimeout(timer);
   }, [deadline]);
   if (!granted) return <p role="status">Loading…</p>;
