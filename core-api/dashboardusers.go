@@ -67,4 +67,7 @@ type DashboardSession struct {
 	CSRFToken string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// LastSeenAt is when the session was last used, kept to the minute:
+	// idle past the idle timeout, the session ends before ExpiresAt.
+	LastSeenAt time.Time
 }

@@ -33,8 +33,9 @@ const webDir = "../core-api/dashboard/web"
 // TestDashboardInBrowser runs the dashboard in Debian's Chromium
 // (playwright-core, never a downloaded browser) against the real stack:
 // brute force locked out, capture from the detail page, the viewer's
-// missing and refused write actions, a cross-origin post refused, axe-core
-// on every page. Screenshots are kept under .data/dashboard-screenshots.
+// missing and refused write actions, a cross-origin post refused, a
+// viewer added on the Team page who signs in with the password shown
+// and changes it, axe-core on every page. Screenshots are kept under .data/dashboard-screenshots.
 func TestDashboardInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the browser test is not short")
@@ -115,6 +116,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}))
 	t.Cleanup(evil.Close)
 
+	const teamViewerPassword = "the-team-viewer-s-own-password"
 	hmacSecret := make([]byte, 32)
 	_, _ = rand.Read(hmacSecret)
 	hmacKey := base64.StdEncoding.EncodeToString(hmacSecret)
@@ -132,6 +134,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(), "DASHBOARD_URL="+origin, "PASSWORD="+dashboardPassword, "ARTIFACTS="+artifacts,
 		"ADMIN_EMAIL=admin@example.com", "VIEWER_EMAIL=viewer@example.com", "LOCKED_EMAIL=locked@example.com",
 		"TX_ID="+txID, "EVIL_URL="+evil.URL, "CHROMIUM="+chromium, "RESULTS="+results,
+		"TEAM_VIEWER_EMAIL=team-viewer@example.com", "TEAM_VIEWER_NEW_PASSWORD="+teamViewerPassword,
 		"TARGET_HOST="+tg.Host, "HOOKS_URL="+hooks.URL+"/hooks", "HOOKS_ANSWER="+hooksAnswer, "HMAC_KEY="+hmacKey, "VAULT_PROXY_SPKI="+spkiHash(t, s.PKI.PublicCert))
 	servicesResults := filepath.Join(t.TempDir(), "services.json")
 	cmd.Env = append(cmd.Env, "PM_ID="+pm, "SERVICES_RESULTS="+servicesResults, "SCENARIO_CARD="+dashboardScenarioCard)
@@ -139,6 +142,16 @@ func TestDashboardInBrowser(t *testing.T) {
 	t.Logf("browser test (screenshots in %s):\n%s", artifacts, out)
 	if err != nil {
 		t.Fatalf("browser test: %v", err)
+	}
+
+	// The viewer the admin added through the page, who then set their own
+	// password there.
+	if u, err := svc.Store.DashboardUserByEmail(t.Context(), "team-viewer@example.com"); err != nil ||
+		u.Role != coreapi.RoleViewer || strings.Join(u.MerchantAccountIDs, ",") != "default" {
+		t.Errorf("the user added through the page = %+v, %v", u, err)
+	}
+	if _, err := svc.SignIn(t.Context(), "team-viewer@example.com", teamViewerPassword); err != nil {
+		t.Errorf("sign-in with the password set through the page = %v", err)
 	}
 
 	// What the click did, seen through the API: captured once, with its event.

@@ -92,7 +92,13 @@ func (b *browser) do(t *testing.T, method, path string, body any, header ...stri
 // signIn signs b in and keeps its cookie and CSRF token.
 func (b *browser) signIn(t *testing.T, email string) map[string]any {
 	t.Helper()
-	resp, body := b.do(t, http.MethodPost, "/dashboard/sign-in", map[string]string{"email": email, "password": dashboardPassword})
+	return b.signInWith(t, email, dashboardPassword)
+}
+
+// signInWith signs b in with password.
+func (b *browser) signInWith(t *testing.T, email, password string) map[string]any {
+	t.Helper()
+	resp, body := b.do(t, http.MethodPost, "/dashboard/sign-in", map[string]string{"email": email, "password": password})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("sign-in = %d %s", resp.StatusCode, body)
 	}
@@ -230,6 +236,8 @@ func TestDashboardCSRF(t *testing.T) {
 	const origin = "https://dashboard.test"
 	s, svc := startDashboard(t, origin)
 	addDashboardUser(t, svc, "admin@example.com", coreapi.RoleAdmin, "default")
+	addDashboardUser(t, svc, "victim@example.com", coreapi.RoleViewer, "default")
+	victim := userID(t, svc, "victim@example.com")
 	b := &browser{s: s, origin: origin}
 	b.signIn(t, "admin@example.com")
 
@@ -244,10 +252,24 @@ func TestDashboardCSRF(t *testing.T) {
 	} {
 		forged := *b
 		header := c.mutate(&forged)
-		for _, path := range []string{"/dashboard/token", "/dashboard/sign-out"} {
-			resp, body := forged.do(t, http.MethodPost, path, nil, header...)
-			if resp.StatusCode != http.StatusForbidden || errorMessage(body) == "" {
-				t.Errorf("%s: POST %s = %d %s; want 403", c.name, path, resp.StatusCode, body)
+		for _, route := range []string{"POST /dashboard/token", "POST /dashboard/sign-out", "POST /dashboard/password",
+			"POST /dashboard/users", "PUT /dashboard/users/" + victim, "DELETE /dashboard/users/" + victim,
+			"POST /dashboard/users/" + victim + "/unlock"} {
+			method, path, _ := strings.Cut(route, " ")
+			var body any
+			switch path {
+			case "/dashboard/password":
+				body = map[string]string{"current_password": dashboardPassword, "new_password": "a forged new password"}
+			case "/dashboard/users":
+				body = map[string]any{"email": "forged@example.com", "role": "admin", "merchant_account_ids": []string{"default"}}
+			case "/dashboard/users/" + victim:
+				if method == http.MethodPut {
+					body = map[string]any{"role": "admin"}
+				}
+			}
+			resp, raw := forged.do(t, method, path, body, header...)
+			if resp.StatusCode != http.StatusForbidden || errorMessage(raw) == "" {
+				t.Errorf("%s: %s = %d %s; want 403", c.name, route, resp.StatusCode, raw)
 			}
 		}
 	}
@@ -257,8 +279,23 @@ func TestDashboardCSRF(t *testing.T) {
 		map[string]string{"email": "admin@example.com", "password": dashboardPassword}); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-origin sign-in = %d %s", resp.StatusCode, body)
 	}
-	// The session survived every forged request.
+	// The session survived every forged request, and none of them
+	// changed anything.
 	b.token(t)
+	if resp, raw := b.do(t, http.MethodGet, "/dashboard/users", nil); resp.StatusCode != http.StatusOK ||
+		strings.Contains(string(raw), "forged@example.com") || !strings.Contains(string(raw), `"role":"viewer"`) {
+		t.Errorf("the team after forged requests = %d %s", resp.StatusCode, raw)
+	}
+	b.signIn(t, "admin@example.com") // the password is unchanged
+}
+
+func userID(t *testing.T, svc *dashboard.Service, email string) string {
+	t.Helper()
+	u, err := svc.Store.DashboardUserByEmail(context.Background(), email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
 }
 
 func TestDashboardViewerAndLockout(t *testing.T) {
@@ -312,4 +349,171 @@ func TestDashboardViewerAndLockout(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || errorMessage(body) == "" {
 		t.Errorf("malformed sign-in = %d %s", resp.StatusCode, body)
 	}
+}
+
+// errorDetails returns the pointers of an error's details.
+func errorPointers(body []byte) []string {
+	var e struct{ Details []struct{ Pointer string } }
+	_ = json.Unmarshal(body, &e)
+	var out []string
+	for _, d := range e.Details {
+		out = append(out, d.Pointer)
+	}
+	return out
+}
+
+func TestDashboardTeam(t *testing.T) {
+	const origin = "https://dashboard.test"
+	s, svc := startDashboard(t, origin)
+	addDashboardUser(t, svc, "admin@example.com", coreapi.RoleAdmin, "default", "acme")
+	addDashboardUser(t, svc, "dev@example.com", coreapi.RoleDeveloper, "default")
+	addDashboardUser(t, svc, "other@example.com", coreapi.RoleViewer, "elsewhere")
+	addDashboardUser(t, svc, "wide@example.com", coreapi.RoleViewer, "default", "elsewhere")
+	admin := &browser{s: s, origin: origin}
+	sess := admin.signIn(t, "admin@example.com")
+	if _, ok := sess["idle_expires_at"].(string); !ok {
+		t.Errorf("session = %v; want its idle_expires_at", sess)
+	}
+	adminID := sess["user"].(map[string]any)["id"].(string)
+
+	// The list: the users sharing one of the admin's accounts.
+	resp, body := admin.do(t, http.MethodGet, "/dashboard/users", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "dev@example.com") ||
+		!strings.Contains(string(body), "wide@example.com") || strings.Contains(string(body), "other@example.com") {
+		t.Fatalf("team = %d %s", resp.StatusCode, body)
+	}
+
+	// Adding a viewer answers its generated password, once.
+	resp, body = admin.do(t, http.MethodPost, "/dashboard/users",
+		map[string]any{"email": "New@Example.com", "role": "viewer", "merchant_account_ids": []string{"acme"}})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("add = %d %s", resp.StatusCode, body)
+	}
+	var added struct{ ID, Email, Password string }
+	_ = json.Unmarshal(body, &added)
+	if added.Email != "new@example.com" || len(added.Password) < dashboard.MinPasswordLen {
+		t.Fatalf("added = %s", body)
+	}
+	if resp, body := admin.do(t, http.MethodGet, "/dashboard/users", nil); strings.Contains(string(body), added.Password) {
+		t.Errorf("the list holds the generated password: %d %s", resp.StatusCode, body)
+	}
+	viewer := &browser{s: s, origin: origin}
+	viewer.signInWith(t, "new@example.com", added.Password)
+
+	// Only admins manage the team: 403 in the error shape.
+	dev := &browser{s: s, origin: origin}
+	dev.signIn(t, "dev@example.com")
+	for _, c := range []struct {
+		who          *browser
+		method, path string
+		body         any
+	}{
+		{viewer, http.MethodGet, "/dashboard/users", nil},
+		{viewer, http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "viewer", "merchant_account_ids": []string{"acme"}}},
+		{dev, http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": "admin"}},
+		{dev, http.MethodDelete, "/dashboard/users/" + added.ID, nil},
+		{dev, http.MethodPost, "/dashboard/users/" + added.ID + "/unlock", nil},
+	} {
+		resp, body := c.who.do(t, c.method, c.path, c.body)
+		if resp.StatusCode != http.StatusForbidden || errorMessage(body) != dashboard.ErrNotAdmin.Error() {
+			t.Errorf("%s %s by a non-admin = %d %s; want 403", c.method, c.path, resp.StatusCode, body)
+		}
+	}
+
+	// Every bad input: its status, and the field or message it names.
+	for _, c := range []struct {
+		method, path string
+		body         any
+		status       int
+		want         string // a detail's pointer, or part of the message
+	}{
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "not an email", "role": "owner", "merchant_account_ids": []string{}}, 400, "/email"},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "owner", "merchant_account_ids": []string{"acme"}}, 400, "/role"},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "viewer", "merchant_account_ids": []string{"Acme!"}}, 400, "/merchant_account_ids/0"},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "viewer"}, 400, "/merchant_account_ids"},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "viewer", "merchant_account_ids": []string{"acme"}, "password": "mine-mine-mine"}, 400, "/password"},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "viewer", "merchant_account_ids": []string{"elsewhere"}}, 403, `"elsewhere"`},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "x@example.com", "role": "admin", "merchant_account_ids": []string{"*"}}, 403, `"*"`},
+		{http.MethodPost, "/dashboard/users", map[string]any{"email": "dev@example.com", "role": "viewer", "merchant_account_ids": []string{"acme"}}, 409, "already exists"},
+		{http.MethodPut, "/dashboard/users/NOT-AN-ID", map[string]any{"role": "admin"}, 400, "user_id"},
+		{http.MethodPut, "/dashboard/users/00000000-0000-4000-8000-000000000000", map[string]any{"role": "admin"}, 404, "dashboard user not found"},
+		{http.MethodPut, "/dashboard/users/" + userID(t, svc, "other@example.com"), map[string]any{"role": "admin"}, 404, "dashboard user not found"},
+		{http.MethodPut, "/dashboard/users/" + userID(t, svc, "wide@example.com"), map[string]any{"role": "admin"}, 403, "do not administer"},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"merchant_account_ids": []string{"acme", "elsewhere"}}, 403, `"elsewhere"`},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": 3}, 400, "/role"},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": nil}, 400, "/role"},
+		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"merchant_account_ids": []string{}}, 400, "/merchant_account_ids"},
+		{http.MethodPut, "/dashboard/users/" + adminID, map[string]any{"role": "viewer"}, 422, "last admin"},
+		{http.MethodDelete, "/dashboard/users/" + adminID, nil, 422, "yourself"},
+		{http.MethodPost, "/dashboard/password", map[string]any{"current_password": "wrong password!", "new_password": "a-new-long-password"}, 400, "/current_password"},
+		{http.MethodPost, "/dashboard/password", map[string]any{"current_password": dashboardPassword, "new_password": "short"}, 400, "/new_password"},
+	} {
+		resp, body := admin.do(t, c.method, c.path, c.body)
+		if resp.StatusCode != c.status || !slices.Contains(errorPointers(body), c.want) && !strings.Contains(errorMessage(body), c.want) {
+			t.Errorf("%s %s %v = %d %s; want %d naming %s", c.method, c.path, c.body, resp.StatusCode, body, c.status, c.want)
+		}
+	}
+
+	// A change, then the viewer's next token carries it.
+	resp, body = admin.do(t, http.MethodPut, "/dashboard/users/"+added.ID, map[string]any{"role": "developer", "merchant_account_ids": []string{"default", "acme"}})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"role":"developer"`) {
+		t.Fatalf("change = %d %s", resp.StatusCode, body)
+	}
+	if tok := viewer.token(t); !slices.Contains(tok["scopes"].([]any), any("payment-services.write")) ||
+		len(tok["merchant_account_ids"].([]any)) != 2 {
+		t.Errorf("the changed user's token = %v", tok)
+	}
+
+	// A locked user, unlocked by the admin.
+	guesser := &browser{s: s, origin: origin}
+	for range dashboard.DefaultMaxFailures {
+		guesser.do(t, http.MethodPost, "/dashboard/sign-in", map[string]string{"email": "dev@example.com", "password": "not the password"})
+	}
+	_, body = admin.do(t, http.MethodGet, "/dashboard/users", nil)
+	var team struct {
+		Items []struct {
+			ID, Email   string
+			LockedUntil *string `json:"locked_until"`
+		}
+	}
+	_ = json.Unmarshal(body, &team)
+	devID := userID(t, svc, "dev@example.com")
+	for _, u := range team.Items {
+		if (u.LockedUntil != nil) != (u.ID == devID) {
+			t.Errorf("%s locked_until = %v", u.Email, u.LockedUntil)
+		}
+	}
+	if resp, body := admin.do(t, http.MethodPost, "/dashboard/users/"+devID+"/unlock", nil); resp.StatusCode != http.StatusOK ||
+		!strings.Contains(string(body), `"locked_until":null`) {
+		t.Errorf("unlock = %d %s", resp.StatusCode, body)
+	}
+	guesser.signIn(t, "dev@example.com")
+
+	// Removing a user ends their sessions.
+	if resp, body := admin.do(t, http.MethodDelete, "/dashboard/users/"+added.ID, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("remove = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := viewer.do(t, http.MethodGet, "/dashboard/session", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a removed user's session = %d %s", resp.StatusCode, body)
+	}
+}
+
+// A password change ends the user's other sessions and keeps this one.
+func TestDashboardPasswordChange(t *testing.T) {
+	const origin = "https://dashboard.test"
+	s, svc := startDashboard(t, origin)
+	addDashboardUser(t, svc, "viewer@example.com", coreapi.RoleViewer, "default")
+	here, there := &browser{s: s, origin: origin}, &browser{s: s, origin: origin}
+	here.signIn(t, "viewer@example.com")
+	there.signIn(t, "viewer@example.com")
+	const next = "the-new-dashboard-password"
+	if resp, body := here.do(t, http.MethodPost, "/dashboard/password",
+		map[string]any{"current_password": dashboardPassword, "new_password": next}); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("password change = %d %s", resp.StatusCode, body)
+	}
+	here.token(t)
+	if resp, body := there.do(t, http.MethodPost, "/dashboard/token", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("the other session's token after the change = %d %s; want 401", resp.StatusCode, body)
+	}
+	(&browser{s: s, origin: origin}).signInWith(t, "viewer@example.com", next)
 }

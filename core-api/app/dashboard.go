@@ -29,6 +29,9 @@ type DashboardConfig struct {
 	// CORE_API_PUBLIC_URL) is where the dashboard is served from; a
 	// state-changing request from any other origin is refused.
 	Origin string
+	// IdleTimeout (CORE_API_DASHBOARD_IDLE_TIMEOUT, default 30m, 5m to
+	// 12h) ends a session unused for that long.
+	IdleTimeout time.Duration
 }
 
 func loadDashboardConfig(l *config.Loader) DashboardConfig {
@@ -36,6 +39,8 @@ func loadDashboardConfig(l *config.Loader) DashboardConfig {
 		KeyDir: l.String("CORE_API_DASHBOARD_KEY_DIR", config.Optional()),
 		Issuer: l.String("CORE_API_DASHBOARD_ISSUER", config.Default("payorch-dashboard")),
 		Origin: strings.TrimRight(l.String("CORE_API_DASHBOARD_ORIGIN", config.Optional()), "/"),
+		IdleTimeout: l.Duration("CORE_API_DASHBOARD_IDLE_TIMEOUT", 5*time.Minute, dashboard.DefaultSessionLifetime,
+			config.Default(dashboard.DefaultIdleTimeout.String())),
 	}
 }
 
@@ -69,7 +74,8 @@ func (m *Main) dashboardDeps(keys *auth.KeySet) (httpapi.DashboardDeps, error) {
 		}
 		origin = u.Scheme + "://" + u.Host
 	}
-	svc := &dashboard.Service{Store: m.DB, SigningKey: priv, Issuer: c.Issuer}
+	svc := &dashboard.Service{Store: m.DB, SigningKey: priv, Issuer: c.Issuer, Log: m.Log,
+		Config: dashboard.Config{IdleTimeout: c.IdleTimeout}}
 	return httpapi.DashboardDeps{Service: svc, Origin: origin,
 		Limiter: &httpapi.RateLimiter{Limit: signInLimit, Window: time.Minute},
 		Web:     web.Site{VaultProxyURL: m.Config.PublicURL, Environment: string(m.Config.Environment)}}, nil

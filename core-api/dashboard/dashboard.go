@@ -1,7 +1,8 @@
 // Package dashboard is the merchant dashboard's sign-in: its users
 // (argon2id passwords, a role mapping to API scopes, the merchant accounts
-// they may act in), sessions held in an HttpOnly cookie with a server-side
-// expiry and an anti-CSRF token, lockout after repeated failures, and the
+// they may act in) and their management by admins (team.go), sessions held
+// in an HttpOnly cookie with a server-side absolute expiry, an idle
+// timeout and an anti-CSRF token, lockout after repeated failures, and the
 // short-lived bearer tokens the dashboard's page calls the public APIs
 // with. The tokens are signed by a key of their own, registered under
 // their own issuer (docs/dashboard.md).
@@ -15,6 +16,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/mail"
 	"slices"
 	"strings"
@@ -24,18 +26,26 @@ import (
 	"github.com/google/uuid"
 
 	coreapi "github.com/payorch/core-api"
+	"github.com/payorch/shared/accountid"
 	"github.com/payorch/shared/auth"
 )
 
 // Defaults of Config.
 const (
 	DefaultSessionLifetime = 12 * time.Hour
+	DefaultIdleTimeout     = 30 * time.Minute
 	// MaxTokenLifetime bounds the bearer tokens: the page asks for a new
 	// one before this runs out.
 	MaxTokenLifetime   = 15 * time.Minute
 	DefaultMaxFailures = 5
 	DefaultLockout     = 15 * time.Minute
 )
+
+// touchInterval is how stale a session's LastSeenAt may get: a use
+// writes it only when it is older, so a busy page costs one UPDATE a
+// minute, not one per request. The idle timeout is therefore exact to
+// the minute.
+const touchInterval = time.Minute
 
 // Store keeps users and sessions.
 type Store interface {
@@ -47,18 +57,30 @@ type Store interface {
 	// count; it returns the user as it then is.
 	RecordFailedSignIn(ctx context.Context, id string, maxFailures int, lockUntil time.Time) (*coreapi.DashboardUser, error)
 	ResetFailedSignIns(ctx context.Context, id string) error
-	CreateDashboardSession(ctx context.Context, s *coreapi.DashboardSession) error
-	// DashboardSession returns the session unless it expired by now.
-	DashboardSession(ctx context.Context, tokenHash []byte, now time.Time) (*coreapi.DashboardSession, error)
+	// CreateDashboardSession stores s; it may drop the sessions that
+	// expired by s.CreatedAt or were last seen before idleSince.
+	CreateDashboardSession(ctx context.Context, s *coreapi.DashboardSession, idleSince time.Time) error
+	// DashboardSession returns the session unless it expired by now or
+	// was last seen before idleSince.
+	DashboardSession(ctx context.Context, tokenHash []byte, now, idleSince time.Time) (*coreapi.DashboardSession, error)
+	// TouchDashboardSession sets the session's LastSeenAt to now.
+	TouchDashboardSession(ctx context.Context, tokenHash []byte, now time.Time) error
 	DeleteDashboardSession(ctx context.Context, tokenHash []byte) error
+	// SetDashboardPassword replaces the user's password hash, clears its
+	// failures and lockout, and ends every session of the user but keep.
+	SetDashboardPassword(ctx context.Context, userID, hash string, keep []byte) error
+	TeamStore
 }
 
 // Config tunes the service; zero values take the defaults.
 type Config struct {
 	SessionLifetime time.Duration
-	TokenLifetime   time.Duration // at most MaxTokenLifetime
-	MaxFailures     int           // consecutive failed sign-ins before a lockout
-	Lockout         time.Duration
+	// IdleTimeout ends a session unused for that long; at most
+	// SessionLifetime.
+	IdleTimeout   time.Duration
+	TokenLifetime time.Duration // at most MaxTokenLifetime
+	MaxFailures   int           // consecutive failed sign-ins before a lockout
+	Lockout       time.Duration
 }
 
 // Service signs users in and out and mints their tokens.
@@ -70,6 +92,8 @@ type Service struct {
 	Issuer     string
 	Config     Config
 	Now        func() time.Time
+	// Log records who changed which user (never a password); nil: none.
+	Log *slog.Logger
 
 	dummyOnce sync.Once
 	dummyHash string // checked for unknown emails, so they take as long as known ones
@@ -87,6 +111,10 @@ func (s *Service) cfg() Config {
 	if c.SessionLifetime <= 0 {
 		c.SessionLifetime = DefaultSessionLifetime
 	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	c.IdleTimeout = min(c.IdleTimeout, c.SessionLifetime)
 	if c.TokenLifetime <= 0 || c.TokenLifetime > MaxTokenLifetime {
 		c.TokenLifetime = MaxTokenLifetime
 	}
@@ -115,10 +143,61 @@ func (e *LockedError) Error() string {
 	return "too many failed sign-ins: try again after " + e.Until.UTC().Format(time.RFC3339)
 }
 
-// InvalidUserError is a user that cannot be added, naming the field.
-type InvalidUserError struct{ Field, Message string }
+// InvalidUserError is input about a user that breaks the rules, each
+// problem at its field's JSON pointer (/email, /merchant_account_ids/0).
+// Its message names them all, for the CLI.
+type InvalidUserError struct{ Problems coreapi.Problems }
 
-func (e *InvalidUserError) Error() string { return e.Field + ": " + e.Message }
+func (e *InvalidUserError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = strings.TrimPrefix(p.Pointer, "/") + ": " + p.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// invalid is nil without problems, else an *InvalidUserError.
+func invalid(p coreapi.Problems) error {
+	if len(p) == 0 {
+		return nil
+	}
+	return &InvalidUserError{Problems: p}
+}
+
+// checkEmail returns the email in its stored form (lower case, trimmed).
+func checkEmail(p *coreapi.Problems, email string) string {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
+		p.Add("/email", "must be an email address such as ada@example.com", "value_error.email")
+	}
+	return email
+}
+
+func checkPassword(p *coreapi.Problems, field, password string) {
+	if n := len(password); n < MinPasswordLen || n > MaxPasswordLen {
+		p.Add("/"+field, fmt.Sprintf("must be %d to %d bytes long", MinPasswordLen, MaxPasswordLen), "value_error.str.length")
+	}
+}
+
+func checkRole(p *coreapi.Problems, r coreapi.DashboardRole) {
+	if !r.Valid() {
+		p.Add("/role", "must be admin, developer or viewer", "value_error.enum")
+	}
+}
+
+func checkAccounts(p *coreapi.Problems, ids []string) {
+	if len(ids) == 0 || len(ids) > 1 && slices.Contains(ids, auth.AllMerchantAccounts) {
+		p.Add("/merchant_account_ids", `must name one or more merchant accounts, or be "*" alone for every one`, "value_error.merchant_account_ids")
+		return
+	}
+	for i, id := range ids {
+		if id != auth.AllMerchantAccounts && !accountid.Valid(id) {
+			p.Add(fmt.Sprintf("/merchant_account_ids/%d", i), "must be \"*\" or a merchant account id matching "+accountid.Pattern, accountid.MismatchType)
+		} else if slices.Index(ids, id) < i {
+			p.Add(fmt.Sprintf("/merchant_account_ids/%d", i), "is named twice", "value_error.duplicate")
+		}
+	}
+}
 
 // NewUser is what AddUser needs.
 type NewUser struct {
@@ -130,19 +209,13 @@ type NewUser struct {
 
 // AddUser creates a user (core-api user add).
 func (s *Service) AddUser(ctx context.Context, in NewUser) (*coreapi.DashboardUser, error) {
-	email := strings.ToLower(strings.TrimSpace(in.Email))
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
-		return nil, &InvalidUserError{"email", "must be an email address such as ada@example.com"}
-	}
-	if n := len(in.Password); n < MinPasswordLen || n > MaxPasswordLen {
-		return nil, &InvalidUserError{"password", fmt.Sprintf("must be %d to %d bytes long", MinPasswordLen, MaxPasswordLen)}
-	}
-	if !in.Role.Valid() {
-		return nil, &InvalidUserError{"role", "must be admin, developer or viewer"}
-	}
-	if len(in.MerchantAccountIDs) == 0 || slices.Contains(in.MerchantAccountIDs, "") ||
-		len(in.MerchantAccountIDs) > 1 && slices.Contains(in.MerchantAccountIDs, auth.AllMerchantAccounts) {
-		return nil, &InvalidUserError{"merchant_account_ids", `must name one or more merchant accounts, or be "*" alone for every one`}
+	var p coreapi.Problems
+	email := checkEmail(&p, in.Email)
+	checkPassword(&p, "password", in.Password)
+	checkRole(&p, in.Role)
+	checkAccounts(&p, in.MerchantAccountIDs)
+	if err := invalid(p); err != nil {
+		return nil, err
 	}
 	hash, err := HashPassword(in.Password)
 	if err != nil {
@@ -162,7 +235,24 @@ type Session struct {
 	Token     string // only set by SignIn
 	CSRFToken string
 	ExpiresAt time.Time
-	User      *coreapi.DashboardUser
+	// IdleExpiresAt is when the session ends unless it is used again
+	// (never after ExpiresAt).
+	IdleExpiresAt time.Time
+	User          *coreapi.DashboardUser
+
+	tokenHash []byte
+}
+
+func (s *Service) newSession(sess *coreapi.DashboardSession, u *coreapi.DashboardUser) *Session {
+	return &Session{CSRFToken: sess.CSRFToken, ExpiresAt: sess.ExpiresAt, User: u, tokenHash: sess.TokenHash,
+		IdleExpiresAt: earlier(sess.ExpiresAt, sess.LastSeenAt.Add(s.cfg().IdleTimeout))}
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // SignIn checks the credentials and opens a session. A wrong password
@@ -205,24 +295,44 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*Session,
 	}
 	token, csrf := randomToken(), randomToken()
 	sess := &coreapi.DashboardSession{TokenHash: HashToken(token), UserID: u.ID, CSRFToken: csrf,
-		CreatedAt: now, ExpiresAt: now.Add(cfg.SessionLifetime)}
-	if err := s.Store.CreateDashboardSession(ctx, sess); err != nil {
+		CreatedAt: now, ExpiresAt: now.Add(cfg.SessionLifetime), LastSeenAt: now}
+	if err := s.Store.CreateDashboardSession(ctx, sess, now.Add(-cfg.IdleTimeout)); err != nil {
 		return nil, err
 	}
-	return &Session{Token: token, CSRFToken: csrf, ExpiresAt: sess.ExpiresAt, User: u}, nil
+	out := s.newSession(sess, u)
+	out.Token = token
+	return out, nil
 }
 
-// Session returns the live session of a cookie token, with its user.
+// Session returns the live session of a cookie token, with its user, and
+// counts this as a use of it: the idle timeout starts again.
 func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
+	return s.session(ctx, token, true)
+}
+
+// PeekSession is Session without counting a use: the page's check of
+// whether it is still signed in does not keep an idle session alive.
+func (s *Service) PeekSession(ctx context.Context, token string) (*Session, error) {
+	return s.session(ctx, token, false)
+}
+
+func (s *Service) session(ctx context.Context, token string, use bool) (*Session, error) {
 	if token == "" {
 		return nil, ErrNoSession
 	}
-	sess, err := s.Store.DashboardSession(ctx, HashToken(token), s.now())
+	now, hash := s.now(), HashToken(token)
+	sess, err := s.Store.DashboardSession(ctx, hash, now, now.Add(-s.cfg().IdleTimeout))
 	if errors.Is(err, coreapi.ErrNotFound) {
 		return nil, ErrNoSession
 	}
 	if err != nil {
 		return nil, err
+	}
+	if use && now.Sub(sess.LastSeenAt) >= touchInterval {
+		if err := s.Store.TouchDashboardSession(ctx, hash, now); err != nil {
+			return nil, err
+		}
+		sess.LastSeenAt = now
 	}
 	u, err := s.Store.DashboardUser(ctx, sess.UserID)
 	if errors.Is(err, coreapi.ErrNotFound) {
@@ -231,7 +341,7 @@ func (s *Service) Session(ctx context.Context, token string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{CSRFToken: sess.CSRFToken, ExpiresAt: sess.ExpiresAt, User: u}, nil
+	return s.newSession(sess, u), nil
 }
 
 // SignOut ends the session of a cookie token; an unknown one is no error.
@@ -251,10 +361,11 @@ type Token struct {
 }
 
 // Token mints a bearer token for sess's user: its role's scopes, its
-// merchant accounts, living TokenLifetime and never beyond the session.
+// merchant accounts, living TokenLifetime and never beyond the session,
+// nor past its idle timeout.
 func (s *Service) Token(sess *Session) (*Token, error) {
 	now := s.now().Truncate(time.Second)
-	lifetime := min(s.cfg().TokenLifetime, sess.ExpiresAt.Sub(now))
+	lifetime := min(s.cfg().TokenLifetime, sess.ExpiresAt.Sub(now), sess.IdleExpiresAt.Sub(now))
 	if lifetime < time.Second {
 		return nil, ErrNoSession
 	}

@@ -43,6 +43,12 @@ func dashboardRoutes(rt *Router, d DashboardDeps) {
 	rt.Handle("POST /dashboard/sign-out", h.signOut)
 	rt.Handle("GET /dashboard/session", h.session)
 	rt.Handle("POST /dashboard/token", h.token)
+	rt.Handle("POST /dashboard/password", h.changePassword)
+	rt.Handle("GET /dashboard/users", h.team)
+	rt.Handle("POST /dashboard/users", h.addUser)
+	rt.Handle("PUT /dashboard/users/{user_id}", h.changeUser)
+	rt.Handle("DELETE /dashboard/users/{user_id}", h.removeUser)
+	rt.Handle("POST /dashboard/users/{user_id}/unlock", h.unlockUser)
 	rt.Handle("GET /{$}", h.page)
 	rt.Handle("GET /dashboard/assets/{name}", h.asset)
 }
@@ -82,15 +88,16 @@ type dashboardUserJSON struct {
 }
 
 type dashboardSessionJSON struct {
-	Type      string            `json:"type"`
-	CSRFToken string            `json:"csrf_token"`
-	ExpiresAt time.Time         `json:"expires_at"`
-	User      dashboardUserJSON `json:"user"`
+	Type          string            `json:"type"`
+	CSRFToken     string            `json:"csrf_token"`
+	ExpiresAt     time.Time         `json:"expires_at"`
+	IdleExpiresAt time.Time         `json:"idle_expires_at"`
+	User          dashboardUserJSON `json:"user"`
 }
 
 func dashboardSession(s *dashboard.Session) dashboardSessionJSON {
 	return dashboardSessionJSON{Type: "dashboard-session", CSRFToken: s.CSRFToken, ExpiresAt: s.ExpiresAt.UTC(),
-		User: dashboardUserJSON{ID: s.User.ID, Email: s.User.Email, Role: string(s.User.Role),
+		IdleExpiresAt: s.IdleExpiresAt.UTC(), User: dashboardUserJSON{ID: s.User.ID, Email: s.User.Email, Role: string(s.User.Role),
 			MerchantAccountIDs: s.User.MerchantAccountIDs}}
 }
 
@@ -144,6 +151,12 @@ func (h dashboardHandlers) current(r *http.Request, changes bool) (*dashboard.Se
 	return s, c.Value, nil
 }
 
+// lockedOut is the answer to a locked-out user: 429, with when to retry.
+func lockedOut(w http.ResponseWriter, locked *dashboard.LockedError) error {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(time.Until(locked.Until).Seconds())+1)))
+	return apierror.TooManyRequests(locked.Error())
+}
+
 type signInRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -167,8 +180,7 @@ func (h dashboardHandlers) signIn(w http.ResponseWriter, r *http.Request) error 
 	case errors.Is(err, dashboard.ErrBadCredentials):
 		return errBadSignIn
 	case errors.As(err, &locked):
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(time.Until(locked.Until).Seconds())+1)))
-		return apierror.TooManyRequests(locked.Error())
+		return lockedOut(w, locked)
 	case err != nil:
 		return err
 	}
@@ -192,8 +204,17 @@ func (h dashboardHandlers) signOut(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// session is the page's check of its session: it does not count as a
+// use, so an open page does not keep an idle session alive.
 func (h dashboardHandlers) session(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, false)
+	c, err := r.Cookie(SessionCookie)
+	if err != nil {
+		return errNotSignedIn
+	}
+	s, err := h.Service.PeekSession(r.Context(), c.Value)
+	if errors.Is(err, dashboard.ErrNoSession) {
+		return errNotSignedIn
+	}
 	if err != nil {
 		return err
 	}

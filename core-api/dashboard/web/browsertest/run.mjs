@@ -309,8 +309,69 @@ try {
   await page.getByRole("heading", { name: "Transactions" }).waitFor();
   check(true, "the session survived the cross-origin post");
 
+  // --- team: the admin adds a viewer, by keyboard, and is shown the
+  // generated password once; a taken email shows the API's message.
+  await page.getByRole("link", { name: "Team" }).click();
+  await page.getByRole("list", { name: "Users" }).getByText("viewer@example.com", { exact: true }).waitFor();
+  await axe("team");
+  await page.getByLabel("Email").focus();
+  await page.keyboard.type(env("TEAM_VIEWER_EMAIL"));
+  await page.keyboard.press("Tab"); // the role: viewer is chosen
+  await page.keyboard.press("Tab"); // every account (*)
+  await page.keyboard.press("Tab"); // default
+  await page.keyboard.press("Space");
+  await page.keyboard.press("Enter");
+  const shown = (await page.getByTestId("new-password").textContent()) ?? "";
+  check(shown.length >= 12, "the new user's generated password is shown");
+  await page.getByRole("list", { name: "Users" }).getByText(env("TEAM_VIEWER_EMAIL"), { exact: true }).waitFor();
+  await shot("team");
+  await page.setViewportSize({ width: 360, height: 740 });
+  await shot("team-360px");
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.reload();
+  await page.getByRole("list", { name: "Users" }).getByText(env("TEAM_VIEWER_EMAIL"), { exact: true }).waitFor();
+  check(!(await page.content()).includes(shown), "the generated password is not shown again");
+  await page.getByLabel("Email").fill(env("VIEWER_EMAIL"));
+  await page.getByRole("checkbox", { name: "default" }).check();
+  await page.getByRole("button", { name: "Add user" }).click();
+  const taken = await page.getByRole("alert").textContent();
+  check(/already exists/.test(taken ?? ""), `a taken email shows the API's message (got "${taken}")`);
+
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("button", { name: "Sign in" }).waitFor();
+
+  // --- the new viewer signs in with the shown password: no Team page, no
+  // write action; changes their password; a session ended elsewhere
+  // returns the page to sign-in, saying so.
+  await signIn(env("TEAM_VIEWER_EMAIL"), shown);
+  await page.goto(`${url}/#/transactions/${env("TX_ID")}`);
+  await page.getByTestId("tx-status").waitFor();
+  check((await page.getByRole("button", { name: "Capture" }).count()) === 0, "the new viewer sees no Capture button");
+  check((await page.getByRole("link", { name: "Team" }).count()) === 0, "the new viewer has no Team page");
+  await page.getByRole("link", { name: "Vault forwarding" }).click();
+  await page.getByRole("heading", { name: "Vault forwarding" }).waitFor();
+  check((await page.getByRole("button", { name: "Create config" }).count()) === 0, "the new viewer cannot create a forwarding config");
+  await page.getByRole("link", { name: "Change password" }).click();
+  await page.getByLabel("Current password").fill("not the password");
+  await page.getByLabel("New password (12 to 256 characters)").fill(env("TEAM_VIEWER_NEW_PASSWORD"));
+  await page.getByRole("button", { name: "Change password" }).click();
+  const wrong = await page.getByRole("alert").textContent();
+  check(/current_password is not your current password/.test(wrong ?? ""), `a wrong current password shows the API's message (got "${wrong}")`);
+  await page.getByLabel("Current password").fill(shown);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await page.getByRole("status").filter({ hasText: "Password changed" }).waitFor();
+  await axe("change password");
+  await shot("change-password");
+  // Another tab signs out: this page's next session call finds it gone.
+  await page.evaluate(async () => {
+    const s = await (await fetch("/dashboard/session")).json();
+    await fetch("/dashboard/sign-out", { method: "POST", headers: { "X-CSRF-Token": s.csrf_token } });
+  });
+  await page.getByRole("button", { name: "Change password" }).click();
+  const notice = await page.getByTestId("signin-notice").textContent();
+  check(/Sign in again/.test(notice ?? ""), `an ended session returns to sign-in with a message (got "${notice}")`);
+  await axe("sign-in after the session ended");
+  await shot("sign-in-session-ended");
 
   // --- viewer: no write action, and 403 when forcing one
   await signIn(env("VIEWER_EMAIL"));

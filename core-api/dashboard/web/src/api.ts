@@ -12,6 +12,8 @@ export interface User {
 export interface Session {
   csrf_token: string;
   expires_at: string;
+  /** When the session ends unless it is used again before. */
+  idle_expires_at: string;
   user: User;
 }
 
@@ -34,9 +36,40 @@ export class ApiError extends Error {
   }
 }
 
+/** One problem of a request, as the API names it. */
+export interface ErrorDetail {
+  pointer: string;
+  message: string;
+}
+
 let session: Session | null = null;
 let token: Token | null = null;
 let tokenPromise: Promise<Token> | null = null;
+/** When this page last used the session (a call that counts as a use). */
+let lastUse = 0;
+
+/** Told when the server says the session is gone, with why in words. */
+let onEnded: (why: string) => void = () => undefined;
+
+export function onSessionEnded(f: (why: string) => void) {
+  onEnded = f;
+}
+
+/** Why a session that was live is gone, from what the page knew of it. */
+function whyEnded(s: Session): string {
+  const now = Date.now();
+  if (now >= Date.parse(s.expires_at)) return "Your session expired: sessions last 12 hours. Sign in again.";
+  if (now >= Date.parse(s.idle_expires_at)) return "Your session ended after a period without use. Sign in again.";
+  return "Your session was ended: signed out elsewhere, a password change or a change to your user. Sign in again.";
+}
+
+/** Forgets the session the server no longer knows, and says so. */
+function ended() {
+  const was = session;
+  session = null;
+  token = null;
+  if (was) onEnded(whyEnded(was));
+}
 
 /** The vault-proxy public URL, from index.html (secrets go there directly). */
 export const vaultProxyURL: string =
@@ -69,7 +102,49 @@ async function dashboardCall(method: string, path: string, body?: unknown): Prom
     body: body === undefined ? undefined : JSON.stringify(body),
     credentials: "same-origin",
   });
-  return parse(resp);
+  // Every session call but the GET of the session itself counts as a use.
+  if (!(method === "GET" && path === "/dashboard/session")) lastUse = Date.now();
+  try {
+    return await parse(resp);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401 && path !== "/dashboard/sign-in") ended();
+    throw e;
+  }
+}
+
+/** Calls a dashboard session route (team management, password). */
+export function dashboard(method: string, path: string, body?: unknown): Promise<any> {
+  return dashboardCall(method, path, body);
+}
+
+/** The session as last read. */
+export function currentSession(): Session | null {
+  return session;
+}
+
+/**
+ * Checks the session without using it: ended() runs if it is gone. The
+ * page checks when its idle deadline passes, so an open page left alone
+ * signs out on its own, and another tab's use keeps it.
+ */
+export async function checkSession(): Promise<Session | null> {
+  try {
+    session = await dashboardCall("GET", "/dashboard/session");
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return null;
+    throw e;
+  }
+  return session;
+}
+
+/**
+ * Counts a navigation as a use of the session, at most once a minute
+ * (the server records uses to the minute): it renews the bearer token.
+ */
+export async function touch(): Promise<void> {
+  if (!session || Date.now() - lastUse < 60_000) return;
+  token = null;
+  await bearer();
 }
 
 /** Reads the current session, or null when not signed in. */

@@ -1,8 +1,11 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { Session, allows, api, loadSession, newIdempotencyKey, scopes, signIn, signOut } from "./api";
+import {
+  Session, allows, api, checkSession, loadSession, newIdempotencyKey, onSessionEnded, scopes, signIn, signOut, touch,
+} from "./api";
 import { PaymentServices } from "./paymentservices";
 import { WebhookSubscriptions } from "./settings";
+import { ChangePassword, Team } from "./team";
 import { ThreeDSScenarios } from "./threeds";
 import { ForwardConfig, ForwardConfigs } from "./vaultforward";
 import { Ctx, ErrorText, message } from "./ui";
@@ -21,7 +24,7 @@ function useRoute(): string {
 
 // ---- sign-in ----
 
-function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
+function SignIn({ onSignedIn, notice }: { onSignedIn: (s: Session) => void; notice: string }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState("");
@@ -41,6 +44,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return (
     <main class="signin">
       <h1>payorch dashboard</h1>
+      {notice && <p class="notice" role="status" data-testid="signin-notice">{notice}</p>}
       <form onSubmit={submit} aria-label="Sign in">
         <label for="email">Email</label>
         <input id="email" type="email" autocomplete="username" required value={email}
@@ -378,6 +382,25 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
   useEffect(() => {
     scopes().then(setGranted).catch(() => setGranted([]));
   }, [session]);
+  // Moving between pages is a use of the session.
+  useEffect(() => {
+    touch().catch(() => undefined);
+  }, [route]);
+  // When the session's deadline passes, check it (without using it):
+  // gone, the page returns to sign-in; kept alive by another tab, wait
+  // for its new deadline.
+  // A deadline already past (the browser's clock ahead of core-api's, or
+  // a failed check) is checked again in 30 s, not in a loop.
+  const [deadline, setDeadline] = useState({ at: session.idle_expires_at, again: 1000 });
+  useEffect(() => {
+    const at = Math.min(Date.parse(deadline.at), Date.parse(session.expires_at));
+    const timer = setTimeout(() => {
+      checkSession()
+        .then((s) => s && setDeadline({ at: s.idle_expires_at, again: 30_000 }))
+        .catch(() => setDeadline({ at: deadline.at, again: 30_000 }));
+    }, Math.max(deadline.again, at - Date.now() + 1000));
+    return () => clearTimeout(timer);
+  }, [deadline]);
   if (!granted) return <p role="status">Loading…</p>;
   const ctx: Ctx = { account, scopes: granted, can: (s) => allows(granted, s) };
   const parts = route.split("/").filter(Boolean);
@@ -394,6 +417,12 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
       break;
     case "webhooks":
       page = <WebhookSubscriptions ctx={ctx} />;
+      break;
+    case "team":
+      page = session.user.role === "admin" ? <Team session={session} accounts={accounts} /> : <p>Only admins manage the team.</p>;
+      break;
+    case "password":
+      page = <ChangePassword />;
       break;
     case "three-ds-scenarios":
       page = sandbox ? <ThreeDSScenarios ctx={ctx} /> : <p>3-D Secure scenarios exist only outside production.</p>;
@@ -427,6 +456,8 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
         {link("#/payment-services", "Payment services")}
         {sandbox && link("#/three-ds-scenarios", "3-D Secure scenarios")}
         {link("#/webhooks", "Webhooks")}
+        {session.user.role === "admin" && link("#/team", "Team")}
+        {link("#/password", "Change password")}
       </nav>
       <main id="main" tabIndex={-1}>{page}</main>
     </div>
@@ -436,12 +467,17 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState("");
+  const [notice, setNotice] = useState("");
   useEffect(() => {
+    onSessionEnded((why) => {
+      setNotice(why);
+      setSession(null);
+    });
     loadSession().then(setSession).catch((e) => setError(message(e)));
   }, []);
   if (error) return <main><ErrorText error={error} /></main>;
   if (session === undefined) return <main><p role="status">Loading…</p></main>;
-  if (!session) return <SignIn onSignedIn={setSession} />;
+  if (!session) return <SignIn notice={notice} onSignedIn={(s) => { setNotice(""); setSession(s); }} />;
   return <Shell session={session} onSignedOut={() => setSession(null)} />;
 }
 
