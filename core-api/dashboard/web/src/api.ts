@@ -36,12 +36,6 @@ export class ApiError extends Error {
   }
 }
 
-/** One problem of a request, as the API names it. */
-export interface ErrorDetail {
-  pointer: string;
-  message: string;
-}
-
 let session: Session | null = null;
 let token: Token | null = null;
 let tokenPromise: Promise<Token> | null = null;

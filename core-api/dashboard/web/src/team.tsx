@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, Session, dashboard } from "./api";
-import { ErrorText, message as plainMessage } from "./ui";
+import { Session, dashboard } from "./api";
+import { ErrorText, message } from "./ui";
 
 // The team (admins only) and the signed-in user's own password: calls to
 // core-api's session routes, not the public APIs.
@@ -14,12 +14,6 @@ interface TeamUser {
 }
 
 const roles = ["viewer", "developer", "admin"];
-
-/** The API's message with each detail it gives ("email: must be ..."). */
-function message(e: unknown): string {
-  if (!(e instanceof ApiError) || e.details.length === 0) return plainMessage(e);
-  return `${e.message}: ${e.details.map((d) => `${d.pointer.replace(/^\//, "")} ${d.message}`).join("; ")}`;
-}
 
 /** Whether mine covers every account of theirs ("*" covers all). */
 function within(mine: string[], theirs: string[]): boolean {
