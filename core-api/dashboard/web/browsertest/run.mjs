@@ -356,7 +356,7 @@ try {
   await page.getByLabel("New password (12 to 256 characters)").fill(env("TEAM_VIEWER_NEW_PASSWORD"));
   await page.getByRole("button", { name: "Change password" }).click();
   const wrong = await page.getByRole("alert").textContent();
-  check(/current_password is not your current password/.test(wrong ?? ""), `a wrong current password shows the API's message (got "${wrong}")`);
+  check(/\/current_password: is not your current password/.test(wrong ?? ""), `a wrong current password shows the API's message (got "${wrong}")`);
   await page.getByLabel("Current password").fill(shown);
   await page.getByRole("button", { name: "Change password" }).click();
   await page.getByRole("status").filter({ hasText: "Password changed" }).waitFor();
