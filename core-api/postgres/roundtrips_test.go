@@ -126,32 +126,32 @@ func TestRoundTrips(t *testing.T) {
 		max     int64
 		do      func() error
 	}{
-		{"POST /buyers", 4, func() (err error) {
+		{"POST /buyers", 1, func() (err error) {
 			buyer, err = db.CreateBuyer(ctx, m, coreapi.BuyerFields{DisplayName: coreapi.Some("Ada"),
 				ExternalIdentifier: coreapi.Some("rt-1"), BillingDetails: coreapi.Some(coreapi.BillingDetails{FirstName: &ada})})
 			return err
 		}},
-		{"PUT /buyers/{id}", 4, func() (err error) {
+		{"PUT /buyers/{id}", 2, func() (err error) {
 			buyer, err = db.UpdateBuyer(ctx, m, buyer.ID, coreapi.BuyerFields{DisplayName: coreapi.Some("Ada L.")})
 			return err
 		}},
-		{"POST /payment-methods-by-token: the store's write", 5, func() error {
+		{"POST /payment-methods-by-token: the store's write", 2, func() error {
 			pm.BuyerID = buyer.ID
 			return db.CreatePaymentMethod(ctx, pm, nil)
 		}},
-		{"POST /transactions, stored card: create", 5, func() (err error) {
+		{"POST /transactions, stored card: create", 3, func() (err error) {
 			tr, err = svc.Create(ctx, m, coreapi.NewTransaction{Amount: 1299, Currency: "EUR", PaymentMethodID: &pm.ID})
 			return err
 		}},
-		{"POST /transactions, stored card: the authorization's answer", 5, func() (err error) {
+		{"POST /transactions, stored card: the authorization's answer", 3, func() (err error) {
 			tr, _, err = svc.ApplyAuthorization(ctx, m, tr.ID, coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth-1"})
 			return err
 		}},
-		{"POST /transactions/{id}/capture: reserve", 4, func() (err error) {
+		{"POST /transactions/{id}/capture: reserve", 3, func() (err error) {
 			tr, c, err = svc.ReserveCapture(ctx, m, tr.ID, nil)
 			return err
 		}},
-		{"POST /transactions/{id}/capture: the capture's answer", 5, func() (err error) {
+		{"POST /transactions/{id}/capture: the capture's answer", 4, func() (err error) {
 			tr, c, err = svc.SettleCapture(ctx, m, tr.ID, c.ID, coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "cap-1"})
 			return err
 		}},

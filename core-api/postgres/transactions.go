@@ -108,8 +108,10 @@ func marshalNullable[T any](v []T) ([]byte, error) {
 
 // CreateTransaction stores t, in processing, with its creation event, in
 // one statement, and its outbound event (transaction.created) in the same
-// database transaction; its id and times are set from the database. A merchant
-// account deleted meanwhile is coreapi.ErrMerchantAccountNotFound.
+// database transaction: two round trips, the statement with the BEGIN and
+// the outbound event with the COMMIT. Its id and times are set from the
+// database. A merchant account deleted meanwhile is
+// coreapi.ErrMerchantAccountNotFound.
 func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) error {
 	cart, err := marshalNullable(t.CartItems)
 	if err != nil {
@@ -151,7 +153,8 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		if err != nil {
 			return err
 		}
-		return tx.tx.SendBatch(ctx, &b).Close()
+		tx.tx.later(&b) // with the COMMIT
+		return nil
 	})
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound
@@ -325,16 +328,14 @@ func queueEvent(b *pgx.Batch, e *coreapi.TransactionEvent) error {
 	return nil
 }
 
-// RecordEvent writes e alone.
+// RecordEvent writes e alone, with its outbound event if it announces
+// one.
 func (tx *Tx) RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) error {
 	var b pgx.Batch
 	if err := queueEvent(&b, e); err != nil {
 		return err
 	}
-	if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
-		return err
-	}
-	return tx.announceTransaction(ctx, e)
+	return tx.announceTransaction(ctx, &b, e)
 }
 
 // NotificationRecorded reports whether an event of transaction
