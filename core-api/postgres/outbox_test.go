@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	coreapi "github.com/payorch/core-api"
@@ -141,5 +142,83 @@ func TestCreateBuyerEventIsTheRow(t *testing.T) {
 	}
 	if payload != string(want) {
 		t.Errorf("event payload\n%s\nwant the row as read back\n%s", payload, want)
+	}
+}
+
+// TestRecordTransitionRefusedCommitsNothing: a transition's writes go
+// with the COMMIT, so a write that finds nothing to write must stop it on
+// the server: the error is coreapi.ErrNotFound, as when it was checked
+// apart, and nothing of the step commits.
+func TestRecordTransitionRefusedCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	db := postgrestest.New(t)
+	svc := &transactions.Service{Store: postgres.TransactionsStore{DB: db}}
+	const m = "default"
+	gcash := "gcash"
+	authorized := func() *coreapi.Transaction {
+		tr, err := svc.Create(ctx, m, coreapi.NewTransaction{Amount: 900, Currency: "EUR", Method: &gcash})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr, _, err = svc.ApplyAuthorization(ctx, m, tr.ID, coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b := authorized(), authorized()
+	_, other, err := svc.ReserveCapture(ctx, m, a.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := func() (n int) {
+		if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM transaction_events) + (SELECT count(*) FROM webhook_events)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := events()
+
+	for _, tc := range []struct {
+		name   string
+		record func(tx *postgres.Tx, locked *coreapi.Transaction, now time.Time) error
+	}{
+		{"a capture whose id is another transaction's", func(tx *postgres.Tx, locked *coreapi.Transaction, now time.Time) error {
+			next, ev, err := locked.Advance(coreapi.Step{Operation: coreapi.OpCaptureRequested, Amount: 900, CaptureID: other.ID}, now)
+			if err != nil {
+				return err
+			}
+			c := &coreapi.Capture{OperationRecord: coreapi.OperationRecord{ID: other.ID, MerchantAccountID: m, TransactionID: b.ID,
+				Amount: 900, Status: coreapi.OperationProcessing, CreatedAt: now, UpdatedAt: now}}
+			return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev, Capture: c})
+		}},
+		{"a transaction not there", func(tx *postgres.Tx, locked *coreapi.Transaction, now time.Time) error {
+			next, ev, err := locked.Advance(coreapi.Step{Operation: coreapi.OpVoidRequested}, now)
+			if err != nil {
+				return err
+			}
+			next.ID = uuid.NewString()
+			return tx.RecordTransition(ctx, coreapi.Transition{Transaction: next, Event: ev})
+		}},
+	} {
+		err := db.InTx(ctx, func(tx *postgres.Tx) error {
+			locked, now, err := tx.LockTransaction(ctx, m, b.ID)
+			if err != nil {
+				return err
+			}
+			return tc.record(tx, locked, now)
+		})
+		if !errors.Is(err, coreapi.ErrNotFound) {
+			t.Errorf("%s: %v, want coreapi.ErrNotFound", tc.name, err)
+		}
+		got, err := db.Transaction(ctx, m, b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != coreapi.TransactionAuthorizationSucceeded || got.CapturePendingAmount != 0 {
+			t.Errorf("%s: the transaction became %s, %d pending, want authorization_succeeded, none", tc.name, got.Status, got.CapturePendingAmount)
+		}
+		if n := events(); n != before {
+			t.Errorf("%s: %d events, want %d", tc.name, n, before)
+		}
 	}
 }

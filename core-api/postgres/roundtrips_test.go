@@ -143,15 +143,15 @@ func TestRoundTrips(t *testing.T) {
 			tr, err = svc.Create(ctx, m, coreapi.NewTransaction{Amount: 1299, Currency: "EUR", PaymentMethodID: &pm.ID})
 			return err
 		}},
-		{"POST /transactions, stored card: the authorization's answer", 3, func() (err error) {
+		{"POST /transactions, stored card: the authorization's answer", 2, func() (err error) {
 			tr, _, err = svc.ApplyAuthorization(ctx, m, tr.ID, coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth-1"})
 			return err
 		}},
-		{"POST /transactions/{id}/capture: reserve", 3, func() (err error) {
+		{"POST /transactions/{id}/capture: reserve", 2, func() (err error) {
 			tr, c, err = svc.ReserveCapture(ctx, m, tr.ID, nil)
 			return err
 		}},
-		{"POST /transactions/{id}/capture: the capture's answer", 4, func() (err error) {
+		{"POST /transactions/{id}/capture: the capture's answer", 3, func() (err error) {
 			tr, c, err = svc.SettleCapture(ctx, m, tr.ID, c.ID, coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "cap-1"})
 			return err
 		}},

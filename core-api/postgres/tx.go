@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -79,9 +80,13 @@ type txConn struct {
 	failed  error              // a write sent with another statement failed
 }
 
-// later queues b's statements, which have no callbacks (their results
-// are not read), to be sent with the transaction's next round trip. An
-// error of theirs is returned by that round trip, and by Commit.
+// later queues b's statements to be sent with the transaction's next
+// round trip, for writes whose results nothing reads before then. An error
+// of theirs is returned by that round trip, and by Commit. Their
+// callbacks may read what they return, and fail only with the statement's
+// own error: in a round trip that carries the COMMIT, they run once it has
+// committed (a check that may refuse a write must fail on the server,
+// queueChecked).
 func (t *txConn) later(b *pgx.Batch) {
 	t.waiting = append(t.waiting, b.QueuedQueries...)
 }
@@ -102,15 +107,41 @@ func (t *txConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	}
 	t.begun, t.waiting = true, nil
 	br := t.c.SendBatch(ctx, &pgx.Batch{QueuedQueries: append(before, b.QueuedQueries...)})
-	for range before {
-		// An error is kept by br too: b's callbacks are skipped and
-		// br.Close returns it.
-		if _, err := br.Exec(); err != nil {
+	for _, q := range before {
+		var err error
+		if q.Fn != nil {
+			err = q.Fn(br)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			// The server skipped b's statements; b's callbacks are not
+			// run, and its results report the error.
 			t.failed = err
-			break
+			_ = br.Close()
+			return pgx.FailedBatchResults(b, err)
 		}
 	}
 	return br
+}
+
+// divisionByZero is the error of a statement queued by queueChecked whose
+// write found nothing.
+const divisionByZero = "22012"
+
+// queueChecked queues sql, which writes one row in a CTE and then divides
+// by zero when it wrote none (SELECT 1 / (count(*) = 1)::int FROM it): a
+// refusal on the server, which skips the statements after it in its round
+// trip, the COMMIT included. The division by zero is returned as notFound.
+func queueChecked(b *pgx.Batch, notFound error, sql string, args ...any) {
+	b.Queue(sql, args...).Fn = func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == divisionByZero {
+			return notFound
+		}
+		return err
+	}
 }
 
 // Exec runs one statement, as pgx.Tx's Exec.
