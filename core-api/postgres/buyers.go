@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -66,21 +67,30 @@ func billingJSON(bd *coreapi.BillingDetails) ([]byte, error) {
 
 // CreateBuyer inserts a buyer in merchant account m. A taken
 // external_identifier is a *coreapi.DuplicateError naming the holder.
+//
+// One round trip: the row is whole before it is sent (its id and times
+// are set here), so its outbound event is rendered first and both
+// statements go in one batch, which PostgreSQL runs as one implicit
+// transaction (everything before the batch's single Sync): the event is
+// written if and only if the buyer is.
 func (db *DB) CreateBuyer(ctx context.Context, m string, f coreapi.BuyerFields) (*coreapi.Buyer, error) {
 	bd, err := billingJSON(f.BillingDetails.Ptr())
 	if err != nil {
 		return nil, err
 	}
-	var b *coreapi.Buyer
-	err = db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
-		b, err = scanBuyer(q.QueryRow(ctx, `
-			INSERT INTO buyers (merchant_account_id, display_name, external_identifier, account_number, billing_details)
-			VALUES ($1, $2, $3, $4, $5)
-			RETURNING `+buyerColumns,
-			m, f.DisplayName.Ptr(), f.ExternalIdentifier.Ptr(), f.AccountNumber.Ptr(), bd))
-		return buyerEvent(coreapi.EventBuyerCreated, b, err)
-	})
-	if err != nil {
+	now := time.Now().Truncate(time.Microsecond) // timestamptz's precision: the row as it reads back
+	b := &coreapi.Buyer{ID: uuid.NewString(), MerchantAccountID: m, DisplayName: f.DisplayName.Ptr(),
+		ExternalIdentifier: f.ExternalIdentifier.Ptr(), AccountNumber: f.AccountNumber.Ptr(), BillingDetails: f.BillingDetails.Ptr(),
+		CreatedAt: now, UpdatedAt: now}
+	var batch pgx.Batch
+	batch.Queue(`INSERT INTO buyers (id, merchant_account_id, display_name, external_identifier, account_number, billing_details, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		b.ID, m, b.DisplayName, b.ExternalIdentifier, b.AccountNumber, bd, now)
+	e, _ := buyerEvent(coreapi.EventBuyerCreated, b, nil)
+	if err := db.queueOutboundEvent(&batch, e); err != nil {
+		return nil, err
+	}
+	if err := db.Pool.SendBatch(ctx, &batch).Close(); err != nil {
 		return nil, db.buyerWriteError(ctx, m, f.ExternalIdentifier.Ptr(), err)
 	}
 	return b, nil
@@ -107,14 +117,14 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 		return nil, err
 	}
 	var b *coreapi.Buyer
-	err = db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
+	err = db.announced(ctx, func(q querier) (e *coreapi.OutboundEvent, err error) {
 		b, err = scanBuyer(q.QueryRow(ctx, `
 		UPDATE buyers SET
 			display_name        = CASE WHEN $3::boolean THEN $4::text ELSE display_name END,
 			external_identifier = CASE WHEN $5::boolean THEN $6::text ELSE external_identifier END,
 			account_number      = CASE WHEN $7::boolean THEN $8::text ELSE account_number END,
 			billing_details     = CASE WHEN $9::boolean THEN $10::jsonb ELSE billing_details END,
-			updated_at          = now()
+			updated_at          = greatest(now(), updated_at) -- created_at is core-api's clock (CreateBuyer)
 		WHERE merchant_account_id = $1 AND id = $2
 		RETURNING `+buyerColumns,
 			m, id,
@@ -136,7 +146,7 @@ func (db *DB) UpdateBuyer(ctx context.Context, m, id string, f coreapi.BuyerFiel
 // DeleteBuyer removes buyer id of merchant account m. A buyer other rows
 // still refer to (without ON DELETE rules) is coreapi.ErrInUse.
 func (db *DB) DeleteBuyer(ctx context.Context, m, id string) error {
-	err := db.announced(ctx, func(q pgx.Tx) (*coreapi.OutboundEvent, error) {
+	err := db.announced(ctx, func(q querier) (*coreapi.OutboundEvent, error) {
 		b, err := scanBuyer(q.QueryRow(ctx, `DELETE FROM buyers WHERE merchant_account_id = $1 AND id = $2
 			RETURNING `+buyerColumns, m, id))
 		e, err := buyerEvent(coreapi.EventBuyerDeleted, b, err)

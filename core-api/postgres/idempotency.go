@@ -32,7 +32,7 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, s idempotency.Scope, f id
 	return st, errors.New("idempotency key: claim kept racing with its removal")
 }
 
-func claimOnce(ctx context.Context, tx pgx.Tx, s idempotency.Scope, f idempotency.Fingerprint, owner string,
+func claimOnce(ctx context.Context, tx *txConn, s idempotency.Scope, f idempotency.Fingerprint, owner string,
 	lease, ttl time.Duration) (st idempotency.IdempotencyKeyState, found bool, err error) {
 	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys
 		(merchant_account_id, endpoint, key, fingerprint, owner, locked_until, expires_at)

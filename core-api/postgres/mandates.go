@@ -57,10 +57,7 @@ func (db *DB) AddMandate(ctx context.Context, pm *coreapi.PaymentMethod, m *core
 		}
 		var b pgx.Batch
 		queueMandateCreated(&b, pm, m)
-		if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		return tx.announcePaymentMethod(ctx, coreapi.EventMandateCreated, pm.MerchantAccountID, pm.ID)
+		return tx.announcePaymentMethod(ctx, &b, coreapi.EventMandateCreated, pm.MerchantAccountID, pm.ID)
 	})
 }
 
@@ -112,13 +109,11 @@ func (db *DB) ChangeMandate(ctx context.Context, merchant, id string, nt *coreap
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id::text`,
 			merchant, id, m.PaymentMethodID, name, m.Status, next.Status, conn, nid, headers, body, now,
 		).QueryRow(func(r pgx.Row) error { return r.Scan(&ev.ID) })
-		if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
 		// The mandate is announced as part of its payment method, the
 		// resource the API shows it in; one whose payment method was
-		// deleted has no resource left to announce.
-		err = tx.announcePaymentMethod(ctx, coreapi.EventMandateUpdated, merchant, m.PaymentMethodID)
+		// deleted has no resource left to announce (the writes before
+		// the read stand).
+		err = tx.announcePaymentMethod(ctx, &b, coreapi.EventMandateUpdated, merchant, m.PaymentMethodID)
 		if errors.Is(err, coreapi.ErrNotFound) {
 			return nil
 		}

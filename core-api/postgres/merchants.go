@@ -141,7 +141,7 @@ func (tx *Tx) DeleteMerchantAccount(ctx context.Context, id string) error {
 
 // lockMerchantRow locks account id's row until tx ends; a missing account
 // wraps coreapi.ErrNotFound.
-func lockMerchantRow(ctx context.Context, tx pgx.Tx, id string) error {
+func lockMerchantRow(ctx context.Context, tx *txConn, id string) error {
 	tag, err := tx.Exec(ctx, `SELECT 1 FROM merchant_accounts WHERE id = $1 FOR UPDATE`, id)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("merchant account: %w", coreapi.ErrNotFound)

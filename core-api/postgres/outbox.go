@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -61,49 +62,68 @@ func (db *DB) queueTransactionEvent(b *pgx.Batch, te *coreapi.TransactionEvent, 
 
 func isRefundEvent(name string) bool { return len(name) > 7 && name[:7] == "refund." }
 
-// announceTransaction writes the outbound event that transaction event e
-// announces, if any, reading its target in the transaction: for a step
-// written without the resource at hand (a creation, an event alone).
-func (tx *Tx) announceTransaction(ctx context.Context, e *coreapi.TransactionEvent) error {
+// announceTransaction sends b, a step of a transaction written without
+// the resource at hand (a creation, an event alone), with a read of the
+// transaction (and refund) as b leaves it, when transaction event e
+// announces an outbound event; the event is written with the
+// transaction's next round trip.
+func (tx *Tx) announceTransaction(ctx context.Context, b *pgx.Batch, e *coreapi.TransactionEvent) error {
 	if _, ok := coreapi.TransactionEventName(e.Name); !ok {
-		return nil
+		return tx.tx.SendBatch(ctx, b).Close()
 	}
-	t, err := scanTransaction(tx.tx.QueryRow(ctx, `SELECT `+txColumns+txFrom+`
-		WHERE t.merchant_account_id = $1 AND t.id = $2`, e.MerchantAccountID, e.TransactionID))
-	if err != nil {
-		return err
-	}
-	var r *coreapi.Refund
-	if e.RefundID != nil {
-		if r, err = tx.Refund(ctx, e.MerchantAccountID, e.TransactionID, *e.RefundID); err != nil {
+	var (
+		t *coreapi.Transaction
+		r *coreapi.Refund
+	)
+	b.Queue(`SELECT `+txColumns+txFrom+`
+		WHERE t.merchant_account_id = $1 AND t.id = $2`, e.MerchantAccountID, e.TransactionID).
+		QueryRow(func(row pgx.Row) (err error) {
+			t, err = scanTransaction(row)
 			return err
+		})
+	if e.RefundID != nil {
+		if !coreapi.IsUUID(*e.RefundID) {
+			return fmt.Errorf("refund: %w", coreapi.ErrNotFound)
 		}
+		b.Queue(`SELECT `+refundColumns+refundFrom+`
+			WHERE o.merchant_account_id = $1 AND o.transaction_id = $2 AND o.id = $3`, e.MerchantAccountID, e.TransactionID, *e.RefundID).
+			QueryRow(func(row pgx.Row) (err error) {
+				r, err = scanRefund(row)
+				return err
+			})
 	}
-	var b pgx.Batch
-	if err := tx.db.queueTransactionEvent(&b, e, t, r); err != nil {
+	if err := tx.tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	return tx.tx.SendBatch(ctx, &b).Close()
+	var eb pgx.Batch
+	if err := tx.db.queueTransactionEvent(&eb, e, t, r); err != nil {
+		return err
+	}
+	tx.tx.later(&eb)
+	return nil
 }
 
 // announced runs write, a change of one resource, in a database
 // transaction with the outbound event it returns (nil: nothing changed,
-// nothing to announce).
-func (db *DB) announced(ctx context.Context, write func(q pgx.Tx) (*coreapi.OutboundEvent, error)) error {
+// nothing to announce): two round trips, the write with the BEGIN and the
+// event with the COMMIT.
+func (db *DB) announced(ctx context.Context, write func(q querier) (*coreapi.OutboundEvent, error)) error {
 	return db.InTx(ctx, func(tx *Tx) error {
 		e, err := write(tx.tx)
 		if err != nil || e == nil {
 			return err
 		}
-		return tx.announce(ctx, e)
+		return tx.announce(e)
 	})
 }
 
-// announce writes outbound event e in the transaction.
-func (tx *Tx) announce(ctx context.Context, e *coreapi.OutboundEvent) error {
+// announce writes outbound event e in the transaction, with its next
+// round trip: the COMMIT, when nothing else follows.
+func (tx *Tx) announce(e *coreapi.OutboundEvent) error {
 	var b pgx.Batch
 	if err := tx.db.queueOutboundEvent(&b, e); err != nil {
 		return err
 	}
-	return tx.tx.SendBatch(ctx, &b).Close()
+	tx.tx.later(&b)
+	return nil
 }

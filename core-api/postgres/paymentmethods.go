@@ -103,7 +103,6 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 		}
 	}
 	return db.InTx(ctx, func(t *Tx) error {
-		tx := t.tx
 		// The token's lock first, then the insert in a statement of its
 		// own, whose snapshot postdates the wait: it sees whether the vault
 		// reconciliation gave the token up meanwhile (GiveUpToken). One
@@ -132,10 +131,7 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 			).QueryRow(func(r pgx.Row) error { return r.Scan(&mandate.CreatedAt, &mandate.UpdatedAt) })
 			queueMandateCreated(&b, pm, mandate)
 		}
-		if err := paymentMethodWriteError(pm.ID, tx.SendBatch(ctx, &b).Close()); err != nil {
-			return err
-		}
-		return t.announcePaymentMethod(ctx, coreapi.EventPaymentMethodCreated, pm.MerchantAccountID, pm.ID)
+		return paymentMethodWriteError(pm.ID, t.announcePaymentMethod(ctx, &b, coreapi.EventPaymentMethodCreated, pm.MerchantAccountID, pm.ID))
 	})
 }
 
@@ -227,7 +223,7 @@ func (db *DB) UpdatePaymentMethod(ctx context.Context, merchant, id string, u co
 		return nil, coreapi.ErrNotFound
 	}
 	var pm *coreapi.PaymentMethod
-	err := db.announced(ctx, func(q pgx.Tx) (e *coreapi.OutboundEvent, err error) {
+	err := db.announced(ctx, func(q querier) (e *coreapi.OutboundEvent, err error) {
 		pm, err = updatePaymentMethodRow(ctx, q, merchant, id, u)
 		return paymentMethodEvent(coreapi.EventPaymentMethodUpdated, pm, err)
 	})
@@ -243,22 +239,30 @@ func paymentMethodEvent(name string, pm *coreapi.PaymentMethod, err error) (*cor
 	return &coreapi.OutboundEvent{MerchantAccountID: pm.MerchantAccountID, Name: name, Target: pm, CreatedAt: pm.UpdatedAt}, nil
 }
 
-// announcePaymentMethod writes outbound event name of payment method id,
-// read in the transaction as it now stands.
-func (tx *Tx) announcePaymentMethod(ctx context.Context, name, merchant, id string) error {
-	pm, err := scanPaymentMethod(tx.tx.QueryRow(ctx, `SELECT `+pmColumns+pmFrom+`
-		WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id))
-	e, err := paymentMethodEvent(name, pm, err)
-	if err != nil {
+// announcePaymentMethod sends b, a change of payment method id, with a
+// read of the payment method as b leaves it, in one round trip, and
+// writes outbound event name of it with the transaction's next one. A
+// payment method not there is coreapi.ErrNotFound, after b's statements.
+func (tx *Tx) announcePaymentMethod(ctx context.Context, b *pgx.Batch, name, merchant, id string) error {
+	var pm *coreapi.PaymentMethod
+	b.Queue(`SELECT `+pmColumns+pmFrom+`
+		WHERE pm.merchant_account_id = $1 AND pm.id = $2`, merchant, id).QueryRow(func(r pgx.Row) (err error) {
+		pm, err = scanPaymentMethod(r)
+		return err
+	})
+	if err := tx.tx.SendBatch(ctx, b).Close(); err != nil {
 		return err
 	}
-	return tx.announce(ctx, e)
+	e, _ := paymentMethodEvent(name, pm, nil)
+	return tx.announce(e)
 }
 
 // querier is a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
+
+var _ querier = (*txConn)(nil)
 
 // updatePaymentMethodRow applies u to the row in one statement and returns
 // the row as that statement left it.
@@ -295,7 +299,7 @@ func (tx *Tx) UpdatePaymentMethod(ctx context.Context, merchant, id string, u co
 	if err != nil {
 		return nil, err
 	}
-	return pm, tx.announce(ctx, e)
+	return pm, tx.announce(e)
 }
 
 // DeletePaymentMethod deletes the core record. Its mandates stay, as the
@@ -319,7 +323,7 @@ func (db *DB) DeletePaymentMethod(ctx context.Context, merchant, id string) erro
 		}
 		e, _ := paymentMethodEvent(coreapi.EventPaymentMethodDeleted, pm, nil)
 		e.CreatedAt = time.Now() // a deletion has no updated_at of its own
-		return tx.announce(ctx, e)
+		return tx.announce(e)
 	})
 }
 
@@ -366,7 +370,10 @@ func (db *DB) RecordUsage(ctx context.Context, merchant, id string, cit bool, at
 // error: the transaction keeps its own copy of what it paid with.
 func (tx *Tx) RecordPaymentMethodUse(ctx context.Context, merchant, id string, u coreapi.PaymentMethodUse) error {
 	sti := u.Store && u.CustomerInitiated && u.SchemeTransactionID != ""
-	_, err := tx.tx.Exec(ctx, `UPDATE payment_methods SET
+	// Nothing reads its result: it goes with the transaction's next
+	// round trip (the transition's, in the transactions service).
+	var b pgx.Batch
+	b.Queue(`UPDATE payment_methods SET
 		usage_count = usage_count + 1,
 		last_used_at = greatest(last_used_at, $4),
 		cit_usage_count = cit_usage_count + CASE WHEN $3 THEN 1 ELSE 0 END,
@@ -376,7 +383,8 @@ func (tx *Tx) RecordPaymentMethodUse(ctx context.Context, merchant, id string, u
 		scheme_transaction_id_scheme = CASE WHEN $6 THEN scheme ELSE scheme_transaction_id_scheme END,
 		updated_at = CASE WHEN $5 AND NOT stored OR $6 THEN $4 ELSE updated_at END
 		WHERE merchant_account_id = $1 AND id = $2`, merchant, id, u.CustomerInitiated, u.At, u.Store, sti, u.SchemeTransactionID)
-	return err
+	tx.tx.later(&b)
+	return nil
 }
 
 // PaymentMethodPaidWith reports whether a transaction of the merchant

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/pagination"
@@ -108,8 +107,10 @@ func marshalNullable[T any](v []T) ([]byte, error) {
 
 // CreateTransaction stores t, in processing, with its creation event, in
 // one statement, and its outbound event (transaction.created) in the same
-// database transaction; its id and times are set from the database. A merchant
-// account deleted meanwhile is coreapi.ErrMerchantAccountNotFound.
+// database transaction: two round trips, the statement with the BEGIN and
+// the outbound event with the COMMIT. Its id and times are set from the
+// database. A merchant account deleted meanwhile is
+// coreapi.ErrMerchantAccountNotFound.
 func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) error {
 	cart, err := marshalNullable(t.CartItems)
 	if err != nil {
@@ -151,7 +152,8 @@ func (db *DB) CreateTransaction(ctx context.Context, t *coreapi.Transaction) err
 		if err != nil {
 			return err
 		}
-		return tx.tx.SendBatch(ctx, &b).Close()
+		tx.tx.later(&b) // with the COMMIT
+		return nil
 	})
 	if merchantAccountGone(err) {
 		return coreapi.ErrMerchantAccountNotFound
@@ -260,33 +262,32 @@ func (db *DB) Refund(ctx context.Context, merchant, id string) (*coreapi.Refund,
 		WHERE o.merchant_account_id = $1 AND o.id = $2`, merchant, id))
 }
 
-// RecordTransition writes a step of the state machine, in one round trip
-// within the transaction that holds the row's lock (LockTransaction): the
+// RecordTransition writes a step of the state machine within the
+// transaction that holds the row's lock (LockTransaction): the
 // transaction's new state, the capture or refund it made or settled, and
-// its event. The database's CHECK on the amounts repeats the state
-// machine's invariants.
+// its event, with its outbound event. Nothing reads what they return
+// before the transaction ends, so they go with its next round trip, the
+// COMMIT in the transactions service. The database's CHECK on the amounts
+// repeats the state machine's invariants.
 func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error {
 	t := tr.Transaction
 	var b pgx.Batch
-	b.Queue(`UPDATE transactions SET status = $3, authorized_amount = $4, captured_amount = $5, refunded_amount = $6,
+	queueChecked(&b, fmt.Errorf("transaction: %w", coreapi.ErrNotFound), `WITH u AS (UPDATE transactions SET status = $3,
+			authorized_amount = $4, captured_amount = $5, refunded_amount = $6,
 			capture_pending_amount = $7, refund_pending_amount = $8, payment_method_approval_url = $9,
 			payment_service_transaction_id = $10, void_reference = $11, error_code = $12, raw_response_code = $13,
 			raw_response_description = $14, avs_response_code = $15, cvv_response_code = $16, scheme_transaction_id = $17,
 			updated_at = $18, authorized_at = $19, captured_at = $20, voided_at = $21, qr_code = $22, approval_expires_at = $23,
 			three_d_secure = $24, anti_fraud_decision = $25
-		WHERE merchant_account_id = $1 AND id = $2`,
+		WHERE merchant_account_id = $1 AND id = $2 RETURNING 1)
+		SELECT 1 / (count(*) = 1)::int FROM u`,
 		t.MerchantAccountID, t.ID, string(t.Status), t.AuthorizedAmount, t.CapturedAmount, t.RefundedAmount,
 		t.CapturePendingAmount, t.RefundPendingAmount, t.PaymentMethod.ApprovalURL,
 		t.PaymentServiceTransactionID, t.VoidReference, t.ErrorCode, t.RawResponseCode,
 		t.RawResponseDescription, t.AVSResponseCode, t.CVVResponseCode, t.SchemeTransactionID,
 		t.UpdatedAt, t.AuthorizedAt, t.CapturedAt, t.VoidedAt, t.QRCode, t.ApprovalExpiresAt, threeDSecureJSON(t.ThreeDSecure),
 		t.AntiFraudDecision,
-	).Exec(func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() != 1 {
-			return fmt.Errorf("transaction: %w", coreapi.ErrNotFound)
-		}
-		return nil
-	})
+	)
 	if c := tr.Capture; c != nil {
 		queueOperation(&b, "captures", "payment_service_capture_id", &c.OperationRecord, nil, nil)
 	}
@@ -300,7 +301,8 @@ func (tx *Tx) RecordTransition(ctx context.Context, tr coreapi.Transition) error
 	if err := tx.db.queueTransactionEvent(&b, tr.Event, t, tr.Refund); err != nil {
 		return err
 	}
-	return tx.tx.SendBatch(ctx, &b).Close()
+	tx.tx.later(&b)
+	return nil
 }
 
 // queueEvent queues the insert of e, with the notification it records.
@@ -325,16 +327,14 @@ func queueEvent(b *pgx.Batch, e *coreapi.TransactionEvent) error {
 	return nil
 }
 
-// RecordEvent writes e alone.
+// RecordEvent writes e alone, with its outbound event if it announces
+// one.
 func (tx *Tx) RecordEvent(ctx context.Context, e *coreapi.TransactionEvent) error {
 	var b pgx.Batch
 	if err := queueEvent(&b, e); err != nil {
 		return err
 	}
-	if err := tx.tx.SendBatch(ctx, &b).Close(); err != nil {
-		return err
-	}
-	return tx.announceTransaction(ctx, e)
+	return tx.announceTransaction(ctx, &b, e)
 }
 
 // NotificationRecorded reports whether an event of transaction
@@ -360,17 +360,15 @@ func queueOperation(b *pgx.Batch, table, refCol string, o *coreapi.OperationReco
 	for i := range params {
 		params[i] = "$" + strconv.Itoa(i+1)
 	}
-	b.Queue(`INSERT INTO `+table+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(params, ", ")+`)
+	queueChecked(b, fmt.Errorf("%s %s: %w", table, o.ID, coreapi.ErrNotFound),
+		`WITH o AS (INSERT INTO `+table+` (`+strings.Join(names, ", ")+`) VALUES (`+strings.Join(params, ", ")+`)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, `+refCol+` = excluded.`+refCol+`,
 			error_code = excluded.error_code, raw_response_code = excluded.raw_response_code,
 			raw_response_description = excluded.raw_response_description, updated_at = excluded.updated_at
-		WHERE `+table+`.merchant_account_id = excluded.merchant_account_id AND `+table+`.transaction_id = excluded.transaction_id`,
-		args...).Exec(func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() != 1 {
-			return fmt.Errorf("%s %s: %w", table, o.ID, coreapi.ErrNotFound)
-		}
-		return nil
-	})
+		WHERE `+table+`.merchant_account_id = excluded.merchant_account_id AND `+table+`.transaction_id = excluded.transaction_id
+		RETURNING 1)
+		SELECT 1 / (count(*) = 1)::int FROM o`,
+		args...)
 }
 
 // ListTransactions returns up to page.FetchLimit() transactions of the

@@ -2,34 +2,37 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Tx is the core database within one transaction (DB.InTx): what must
 // commit together, or hold its locks across a call to another service.
 type Tx struct {
-	tx        pgx.Tx
+	tx        *txConn
 	db        *DB // for what the changes write with them (the outbox)
 	committed bool
 }
 
 // InTx runs fn in one database transaction, the store's unit of work: it
 // commits when fn returns nil, and rolls back when fn fails or panics. ctx
-// bounds the begin and the commit; fn's statements take their own
-// contexts, and fn may commit itself (Tx.Commit) under a context of its
-// own, for a transaction that must end whether or not the caller still
-// waits.
+// bounds the commit; fn's statements take their own contexts (the BEGIN
+// goes with the first of them), and fn may commit itself (Tx.Commit) under
+// a context of its own, for a transaction that must end whether or not the
+// caller still waits.
 func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
-	ptx, err := db.Pool.Begin(ctx)
+	c, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer rollback(ctx, ptx) // nothing to do once committed
-	tx := &Tx{tx: ptx, db: db}
+	defer rollback(ctx, c) // nothing to do once committed
+	tx := &Tx{tx: &txConn{c: c}, db: db}
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -39,13 +42,133 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-// Commit commits the transaction under ctx, before its fn returns.
+// Commit commits the transaction under ctx, before its fn returns, with
+// the writes still waiting to be sent (txConn.later) in the same round
+// trip.
 func (tx *Tx) Commit(ctx context.Context) error {
-	if err := tx.tx.Commit(ctx); err != nil {
+	t := tx.tx
+	if t.failed != nil {
+		return t.failed
+	}
+	if !t.begun && len(t.waiting) == 0 { // nothing was sent: nothing to commit
+		tx.committed = true
+		return nil
+	}
+	var b pgx.Batch
+	var tag pgconn.CommandTag
+	b.Queue(`COMMIT`).Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+	if err := t.SendBatch(ctx, &b).Close(); err != nil {
 		return err
+	}
+	if tag.String() != "COMMIT" { // a transaction that had failed: PostgreSQL rolled it back
+		return pgx.ErrTxCommitRollback
 	}
 	tx.committed = true
 	return nil
+}
+
+// txConn is a database transaction on one pooled connection, in as few
+// round trips as its statements allow: its BEGIN is sent with its first
+// statement, and writes whose results nothing reads (later) with the
+// statement after them or with the COMMIT. Statements of one round trip
+// run in order, and one that fails skips the rest until the round trip's
+// end, COMMIT included: the transaction then only rolls back.
+type txConn struct {
+	c       *pgxpool.Conn
+	begun   bool               // BEGIN sent
+	waiting []*pgx.QueuedQuery // writes to send with the next round trip
+	failed  error              // a write sent with another statement failed
+}
+
+// later queues b's statements to be sent with the transaction's next
+// round trip, for writes whose results nothing reads before then. An error
+// of theirs is returned by that round trip, and by Commit. Their
+// callbacks may read what they return, and fail only with the statement's
+// own error: in a round trip that carries the COMMIT, they run once it has
+// committed (a check that may refuse a write must fail on the server,
+// queueChecked).
+func (t *txConn) later(b *pgx.Batch) {
+	t.waiting = append(t.waiting, b.QueuedQueries...)
+}
+
+// SendBatch sends b, after the BEGIN if none was sent yet and the writes
+// waiting (later), in one round trip.
+func (t *txConn) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if t.failed != nil {
+		return pgx.FailedBatchResults(b, t.failed)
+	}
+	var before []*pgx.QueuedQuery
+	if !t.begun {
+		before = append(before, &pgx.QueuedQuery{SQL: `BEGIN`})
+	}
+	before = append(before, t.waiting...)
+	if len(before) == 0 {
+		return t.c.SendBatch(ctx, b)
+	}
+	t.begun, t.waiting = true, nil
+	br := t.c.SendBatch(ctx, &pgx.Batch{QueuedQueries: append(before, b.QueuedQueries...)})
+	for _, q := range before {
+		var err error
+		if q.Fn != nil {
+			err = q.Fn(br)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			// The server skipped b's statements; b's callbacks are not
+			// run, and its results report the error.
+			t.failed = err
+			_ = br.Close()
+			return pgx.FailedBatchResults(b, err)
+		}
+	}
+	return br
+}
+
+// divisionByZero is the error of a statement queued by queueChecked whose
+// write found nothing.
+const divisionByZero = "22012"
+
+// queueChecked queues sql, which writes one row in a CTE and then divides
+// by zero when it wrote none (SELECT 1 / (count(*) = 1)::int FROM it): a
+// refusal on the server, which skips the statements after it in its round
+// trip, the COMMIT included. The division by zero is returned as notFound.
+func queueChecked(b *pgx.Batch, notFound error, sql string, args ...any) {
+	b.Queue(sql, args...).Fn = func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == divisionByZero {
+			return notFound
+		}
+		return err
+	}
+}
+
+// Exec runs one statement, as pgx.Tx's Exec.
+func (t *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var b pgx.Batch
+	var tag pgconn.CommandTag
+	b.Queue(sql, args...).Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+	err := t.SendBatch(ctx, &b).Close()
+	return tag, err
+}
+
+// QueryRow runs one query when its row is scanned, as pgx.Tx's QueryRow.
+func (t *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return &txRow{t: t, ctx: ctx, sql: sql, args: args}
+}
+
+type txRow struct {
+	t    *txConn
+	ctx  context.Context
+	sql  string
+	args []any
+}
+
+func (r *txRow) Scan(dest ...any) error {
+	var b pgx.Batch
+	b.Queue(r.sql, r.args...).QueryRow(func(row pgx.Row) error { return row.Scan(dest...) })
+	return r.t.SendBatch(r.ctx, &b).Close()
 }
 
 // TxID is the transaction's id: after an error, TxCommitted tells by it
@@ -111,12 +234,16 @@ func (db *DB) TxCommitted(ctx context.Context, txID string) (bool, error) {
 	}
 }
 
-// rollback ends tx whatever the state of ctx: neither a client gone nor a
-// deadline passed may leave the row locked until the pool notices.
-func rollback(ctx context.Context, tx pgx.Tx) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	_ = tx.Rollback(ctx) // a failed rollback closes the connection, which ends the transaction
+// rollback ends the transaction on c, unless it committed, whatever the
+// state of ctx (neither a client gone nor a deadline passed may leave the
+// row locked until the pool notices), and gives c back to the pool.
+func rollback(ctx context.Context, c *pgxpool.Conn) {
+	if c.Conn().PgConn().TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = c.Exec(ctx, `ROLLBACK`) // a connection left in a transaction is closed on release, which ends it
+	}
+	c.Release()
 }
 
 // keyedLocks are mutexes by key (a record), made on first use and
