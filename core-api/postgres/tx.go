@@ -153,6 +153,18 @@ func (t *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	return tag, err
 }
 
+// Query runs a query of many rows, as pgx.Tx's Query. Its rows stream
+// from the connection, so what the transaction still has to send (its
+// BEGIN, the writes waiting) goes first, in a round trip of its own.
+func (t *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if !t.begun || len(t.waiting) > 0 {
+		if err := t.SendBatch(ctx, &pgx.Batch{}).Close(); err != nil {
+			return nil, err
+		}
+	}
+	return t.c.Query(ctx, sql, args...)
+}
+
 // QueryRow runs one query when its row is scanned, as pgx.Tx's QueryRow.
 func (t *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return &txRow{t: t, ctx: ctx, sql: sql, args: args}

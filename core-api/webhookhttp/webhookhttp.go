@@ -39,7 +39,7 @@ func (s *Sender) Send(ctx context.Context, m webhooks.Message) webhooks.Answer {
 	if err != nil {
 		return webhooks.Answer{Error: "invalid url"}
 	}
-	req.Header = m.Header()
+	req.Header = http.Header(m.Header())
 	if m.Username != "" {
 		req.SetBasicAuth(m.Username, m.Password)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -80,7 +79,7 @@ type Message struct {
 type Answer struct {
 	Code   int // 0: no answer
 	Error  string
-	Header http.Header
+	Header map[string][]string
 	// Body is at most MaxBodyRead bytes of the answer's body; BodyCut
 	// says the read stopped before its end (longer, or cut short by the
 	// attempt's timeout).

@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"encoding/base64"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,15 +12,16 @@ import (
 
 // Header is the request's headers as every attempt sends them, but the
 // Basic credentials (the Sender adds those): one place, so what an
-// attempt records is what went out.
-func (m Message) Header() http.Header {
-	h := make(http.Header, 6)
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", "payorch-webhooks/1")
-	h.Set("webhook-id", m.ID)
-	h.Set("webhook-timestamp", strconv.FormatInt(m.Timestamp.Unix(), 10))
-	h.Set("webhook-signature", m.Signature)
-	return h
+// attempt records is what went out. The names are in canonical form, as
+// an http.Header keeps them.
+func (m Message) Header() map[string][]string {
+	return map[string][]string{
+		"Content-Type":      {"application/json"},
+		"User-Agent":        {"payorch-webhooks/1"},
+		"Webhook-Id":        {m.ID},
+		"Webhook-Timestamp": {strconv.FormatInt(m.Timestamp.Unix(), 10)},
+		"Webhook-Signature": {m.Signature},
+	}
 }
 
 // sentRequest is what an attempt keeps of its request: the URL and the
@@ -141,7 +141,7 @@ func secretHeader(name string) bool {
 // MaxWebhookResponseHeaders of MaxWebhookResponseHeaderBytes (names and
 // values) in all, a header that would pass the bound left out; values
 // that may carry a credential redacted, and credentials echoed in others.
-func keptHeaders(h http.Header, credentials []string) map[string]string {
+func keptHeaders(h map[string][]string, credentials []string) map[string]string {
 	if len(h) == 0 {
 		return map[string]string{}
 	}
