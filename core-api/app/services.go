@@ -29,6 +29,9 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 	connectors, mandates := connectorsOf(m.Config.Environment, m.VaultProxy, m.Config.simulators())
 	m.Connectors = connectors
 	paymentServices := &paymentservices.Service{Store: postgres.PaymentServicesStore{DB: m.DB}, Connectors: connectors, Crypter: m.Vault}
+	// A mandate set up with a stored bank account routes as the account's
+	// debits do: the transactions service chooses where.
+	txs := m.transactions(connectors, mandates, paymentServices)
 	return httpapi.Deps{
 		Log:     m.Log,
 		Auth:    &httpapi.Auth{Verifier: verifier, Exists: m.DB.MerchantAccountExists},
@@ -42,9 +45,9 @@ func (m *Main) deps(verifier *auth.Verifier, cursors *pagination.Codec) httpapi.
 		MerchantAccounts: &merchants.Service{Store: postgres.MerchantsStore{DB: m.DB}, VaultProxy: m.VaultProxy, Log: m.Log},
 		Buyers:           &buyers.Service{Store: m.DB},
 		PaymentMethods: &paymentmethods.Service{Store: postgres.PaymentMethodsStore{DB: m.DB}, VaultProxy: m.VaultProxy,
-			Connectors: connectors, MandateConnector: mandates, PaymentServices: paymentServices, NotificationBaseURL: m.Config.notificationURL(), Now: time.Now, Log: m.Log},
+			Connectors: connectors, Mandates: txs, PaymentServices: paymentServices, Now: time.Now, Log: m.Log},
 		PaymentServices:  paymentServices,
-		Transactions:     m.transactions(connectors, mandates, paymentServices),
+		Transactions:     txs,
 		Idempotency:      &idempotency.Service{Store: m.DB, Lease: m.Config.idempotencyLease()},
 		ThreeDSScenarios: m.threeDSScenarios(),
 		Webhooks:         &webhooks.Service{Store: m.DB, Crypter: m.Vault, Production: m.Config.Environment == config.Production},

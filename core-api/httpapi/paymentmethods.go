@@ -56,10 +56,12 @@ type paymentMethods struct{ Deps }
 //   - Bank: the account number / IBAN stays in the vault; core-api stores
 //     the label (last 4, from the vault), scheme, country, currency and the
 //     non-sensitive details vault-proxy passes on. mandate.recurring sets up
-//     a mandate through the mock-bank connector (sandbox and development
-//     only; production refuses with 422 until processor connections exist),
-//     pending until the bank's notification activates it; its history is
-//     GET /mandates/{id}/events (mandates.go).
+//     a mandate where a debit of the account would go: the merchant
+//     account's default payment service for bank, else, outside
+//     production, the built-in mock-bank; neither is 422
+//     payment_service_unavailable and nothing is stored. It is pending
+//     until the bank's notification activates it; its history is GET
+//     /mandates/{id}/events (mandates.go).
 //   - PUT with an expiration_date updates the vault's expiry first, then
 //     the core row, so a forward right after the answer uses the new
 //     expiry; updates of one card take turns, and one that fails sets the

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	coreapi "github.com/payorch/core-api"
@@ -88,6 +87,15 @@ type Connectors interface {
 	Mandates(name string) (connector.MandateConnector, error)
 }
 
+// Mandates sets up the mandate of a bank account stored with
+// mandate.recurring where a debit of the account would set it up, through
+// the merchant account's payment service for bank
+// (transactions.Service.NewMandate): the mandate names the payment service,
+// and is not recorded.
+type Mandates interface {
+	NewMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error)
+}
+
 // PaymentServices gives the configuration of the payment service a
 // mandate was set up through (paymentservices.Service), which its
 // revocation is sent with.
@@ -99,29 +107,27 @@ type PaymentServices interface {
 type Service struct {
 	Store      Store
 	VaultProxy VaultProxy
-	// Connectors handle bank mandates; MandateConnector names the one new
-	// mandates go to ("" when none is configured: production has no
-	// processor connections yet, so recurring bank mandates are refused
-	// there).
-	Connectors       Connectors
-	MandateConnector string
-	// PaymentServices configure the mandates a first debit set up
-	// through a payment service (nil: every mandate is the built-in
-	// connector's).
+	// Connectors revoke bank mandates, each at the connector it was set
+	// up with.
+	Connectors Connectors
+	// Mandates set up the mandates of bank accounts stored with
+	// mandate.recurring (nil: they are refused,
+	// coreapi.ErrMandatesUnavailable).
+	Mandates Mandates
+	// PaymentServices configure the mandates set up through a payment
+	// service (nil: every mandate is the built-in connector's).
 	PaymentServices PaymentServices
-	// NotificationBaseURL is core-api's public base URL, where the
-	// mandate connector sends its notifications about mandates
-	// (/webhooks/{connector}/{merchant_account_id}).
-	NotificationBaseURL string
-	Now                 func() time.Time
-	Log                 *slog.Logger
+	Now             func() time.Time
+	Log             *slog.Logger
 }
 
 // Create validates in and stores the payment method of token *in.ID in the
 // merchant account: its display data from vault-proxy, its buyer (one the
 // account does not have is coreapi.ErrBuyerNotFound), and for a bank
-// account with mandate.recurring a mandate set up through the mandate
-// connector, revoked again if the payment method cannot be stored. A token
+// account with mandate.recurring a mandate set up where a debit of it
+// would go (Mandates: the account's payment service for bank, else the
+// built-in one), revoked again if the payment method cannot be stored:
+// a mandate that cannot be routed or set up stores nothing. A token
 // vault-proxy did not vault in this account, or that holds another kind or
 // scheme, is a *coreapi.ValidationError on the field that named it.
 func (s *Service) Create(ctx context.Context, merchant string, in coreapi.NewPaymentMethod) (*coreapi.PaymentMethod, error) {
@@ -174,7 +180,10 @@ func (s *Service) Create(ctx context.Context, merchant string, in coreapi.NewPay
 		}
 	}
 	if err := s.Store.CreatePaymentMethod(ctx, pm, mandate); err != nil {
-		if mandate != nil {
+		var dup *coreapi.DuplicateError
+		// A request racing this one stored the account, with this very
+		// mandate (the token is its reference): it stays the account's.
+		if mandate != nil && !errors.As(err, &dup) {
 			s.revokeQuietly(pm, mandate)
 		}
 		if errors.Is(err, coreapi.ErrTokenGivenUp) {
@@ -208,23 +217,24 @@ func deref(p *string) string {
 }
 
 // createMandate sets up a recurring debit mandate for bank account pm
-// through the mandate connector: coreapi.ErrMandatesUnavailable without
-// one, coreapi.ErrMandateDeclined when the bank says no.
+// (Mandates): coreapi.ErrMandatesUnavailable without a way to, the
+// routing's error without a payment service for bank,
+// coreapi.ErrMandateDeclined when the bank says no.
 func (s *Service) createMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
-	conn, err := s.Connectors.Mandates(s.MandateConnector)
-	if err != nil {
+	if s.Mandates == nil {
 		return nil, coreapi.ErrMandatesUnavailable
 	}
-	return connector.SetUpMandate(ctx, conn, connector.Config{}, nil, pm, strings.TrimSuffix(s.NotificationBaseURL, "/")+"/webhooks/"+conn.Name()+"/"+pm.MerchantAccountID)
+	return s.Mandates.NewMandate(ctx, pm)
 }
 
-// revokeQuietly undoes a mandate whose payment method could not be stored.
+// revokeQuietly undoes a mandate whose payment method could not be
+// stored, where it was set up.
 func (s *Service) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mandate) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := s.Connectors.Mandates(mandate.Connector)
+	conn, cfg, err := s.mandateConnector(ctx, pm.MerchantAccountID, mandate)
 	if err == nil {
-		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID, connector.Config{})
+		_, err = conn.RevokeMandate(ctx, pm.MerchantAccountID, mandate.ID, cfg)
 	}
 	if err != nil {
 		s.Log.Error("revoking the mandate of a payment method that was not stored failed", "mandate", mandate.ID, "err", err)
@@ -429,15 +439,12 @@ func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error 
 		return err
 	}
 	if pm.Mandate.Active() {
-		conn, err := s.Connectors.Mandates(pm.Mandate.Connector)
-		if err != nil {
+		conn, cfg, err := s.mandateConnector(ctx, merchant, pm.Mandate)
+		if errors.Is(err, connector.ErrUnknown) {
 			return &coreapi.ConnectorError{Failed: "the mandate's connector is not available; nothing was deleted", Err: err}
 		}
-		var cfg connector.Config
-		if ps := pm.Mandate.PaymentServiceID; ps != nil && s.PaymentServices != nil {
-			if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *ps); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 		if _, err := conn.RevokeMandate(ctx, merchant, pm.Mandate.ID, cfg); err != nil {
 			return &coreapi.ConnectorError{Failed: "the mandate could not be revoked; nothing was deleted", Err: err}
@@ -450,6 +457,23 @@ func (s *Service) Delete(ctx context.Context, merchant, actor, id string) error 
 		return &coreapi.VaultProxyError{Err: err}
 	}
 	return s.Store.DeletePaymentMethod(ctx, merchant, pm.ID)
+}
+
+// mandateConnector is the connector mandate m was set up with and the
+// configuration of its payment service (none for the built-in one's):
+// where it is revoked. A connector not registered is connector.ErrUnknown.
+func (s *Service) mandateConnector(ctx context.Context, merchant string, m *coreapi.Mandate) (connector.MandateConnector, connector.Config, error) {
+	var cfg connector.Config
+	conn, err := s.Connectors.Mandates(m.Connector)
+	if err != nil {
+		return nil, cfg, err
+	}
+	if ps := m.PaymentServiceID; ps != nil && s.PaymentServices != nil {
+		if _, cfg, err = s.PaymentServices.ForOperation(ctx, merchant, *ps); err != nil {
+			return nil, cfg, err
+		}
+	}
+	return conn, cfg, nil
 }
 
 // revoked is the change of a mandate revoked at its connector: nothing

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/uuid"
+
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/shared/pagination"
@@ -42,5 +44,45 @@ func TestAddMandate(t *testing.T) {
 	}
 	if _, err := db.ListMandateEvents(ctx, "default", "mbm_too_late", pagination.Page{Limit: pagination.MaxLimit}); !errors.Is(err, coreapi.ErrNotFound) {
 		t.Fatalf("a mandate recorded for a deleted payment method: %v", err)
+	}
+}
+
+// A mandate stored with its bank account keeps the payment service it
+// was set up through (none: the built-in configuration), which its
+// notifications and charges are then routed by.
+func TestCreatePaymentMethodKeepsTheMandatesPaymentService(t *testing.T) {
+	ctx := context.Background()
+	db := postgrestest.New(t)
+	service := uuid.NewString()
+	for _, tc := range []struct {
+		name string
+		ps   *string
+	}{
+		{"through a payment service", &service},
+		{"through the built-in configuration", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pm := &coreapi.PaymentMethod{ID: uuid.NewString(), MerchantAccountID: "default", Method: coreapi.MethodBank, Status: coreapi.StatusSucceeded,
+				Scheme: "ach", Label: "6789", Country: "US", Currency: "USD", Bank: &coreapi.BankDetails{AccountHolderName: "Jane"}}
+			m := &coreapi.Mandate{ID: "mbm_" + pm.ID, Connector: "mock-bank", PaymentServiceID: tc.ps, Status: coreapi.MandatePending}
+			if err := db.CreatePaymentMethod(ctx, pm, m); err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range []func() (*coreapi.Mandate, error){
+				func() (*coreapi.Mandate, error) { return db.Mandate(ctx, "default", m.ID) },
+				func() (*coreapi.Mandate, error) {
+					p, err := db.PaymentMethod(ctx, "default", pm.ID)
+					if err != nil {
+						return nil, err
+					}
+					return p.Mandate, nil
+				},
+			} {
+				g, err := got()
+				if err != nil || g == nil || (g.PaymentServiceID == nil) != (tc.ps == nil) || tc.ps != nil && *g.PaymentServiceID != *tc.ps {
+					t.Fatalf("mandate %+v %v, want payment service %v", g, err, tc.ps)
+				}
+			}
+		})
 	}
 }

@@ -125,9 +125,9 @@ func (db *DB) CreatePaymentMethod(ctx context.Context, pm *coreapi.PaymentMethod
 			return err
 		})
 		if mandate != nil {
-			b.Queue(`INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, scheme, status)
-				VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
-				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, pm.Scheme, mandate.Status,
+			b.Queue(`INSERT INTO mandates (id, merchant_account_id, payment_method_id, connector, payment_service_id, scheme, status)
+				VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at, updated_at`,
+				mandate.ID, pm.MerchantAccountID, pm.ID, mandate.Connector, mandate.PaymentServiceID, pm.Scheme, mandate.Status,
 			).QueryRow(func(r pgx.Row) error { return r.Scan(&mandate.CreatedAt, &mandate.UpdatedAt) })
 			queueMandateCreated(&b, pm, mandate)
 		}

@@ -34,9 +34,9 @@ type MandateStore interface {
 // account) need besides the store.
 type Bank struct {
 	// BuiltIn is the built-in sandbox bank connector (mock-bank): what a
-	// bank debit goes to when it names no payment service and its
-	// merchant account has no default for bank, and what mandates set up
-	// with a stored account are made with; nil in production.
+	// bank debit, or a mandate set up with a stored account, goes to when
+	// it names no payment service and its merchant account has no default
+	// for bank; nil in production.
 	BuiltIn  BankConnector
 	Mandates MandateStore
 }
@@ -176,7 +176,7 @@ func (s *Service) setUpMandate(ctx context.Context, conn BankConnector, cfg conn
 	if s.Bank == nil || s.Bank.Mandates == nil {
 		return coreapi.ErrMandatesUnavailable
 	}
-	m, err := connector.SetUpMandate(ctx, conn, cfg, psID, pm, s.notificationURL(conn.Name(), pm.MerchantAccountID))
+	m, err := s.mandateAt(ctx, conn, cfg, psID, pm)
 	if errors.Is(err, coreapi.ErrMandateDeclined) {
 		return &coreapi.MandateError{Code: coreapi.CodeMandateDeclined, Message: "the bank declined the account's mandate; nothing was debited"}
 	}
@@ -196,6 +196,32 @@ func (s *Service) setUpMandate(ctx context.Context, conn BankConnector, cfg conn
 	}
 	pm.Mandate = m
 	return nil
+}
+
+// NewMandate sets up a recurring debit mandate for bank account pm, being
+// stored with mandate.recurring, where a customer-initiated debit of it
+// naming no payment service would set it up (bankRoute): through the
+// merchant account's default payment service for bank, with its
+// credentials, else, outside production, the built-in connector. Neither
+// is coreapi.ErrPaymentServiceUnavailable, and nothing is sent. The
+// mandate names the payment service, whose configuration its
+// notifications, merchant-initiated charges and revocation then use; it
+// is not recorded: the caller stores it with the account, and revokes it
+// (at its payment service) if that fails. coreapi.ErrMandateDeclined
+// when the bank refuses it at once.
+func (s *Service) NewMandate(ctx context.Context, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
+	var n coreapi.NewTransaction
+	conn, cfg, err := s.bankRoute(ctx, pm.MerchantAccountID, &n, pm)
+	if err != nil {
+		return nil, err
+	}
+	return s.mandateAt(ctx, conn, cfg, n.PaymentServiceID, pm)
+}
+
+// mandateAt asks conn, under payment service psID's configuration cfg,
+// for pm's mandate, its notifications sent to core-api's route for conn.
+func (s *Service) mandateAt(ctx context.Context, conn BankConnector, cfg connector.Config, psID *string, pm *coreapi.PaymentMethod) (*coreapi.Mandate, error) {
+	return connector.SetUpMandate(ctx, conn, cfg, psID, pm, s.notificationURL(conn.Name(), pm.MerchantAccountID))
 }
 
 // sendDebit asks conn (under cfg) to debit t's account, with t's id as
