@@ -53,6 +53,7 @@ type Main struct {
 
 	ln        net.Listener
 	srv       *http.Server
+	stop      context.CancelFunc // ends notifications' deliveries
 	closing   chan struct{}
 	closeOnce sync.Once
 }
@@ -90,8 +91,12 @@ func (m *Main) Run(ctx context.Context) error {
 		now = m.Now
 	}
 	clock := func() time.Time { return now().UTC().Truncate(time.Millisecond) }
+	srv := newServer(newStore(m.Config.MaxAuthorizations), m.Log, clock, m.Config.Hold, m.closing)
+	var bg context.Context
+	bg, m.stop = context.WithCancel(context.Background())
+	srv.notify = newNotifier(bg, m.Config, m.Log, now)
 	m.srv = &http.Server{
-		Handler:           newServer(newStore(m.Config.MaxAuthorizations), m.Log, clock, m.Config.Hold, m.closing),
+		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -125,6 +130,9 @@ func (m *Main) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
 		close(m.closing)
+		if m.stop != nil {
+			m.stop()
+		}
 		if m.srv == nil {
 			return
 		}
