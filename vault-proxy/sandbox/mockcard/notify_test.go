@@ -144,4 +144,3 @@ func TestNotificationURLIsChecked(t *testing.T) {
 		t.Fatalf("%s", raw)
 	}
 }
-
