@@ -39,7 +39,9 @@ func TestMockCardVerifyNotification(t *testing.T) {
 		}
 		return `,"operation":{"id":"cap_1","idempotency_key":"` + connector.MockCardKey(opID) + `","amount":4300,"status":"` + status + `","failure_code":` + f + `}`
 	}
-	body := func(typ, data string) []byte { return []byte(`{"id":"ntf_1","type":"` + typ + `","data":{` + data + `}}`) }
+	body := func(typ, data string) []byte {
+		return []byte(`{"id":"ntf_1","type":"` + typ + `","data":{` + data + `}}`)
+	}
 	headers := func(key, ts string, b []byte) http.Header {
 		return http.Header{"Mock-Card-Timestamp": {ts}, "Mock-Card-Signature": {sign(key, ts, b)}, "Mock-Card-Notification-Id": {"ntf_1"}}
 	}
