@@ -14,6 +14,11 @@
 //     by the amount (4000 + an ISO 8583 response code declines with that
 //     code), else approved. AmountHeld records the charge and holds the
 //     answer; AmountProcessorError answers 500 and records nothing.
+//   - A pending amount (42xx for an authorization, 4300 and 4301 for a
+//     capture or refund) is answered pending and decided later, the
+//     result sent as a signed notification to the authorization's
+//     notification_url (notify.go), as a processor's asynchronous
+//     results are.
 //   - An Idempotency-Key is required on every POST; the same key and body
 //     is the stored answer, byte for byte, and no second charge.
 //   - State is in memory, bounded, and gone at a restart. GET
