@@ -36,6 +36,9 @@ type CardAuthorization struct {
 	// ThreeDSecure is the buyer's 3-D Secure authentication, passed to
 	// the processor with the authorization; nil when there was none.
 	ThreeDSecure *ThreeDSecureData
+	// NotificationURL is where a processor that answers some
+	// authorizations, captures or refunds later sends their results.
+	NotificationURL string
 	// Options is this connector's entry of the transaction's connection
 	// options, checked against its Schemas().ConnectionOptions.
 	Options Values
@@ -94,6 +97,10 @@ type CardStep struct {
 	ID        string // the connector's
 	Reference string // the idempotency reference it was sent with
 	Amount    int64
+	// Outcome is where the processor stands on it: "" is succeeded; a
+	// processor that settles operations later (by notification) lists
+	// them pending until then, and failed after.
+	Outcome coreapi.Outcome
 }
 
 // Step is the capture or refund sent with reference, if any.

@@ -15,8 +15,8 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/sandbox/mockbank"
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // receiver is a loopback HTTP server standing in for core-api's

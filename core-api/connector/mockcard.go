@@ -67,7 +67,10 @@ func (MockCard) Schemas() Schemas {
 	return Schemas{
 		Methods: []string{coreapi.MethodCard, coreapi.MethodGiftCard},
 		Credentials: Schema{{Name: "api_key", Kind: KindString, Required: true, MinLength: 8, MaxLength: 128,
-			Pattern: apiKeyRE, PatternText: "letters, digits, _ and - only"}},
+			Pattern: apiKeyRE, PatternText: "letters, digits, _ and - only"},
+			// The secret mock-card signs its notifications with; without
+			// it, the public sandbox secret verifies them.
+			{Name: "webhook_secret", Kind: KindString, MinLength: 16, MaxLength: 128}},
 		Settings:          Schema{descriptor("merchant_descriptor")},
 		ConnectionOptions: Schema{descriptor("soft_descriptor")},
 	}
@@ -121,6 +124,7 @@ type mockCardAuthorizationRequest struct {
 	MerchantDescriptor          string            `json:"merchant_descriptor,omitempty"`
 	SoftDescriptor              string            `json:"soft_descriptor,omitempty"`
 	ThreeDSecure                *ThreeDSecureData `json:"three_d_secure,omitempty"`
+	NotificationURL             string            `json:"notification_url,omitempty"`
 }
 
 // mockCardAmount is the body of a capture or refund; no amount takes all
@@ -151,9 +155,11 @@ type mockCardAuthorization struct {
 }
 
 type mockCardStep struct {
-	ID             string `json:"id"`
-	IdempotencyKey string `json:"idempotency_key"`
-	Amount         int64  `json:"amount"`
+	ID             string  `json:"id"`
+	IdempotencyKey string  `json:"idempotency_key"`
+	Amount         int64   `json:"amount"`
+	Status         string  `json:"status"` // succeeded, pending, failed
+	FailureCode    *string `json:"failure_code"`
 }
 
 // mock-card's statuses.
@@ -163,6 +169,7 @@ const (
 	mcVoided     = "voided"
 	mcDeclined   = "declined"
 	mcFailed     = "failed"
+	mcPending    = "pending" // received; its result comes by notification
 )
 
 // Authorize sends POST /v1/authorizations.
@@ -274,6 +281,7 @@ func mockCardAuthorizationBody(r CardAuthorization) ([]byte, error) {
 		in.PreviousSchemeTransactionID = &r.PreviousSchemeTransactionID
 	}
 	in.ThreeDSecure = r.ThreeDSecure
+	in.NotificationURL = r.NotificationURL
 	in.MerchantDescriptor = r.Config.Settings.String("merchant_descriptor")
 	in.SoftDescriptor = r.Options.String("soft_descriptor")
 	return json.Marshal(in)
@@ -355,6 +363,8 @@ func (a *mockCardAuthorization) result() coreapi.ConnectorResult {
 		r.Outcome = coreapi.OutcomeSucceeded
 	case mcDeclined:
 		r.Outcome = coreapi.OutcomeDeclined
+	case mcPending:
+		r.Outcome = coreapi.OutcomePending
 	default: // failed, or a status this connector does not know
 		r.Outcome = coreapi.OutcomeFailed
 	}
@@ -400,6 +410,9 @@ func parseMockCardStep(resp *zone.DetokenizeResponse, kind, reference string) (c
 		return coreapi.ConnectorResult{}, &ProcessorError{Connector: MockCardName, Status: resp.Status, Code: "operation_missing"}
 	}
 	r.Reference = s.ID
+	if s.Outcome != "" {
+		r.Outcome = s.Outcome
+	}
 	return r, nil
 }
 
@@ -422,10 +435,14 @@ func (a *mockCardAuthorization) state() CardState {
 	return s
 }
 
+// mockCardStepOutcomes are the outcomes of the operation statuses
+// other than succeeded (mock-card's default, and the zero Outcome).
+var mockCardStepOutcomes = map[string]coreapi.Outcome{mcPending: coreapi.OutcomePending, mcFailed: coreapi.OutcomeFailed}
+
 func cardSteps(in []mockCardStep) []CardStep {
 	out := make([]CardStep, len(in))
 	for i, s := range in {
-		out[i] = CardStep{ID: s.ID, Reference: mockCardReference(s.IdempotencyKey), Amount: s.Amount}
+		out[i] = CardStep{ID: s.ID, Reference: mockCardReference(s.IdempotencyKey), Amount: s.Amount, Outcome: mockCardStepOutcomes[s.Status]}
 	}
 	return out
 }

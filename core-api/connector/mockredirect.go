@@ -181,7 +181,7 @@ func (m MockRedirect) LookupOperations(ctx context.Context, paymentID string, cf
 	steps := func(ops []mockRedirectOperation) []CardStep {
 		out := make([]CardStep, 0, len(ops))
 		for _, o := range ops {
-			out = append(out, CardStep(o))
+			out = append(out, CardStep{ID: o.ID, Reference: o.Reference, Amount: o.Amount})
 		}
 		return out
 	}

@@ -12,8 +12,8 @@ import (
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/core-api/connector"
 	"github.com/payorch/core-api/sandbox/mockredirect"
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // The connector's captures, voids and refunds of an approved payment at

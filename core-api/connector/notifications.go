@@ -13,7 +13,7 @@ import (
 // of these (docs/notifications.md, "Kinds").
 type NotificationKind string
 
-// The kinds. The first four are about a transaction, named by the
+// The kinds. The first six are about a transaction, named by the
 // reference it was sent with; the others about a bank debit mandate,
 // named by the processor's mandate id.
 const (
@@ -28,6 +28,12 @@ const (
 	// KindRecurringChargeResult: a merchant-initiated charge under a
 	// mandate succeeded or failed.
 	KindRecurringChargeResult NotificationKind = "recurring_charge.result"
+	// KindCaptureResult: a capture the processor accepted without
+	// settling it (its answer was pending) succeeded or failed; it names
+	// the capture by the reference it was sent with.
+	KindCaptureResult NotificationKind = "capture.result"
+	// KindRefundResult: the same for a refund.
+	KindRefundResult NotificationKind = "refund.result"
 
 	KindMandateActivated NotificationKind = coreapi.MandateActivated
 	KindMandateRevoked   NotificationKind = coreapi.MandateRevokedKind
@@ -52,6 +58,9 @@ type NotificationSubject struct {
 	// ProcessorID is the processor's id of the payment, charge, debit or
 	// mandate.
 	ProcessorID string
+	// OperationReference is, for a capture's or refund's result, the
+	// reference that operation was sent with (its id).
+	OperationReference string
 }
 
 // Notification is a verified notification.

@@ -19,7 +19,7 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockbank"
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaulttransit/vaulttransittest"
 	"github.com/payorch/shared/config"

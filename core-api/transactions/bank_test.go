@@ -18,9 +18,9 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockbank"
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // bankRig is the transactions service wired to the real mock-bank

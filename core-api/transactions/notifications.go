@@ -86,11 +86,11 @@ func (s *Service) HandleNotification(ctx context.Context, name, merchant string,
 	if t == nil || n.Reference != t.ID || !kindFits(t, n.Kind) {
 		return s.unmatched(), nil
 	}
-	if t.Status == coreapi.TransactionProcessing {
+	if early(t) {
 		return "", coreapi.ErrNotificationEarly
 	}
 	var c *coreapi.Capture
-	if n.Kind != connector.KindAuthorizationResult {
+	if settlesSale(n.Kind) {
 		if c, err = s.saleCapture(ctx, t, n.ProcessorID); err != nil {
 			return "", err
 		}
@@ -124,13 +124,28 @@ func (s *Service) unmatched() NotificationOutcome {
 func (s *Service) builtInNotifier(name string) bool {
 	return s.QR != nil && s.QR.BuiltIn != nil && s.QR.BuiltIn.Name() == name ||
 		s.Bank != nil && s.Bank.BuiltIn != nil && s.Bank.BuiltIn.Name() == name ||
-		s.Redirect != nil && s.Redirect.BuiltIn != nil && s.Redirect.BuiltIn.Name() == name
+		s.Redirect != nil && s.Redirect.BuiltIn != nil && s.Redirect.BuiltIn.Name() == name ||
+		s.Cards != nil && s.Cards.Name() == name
+}
+
+// early reports whether t's creation has not yet recorded its
+// connector's answer. A card authorization answered pending leaves t
+// processing, with the processor's id of it: its notification is the
+// answer still to come.
+func early(t *coreapi.Transaction) bool {
+	return t.Status == coreapi.TransactionProcessing && (!cardPayment(t) || t.PaymentServiceTransactionID == nil)
+}
+
+// settlesSale reports whether a notification of kind settles the capture
+// a sale made (a transfer, a debit): the one capture still processing.
+func settlesSale(kind connector.NotificationKind) bool {
+	return kind == connector.KindTransferCompleted || kind == connector.KindDebitResult || kind == connector.KindRecurringChargeResult
 }
 
 // notifiedBy reports whether t's notifications come through connector
 // name: its payment service's connector, or the built-in one's.
 func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
-	if !qrPayment(t) && !bankPayment(t) && !redirectPayment(t) {
+	if !qrPayment(t) && !bankPayment(t) && !redirectPayment(t) && !cardPayment(t) {
 		return false
 	}
 	if t.PaymentService != nil {
@@ -140,13 +155,15 @@ func (s *Service) notifiedBy(t *coreapi.Transaction, name string) bool {
 }
 
 // kindFits reports whether a notification of kind can be about t: an
-// authorization's result about a redirect payment, a completed transfer
-// about a pix payment, a debit's or recurring charge's result about a
-// bank debit.
+// authorization's result about a redirect or card payment, a capture's
+// or refund's about a card payment, a completed transfer about a pix
+// payment, a debit's or recurring charge's result about a bank debit.
 func kindFits(t *coreapi.Transaction, kind connector.NotificationKind) bool {
 	switch kind {
 	case connector.KindAuthorizationResult:
-		return redirectPayment(t)
+		return redirectPayment(t) || cardPayment(t)
+	case connector.KindCaptureResult, connector.KindRefundResult:
+		return cardPayment(t)
 	case connector.KindTransferCompleted:
 		return qrPayment(t)
 	case connector.KindDebitResult, connector.KindRecurringChargeResult:
@@ -204,7 +221,7 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 				return plan{unchanged: true}, err
 			}
 		}
-		if t.Status == coreapi.TransactionProcessing {
+		if early(t) {
 			return plan{}, coreapi.ErrNotificationEarly
 		}
 		p, err := notificationPlan(ctx, tx, t, c, n, now)
@@ -238,14 +255,20 @@ func (s *Service) applyNotification(ctx context.Context, t *coreapi.Transaction,
 
 // notificationPlan plans n's answer on t, locked at now: an
 // authorization's result answers the authorization of a payment still
-// waiting for its buyer (authorizationPlan: by the intent); a charge's
-// settles capture c (nil: none still processing). The plan is unchanged
+// waiting for its buyer or its processor (authorizationPlan: by the
+// intent); a capture's or refund's result settles the operation it names
+// (operationPlan); a charge's settles capture c (nil: none still
+// processing). The plan is unchanged
 // when the answer already stands or there is nothing it settles: the
 // notification is then only recorded. An error is one of reading.
 func notificationPlan(ctx context.Context, tx Tx, t *coreapi.Transaction, c *coreapi.Capture, n connector.Notification, now time.Time) (plan, error) {
 	unchanged := plan{unchanged: true}
-	if n.Kind == connector.KindAuthorizationResult {
-		if t.Status != coreapi.TransactionBuyerApprovalPending || n.Result.Outcome == coreapi.OutcomeApprovalRequired {
+	switch n.Kind {
+	case connector.KindCaptureResult, connector.KindRefundResult:
+		return operationPlan(ctx, tx, t, n, now)
+	case connector.KindAuthorizationResult:
+		waiting := t.Status == coreapi.TransactionBuyerApprovalPending || t.Status == coreapi.TransactionProcessing
+		if !waiting || n.Result.Outcome == coreapi.OutcomeApprovalRequired || n.Result.Outcome == coreapi.OutcomePending {
 			return unchanged, nil
 		}
 		if p, _, err := authorizationPlan(t, n.Result, now); err == nil {
@@ -270,6 +293,47 @@ func notificationPlan(ctx context.Context, tx Tx, t *coreapi.Transaction, c *cor
 				tr.Transaction.ErrorCode = optionalText(n.Result.ErrorCode)
 			}
 		}, coreapi.CodeNoCapturePending)
+	if err != nil {
+		return unchanged, nil
+	}
+	return p, nil
+}
+
+// operationPlan plans a capture's or refund's result n on t: the
+// operation named by the reference it was sent with, still processing,
+// is settled as any connector answer settles it (settlement). Unchanged
+// when the result is no final one, the operation is not t's, or it
+// already stands settled (the notification is then only recorded).
+func operationPlan(ctx context.Context, tx Tx, t *coreapi.Transaction, n connector.Notification, now time.Time) (plan, error) {
+	unchanged := plan{unchanged: true}
+	if !coreapi.IsUUID(n.OperationReference) || n.Result.Outcome == coreapi.OutcomePending {
+		return unchanged, nil
+	}
+	var p plan
+	var err error
+	if n.Kind == connector.KindCaptureResult {
+		op, opErr := coreapi.CaptureOperation(n.Result.Outcome)
+		c, readErr := tx.Capture(ctx, t.MerchantAccountID, t.ID, n.OperationReference)
+		if opErr != nil || errors.Is(readErr, coreapi.ErrNotFound) {
+			return unchanged, nil
+		}
+		if readErr != nil {
+			return plan{}, readErr
+		}
+		p, err = settlement(t, &c.OperationRecord, coreapi.Step{Operation: op, CaptureID: c.ID}, n.Result, now,
+			func(tr *coreapi.Transition) { tr.Capture = c }, coreapi.CodeNoCapturePending)
+	} else {
+		op, opErr := coreapi.RefundOperation(n.Result.Outcome)
+		r, readErr := tx.Refund(ctx, t.MerchantAccountID, t.ID, n.OperationReference)
+		if opErr != nil || errors.Is(readErr, coreapi.ErrNotFound) {
+			return unchanged, nil
+		}
+		if readErr != nil {
+			return plan{}, readErr
+		}
+		p, err = settlement(t, &r.OperationRecord, coreapi.Step{Operation: op, RefundID: r.ID}, n.Result, now,
+			func(tr *coreapi.Transition) { tr.Refund = r }, coreapi.CodeNoRefundPending)
+	}
 	if err != nil {
 		return unchanged, nil
 	}

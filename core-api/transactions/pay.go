@@ -94,6 +94,7 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		PreviousSchemeTransactionID: previousSchemeTransactionID(n, t, pm),
 		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
 		ThreeDSecure:                tds,
+		NotificationURL:             s.notificationURL(cards.Name(), merchant),
 		Options:                     options, Config: cfg,
 	})
 	res, sendErr := sent(res, err)

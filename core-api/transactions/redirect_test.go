@@ -20,9 +20,9 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockredirect"
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // redirectService is the transactions service with the real

@@ -186,11 +186,17 @@ func (s *Service) settleInFlight(ctx context.Context, t *coreapi.Transaction, f 
 }
 
 // stepAnswer is the answer to settle a capture or refund (reference ref)
-// with: succeeded when the processor lists it, failed (notReceived) when
-// it does not and old says it would by now; ok false: leave it in flight.
+// with: the processor's outcome when it lists it (succeeded unless it
+// says otherwise), failed (notReceived) when it does not and old says it
+// would by now; ok false: leave it in flight, as for one the processor
+// lists pending (its notification settles it).
 func stepAnswer(steps []connector.CardStep, ref string, old bool, notReceived coreapi.ConnectorResult) (coreapi.ConnectorResult, bool) {
 	if s, found := connector.Step(steps, ref); found {
-		return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: s.ID}, true
+		out := s.Outcome
+		if out == "" {
+			out = coreapi.OutcomeSucceeded
+		}
+		return coreapi.ConnectorResult{Outcome: out, Reference: s.ID}, out != coreapi.OutcomePending
 	}
 	return notReceived, old
 }

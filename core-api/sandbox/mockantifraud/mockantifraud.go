@@ -16,8 +16,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // Config is everything mock-antifraud reads at start.

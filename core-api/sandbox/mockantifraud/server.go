@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 // Decisions, as v2.1 names them; v10.2 answers APPROVE, DECLINE and

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 // Mandate and debit statuses.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
-	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
+	"github.com/payorch/shared/simulator/simulatortest"
 )
 
 const key = "mb_test_simulator_tests"

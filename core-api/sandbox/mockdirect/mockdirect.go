@@ -17,8 +17,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // Config is everything mock-direct reads at start.

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 // Order statuses, as PayPal names them; DECLINED is the sandbox's record

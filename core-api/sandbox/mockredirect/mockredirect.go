@@ -24,8 +24,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // The headers of a notification (docs/sandbox/mock-redirect.md, "Notifications").

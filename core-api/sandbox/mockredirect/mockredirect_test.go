@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/sandbox/mockredirect"
-	"github.com/payorch/core-api/sandbox/simulator"
-	"github.com/payorch/core-api/sandbox/simulator/simulatortest"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
+	"github.com/payorch/shared/simulator/simulatortest"
 )
 
 const key = "mr_test_simulator_key"

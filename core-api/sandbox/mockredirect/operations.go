@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 // Operation is a capture or refund of an approved payment, as the API

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/payorch/core-api/sandbox/mockredirect"
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // approvedPayment is a payment of 1000 of type typ (sale or

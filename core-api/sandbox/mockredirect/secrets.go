@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // A merchant's webhook secret: what mock-redirect signs the

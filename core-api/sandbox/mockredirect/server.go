@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 // Handler routes the API, the buyer's approval page and the sandbox

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // Config is everything mock-card reads at start.
@@ -22,6 +23,16 @@ type Config struct {
 	// client waits (vault-proxy's detokenized call gives up after 60 s at
 	// most, core-api's client after 70 s).
 	Hold time.Duration
+	// WebhookSecret signs the notifications of results that come later
+	// (DefaultWebhookSecret, public, unless configured otherwise);
+	// DeliveryAttempts and RetryDelay bound their sends, as the other
+	// simulators' (shared/simulator).
+	WebhookSecret    string
+	DeliveryAttempts int
+	RetryDelay       time.Duration
+	// SettleDelay is how long a pending authorization, capture or refund
+	// waits before its result is decided and notified.
+	SettleDelay time.Duration
 }
 
 // Defaults of the fields a Config may leave zero.
@@ -29,6 +40,10 @@ const (
 	DefaultAddr              = "127.0.0.1:9700"
 	DefaultMaxAuthorizations = 50_000
 	DefaultHold              = 2 * time.Minute
+	DefaultSettleDelay       = 500 * time.Millisecond
+	// DefaultWebhookSecret is public, as a processor's published sandbox
+	// secret is: core-api's built-in sandbox configuration verifies with it.
+	DefaultWebhookSecret = "whsec_mock_card_sandbox_public"
 )
 
 // EnvPrefixes name mock-card's own variables: one it does not read is
@@ -37,9 +52,14 @@ var EnvPrefixes = []string{"MOCK_CARD_"}
 
 // LoadConfig reads the environment through l; call l.Err() afterwards.
 func LoadConfig(l *config.Loader) Config {
+	sim := simulator.LoadConfig(l, "MOCK_CARD_", DefaultAddr, DefaultWebhookSecret)
 	return Config{
-		Environment:       l.Environment("ENVIRONMENT"),
-		Addr:              l.String("MOCK_CARD_ADDR", config.Default(DefaultAddr)),
+		Environment:       sim.Environment,
+		Addr:              sim.Addr,
+		WebhookSecret:     sim.WebhookSecret,
+		DeliveryAttempts:  sim.DeliveryAttempts,
+		RetryDelay:        sim.RetryDelay,
+		SettleDelay:       l.Duration("MOCK_CARD_SETTLE_DELAY", time.Millisecond, time.Hour, config.Default("500ms")),
 		CertFile:          l.String("MOCK_CARD_CERT_FILE", config.Optional()),
 		KeyFile:           l.String("MOCK_CARD_KEY_FILE", config.Optional()),
 		MaxAuthorizations: l.Int("MOCK_CARD_MAX_AUTHORIZATIONS", 1, 10_000_000, config.Default("50000")),
@@ -81,5 +101,10 @@ func (c Config) withDefaults() Config {
 	if c.Hold == 0 {
 		c.Hold = DefaultHold
 	}
+	if c.SettleDelay == 0 {
+		c.SettleDelay = DefaultSettleDelay
+	}
+	sim := simulator.Config{WebhookSecret: c.WebhookSecret, DeliveryAttempts: c.DeliveryAttempts, RetryDelay: c.RetryDelay}.WithDefaults(c.Addr, DefaultWebhookSecret)
+	c.WebhookSecret, c.DeliveryAttempts, c.RetryDelay = sim.WebhookSecret, sim.DeliveryAttempts, sim.RetryDelay
 	return c
 }

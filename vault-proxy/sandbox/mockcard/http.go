@@ -28,6 +28,7 @@ type server struct {
 	closing <-chan struct{} // closed when the simulator stops: held answers go at once
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the request ids
+	notify  *notifier    // nil: results that come later are never sent (tests)
 }
 
 // reply is a route's answer.
@@ -171,7 +172,10 @@ func (s *server) authorize(r *http.Request) (reply, error) {
 	var body []byte
 	if req.Amount != AmountProcessorError {
 		now := s.now()
-		a = newAuthorization(key, &req, decide(&req, now), now)
+		v := decide(&req, now)
+		if a = newAuthorization(key, &req, v, now); v.pending {
+			a = pendingAuthorization(a)
+		}
 		if body, err = json.Marshal(a); err != nil {
 			return reply{}, err
 		}
@@ -182,6 +186,9 @@ func (s *server) authorize(r *http.Request) (reply, error) {
 	}
 	if err != nil {
 		return reply{}, err
+	}
+	if !replay && a.Status == statusPending {
+		s.settleLater(a.ID, "", "")
 	}
 	return reply{status: st.status, body: st.body, replay: replay, held: req.Amount == AmountHeld && !replay}, nil
 }
@@ -214,6 +221,9 @@ func (s *server) operate(op opKind) route {
 		st, replay, err := s.store.operate(r.PathValue("id"), op, key, f, amount, s.now())
 		if err != nil {
 			return reply{}, err
+		}
+		if _, ok := pendingOperations[deref(amount)]; ok && !replay && op.name != voidOp.name {
+			s.settleLater(r.PathValue("id"), op.name, key)
 		}
 		return reply{status: st.status, body: st.body, replay: replay}, nil
 	}

@@ -14,6 +14,11 @@
 //     by the amount (4000 + an ISO 8583 response code declines with that
 //     code), else approved. AmountHeld records the charge and holds the
 //     answer; AmountProcessorError answers 500 and records nothing.
+//   - A pending amount (42xx for an authorization, 4300 and 4301 for a
+//     capture or refund) is answered pending and decided later, the
+//     result sent as a signed notification to the authorization's
+//     notification_url (notify.go), as a processor's asynchronous
+//     results are.
 //   - An Idempotency-Key is required on every POST; the same key and body
 //     is the stored answer, byte for byte, and no second charge.
 //   - State is in memory, bounded, and gone at a restart. GET
@@ -53,6 +58,7 @@ type Main struct {
 
 	ln        net.Listener
 	srv       *http.Server
+	stop      context.CancelFunc // ends notifications' deliveries
 	closing   chan struct{}
 	closeOnce sync.Once
 }
@@ -90,8 +96,12 @@ func (m *Main) Run(ctx context.Context) error {
 		now = m.Now
 	}
 	clock := func() time.Time { return now().UTC().Truncate(time.Millisecond) }
+	srv := newServer(newStore(m.Config.MaxAuthorizations), m.Log, clock, m.Config.Hold, m.closing)
+	var bg context.Context
+	bg, m.stop = context.WithCancel(context.Background())
+	srv.notify = newNotifier(bg, m.Config, m.Log, now)
 	m.srv = &http.Server{
-		Handler:           newServer(newStore(m.Config.MaxAuthorizations), m.Log, clock, m.Config.Hold, m.closing),
+		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -125,6 +135,9 @@ func (m *Main) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
 		close(m.closing)
+		if m.stop != nil {
+			m.stop()
+		}
 		if m.srv == nil {
 			return
 		}

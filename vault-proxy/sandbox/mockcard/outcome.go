@@ -102,6 +102,7 @@ type verdict struct {
 	avs, cvv *string // nil: nothing to check (not sent), or not checked
 	scheme   cardscheme.Scheme
 	held     bool // AmountHeld: the answer waits
+	pending  bool // a pending amount: answered pending, decided by notification
 }
 
 // decide is the simulated issuer: the card first (its number, its expiry),
@@ -121,6 +122,8 @@ func decide(req *authorizeRequest, now time.Time) verdict {
 			v.response = declineByCode[tc.ProcessorDecline]
 		} else if r, ok := declineByAmount[req.Amount]; ok {
 			v.response = r
+		} else if r, ok := pendingResult(req.Amount); ok {
+			v.pending, v.response, v.approved = true, r, r.code == approvedCode
 		} else {
 			v.approved = true
 			v.response = response{code: approvedCode, message: "Approved"}

@@ -31,6 +31,9 @@ type authorizeRequest struct {
 	MerchantDescriptor          string          `json:"merchant_descriptor"`
 	SoftDescriptor              string          `json:"soft_descriptor"`
 	ThreeDSecure                *ThreeDSecure   `json:"three_d_secure"`
+	// NotificationURL is where a result that comes later is sent
+	// (notify.go); "" sends none.
+	NotificationURL string `json:"notification_url"`
 }
 
 // ThreeDSecure is the buyer's 3-D Secure authentication an authorization
@@ -235,6 +238,7 @@ func (r *authorizeRequest) validate() error {
 	}
 	checkDescriptor(&p, "/merchant_descriptor", r.MerchantDescriptor)
 	checkDescriptor(&p, "/soft_descriptor", r.SoftDescriptor)
+	checkNotificationURL(&p, r.NotificationURL)
 	return p.err()
 }
 

@@ -21,6 +21,7 @@ const (
 	statusVoided     = "voided"
 	statusDeclined   = "declined"
 	statusFailed     = "failed"
+	statusPending    = "pending" // received; the result follows by notification
 )
 
 // maxOperations bounds the captures, voids and refunds of one
@@ -67,14 +68,22 @@ type Authorization struct {
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
+	// notifyURL is where results that come later go (notify.go);
+	// result is a pending authorization's decision, until notified.
+	notifyURL string
+	result    *Authorization
 }
 
 // Operation is one capture or refund in an authorization's lists.
 type Operation struct {
-	ID             string    `json:"id"`
-	IdempotencyKey string    `json:"idempotency_key"`
-	Amount         int64     `json:"amount"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID             string `json:"id"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Amount         int64  `json:"amount"`
+	// Status is succeeded, or for an amount answered later (notify.go)
+	// pending, then succeeded or failed with FailureCode.
+	Status      string    `json:"status"`
+	FailureCode *string   `json:"failure_code"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 type opKey struct{ kind, idempotencyKey string }
@@ -98,6 +107,7 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 		a.PreviousSchemeTransactionID = ptr(req.PreviousSchemeTransactionID)
 	}
 	a.ThreeDSecure = req.ThreeDSecure
+	a.notifyURL = req.NotificationURL
 	switch {
 	case v.approved:
 		a.Status, a.AuthorizedAmount = statusAuthorized, req.Amount
@@ -146,7 +156,7 @@ func capture(a *Authorization, amount *int64, key string, now time.Time) error {
 		return err
 	}
 	a.Status, a.CapturedAmount = statusCaptured, a.CapturedAmount+n
-	a.Captures = append(a.Captures, Operation{ID: newID("cap_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
+	a.Captures = append(a.Captures, newOperation("cap_", key, n, amount, now))
 	return nil
 }
 
@@ -171,7 +181,7 @@ func refund(a *Authorization, amount *int64, key string, now time.Time) error {
 		return err
 	}
 	a.RefundedAmount += n
-	a.Refunds = append(a.Refunds, Operation{ID: newID("ref_"), IdempotencyKey: key, Amount: n, CreatedAt: now})
+	a.Refunds = append(a.Refunds, newOperation("ref_", key, n, amount, now))
 	return nil
 }
 

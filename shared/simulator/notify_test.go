@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/payorch/core-api/sandbox/simulator"
+	"github.com/payorch/shared/simulator"
 )
 
 func TestDeliverSignsAndRetriesUntilTwoHundred(t *testing.T) {

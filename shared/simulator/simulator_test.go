@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/payorch/core-api/sandbox/simulator"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 func TestCheckEnvironment(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package simulator is the process boilerplate the sandbox simulators
-// core-api's tree ships share: the refusal to run outside development
-// and sandbox, the listener and HTTP server with their timeouts, the
-// base URL and a draining close; for the simulators that notify, the
+// share (core-api's, and mock-card in the PCI zone): the refusal to run
+// outside development and sandbox, the listener and HTTP server with
+// their timeouts, the base URL and a draining close; for the simulators that notify, the
 // configuration they embed (Config) and the signed delivery (Notifier).
 // Each simulator keeps its own API, the rest of its configuration, and
 // its state.
