@@ -153,6 +153,21 @@ func (t *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	return tag, err
 }
 
+// Query runs a query of several rows, as pgx.Tx's Query: the statements
+// not sent yet (the BEGIN, the writes waiting) go first, in a round trip
+// of their own, since the rows are read as they come.
+func (t *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if !t.begun || len(t.waiting) > 0 {
+		if err := t.SendBatch(ctx, &pgx.Batch{}).Close(); err != nil {
+			return nil, err
+		}
+	}
+	if t.failed != nil {
+		return nil, t.failed
+	}
+	return t.c.Query(ctx, sql, args...)
+}
+
 // QueryRow runs one query when its row is scanned, as pgx.Tx's QueryRow.
 func (t *txConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return &txRow{t: t, ctx: ctx, sql: sql, args: args}
