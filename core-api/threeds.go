@@ -1,6 +1,7 @@
 package coreapi
 
 import (
+	"encoding/json"
 	"errors"
 	"regexp"
 	"slices"
@@ -220,6 +221,11 @@ type ThreeDSecure struct {
 	// ChallengeData is the authentication data a challenge's Y gives,
 	// as the simulator answered it with the challenge; never shown.
 	ChallengeData *ThreeDSResponseData `json:"challenge_data,omitempty"`
+	// ChallengeOptions are the payment's connection options for its card
+	// connector (its entry, as validated), kept while a challenge waits
+	// for the authorization that follows it; never shown. They are no
+	// card data.
+	ChallengeOptions json.RawMessage `json:"challenge_options,omitempty"`
 }
 
 // ThreeDSResponseData is what an authentication gives the authorization:

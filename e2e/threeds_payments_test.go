@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -11,9 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	coreapp "github.com/payorch/core-api/app"
+	"github.com/payorch/core-api/connector"
 	"github.com/payorch/e2e/stack"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/zone"
+	vpapp "github.com/payorch/vault-proxy/app"
 )
 
 // threeDSPayment is a card payment of amount asking for 3-D Secure of
@@ -327,4 +333,110 @@ func TestThreeDSChallengeExpiry(t *testing.T) {
 	if code, raw := s.Do(t, s.PublicClient, http.MethodPost, url, "", nil); code != http.StatusConflict {
 		t.Errorf("completing an expired challenge: %d %s", code, raw)
 	}
+}
+
+// A challenged payment resumes as a frictionless one would have gone: a
+// card given in full with its security code and connection options
+// through vault-proxy waits on its challenge; once the buyer completes
+// it, mock-card's authorization carries the option's effect (the soft
+// descriptor) and shows the security code was presented (cvv_result),
+// and vault-proxy holds the code no longer (a second use is refused). A
+// hold that ended before the buyer came back (vault-proxy's TTL, short
+// here) authorizes without the code. The card number and the code are in
+// no log line, answer or core database dump.
+func TestThreeDSChallengeResumesWithOptionsAndCode(t *testing.T) {
+	const ttl = 5 * time.Second
+	s := stack.Start(t, func(v *vpapp.Config, _ *coreapp.Config) { v.SecurityCodeTTL = ttl })
+	tok := s.Token(t, "three-ds-scenarios.write", "payment-methods.write", "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	const pan, code = "4111111111111111", "837"
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", nil))
+	var seen responses
+
+	challenged := func(t *testing.T, amount int64) (tx map[string]any, pm uuid.UUID) {
+		t.Helper()
+		body := cardPayment(pan, code, amount)
+		body["three_d_secure"] = map[string]any{"amount": amount}
+		body["connection_options"] = map[string]any{"mock-card": map[string]any{"soft_descriptor": "ORDER 42"}}
+		status, tx := pay(t, s, tok, body)
+		seen.addMap(tx)
+		if status != http.StatusCreated {
+			t.Fatalf("pay: %d %v", status, tx)
+		}
+		checkThreeDS(t, tx, "buyer_approval_pending", "C", "challenge", "", "", amount)
+		pm = uuid.MustParse(tx["payment_method"].(map[string]any)["id"].(string))
+		// The code went from the payment's own hold to the challenge's.
+		if s.VaultProxy.Cards.SecurityCodeHeld(pm) || !s.VaultProxy.Cards.SecurityCodeHeldFor(pm, tx["id"].(string)) {
+			t.Fatal("the security code is not held for the challenge")
+		}
+		return tx, pm
+	}
+	complete := func(t *testing.T, tx map[string]any) map[string]any {
+		t.Helper()
+		status, raw := s.Do(t, s.PublicClient, http.MethodPost, tx["payment_method"].(map[string]any)["approval_url"].(string), "", nil)
+		var done map[string]any
+		if err := json.Unmarshal(raw, &done); err != nil || status != http.StatusOK {
+			t.Fatalf("complete: %d %s", status, raw)
+		}
+		seen.addMap(done)
+		checkThreeDS(t, done, "authorization_succeeded", "Y", "challenge", "", "05", int64(tx["three_d_secure"].(map[string]any)["amount"].(float64)))
+		return done
+	}
+
+	t.Run("with the options and the code", func(t *testing.T) {
+		tx, pm := challenged(t, 1301)
+		done := complete(t, tx)
+		rec := processorRecord(t, s, done["payment_service_transaction_id"].(string))
+		if rec.SoftDescriptor == nil || *rec.SoftDescriptor != "ORDER 42" {
+			t.Errorf("mock-card's soft descriptor %v, want the connection option's", rec.SoftDescriptor)
+		}
+		if rec.CVVResult == nil || *rec.CVVResult != "M" || done["cvv_response_code"] != "M" {
+			t.Errorf("cvv result %v (transaction %v), want M: the code was not presented", rec.CVVResult, done["cvv_response_code"])
+		}
+		if rec.ThreeDSecure == nil || rec.ThreeDSecure.ECI != "05" {
+			t.Errorf("mock-card's 3-D Secure data %+v", rec.ThreeDSecure)
+		}
+		// Used once: vault-proxy holds it no longer, and a second call
+		// asking for it is refused before anything is sent.
+		if s.VaultProxy.Cards.SecurityCodeHeldFor(pm, tx["id"].(string)) {
+			t.Error("the security code is still held after the authorization")
+		}
+		status, raw := detokenize(t, s, "default", zone.DetokenizeRequest{Destination: stack.MockCardDestination, Method: http.MethodPost,
+			Path: "/v1/authorizations", Body: authorizationBody(1301, true), PaymentMethod: []string{pm.String()}, Purpose: "authorization",
+			SecurityCodeFor: tx["id"].(string), Headers: map[string]string{"content-type": "application/json", "idempotency-key": "second-use",
+				"authorization": "Bearer " + connector.MockCardSandboxAPIKey}})
+		if status != http.StatusBadRequest || !strings.Contains(string(raw), "CARD_SECURITY_CODE_1") {
+			t.Errorf("a second use of the code: %d %s", status, raw)
+		}
+	})
+
+	t.Run("a hold that ended goes without the code", func(t *testing.T) {
+		tx, pm := challenged(t, 1302)
+		// The buyer takes longer than vault-proxy holds the code; the
+		// hold's timer wipes it.
+		time.Sleep(ttl + 500*time.Millisecond)
+		if s.VaultProxy.Cards.SecurityCodeHeldFor(pm, tx["id"].(string)) {
+			t.Fatal("the security code is held past its hold")
+		}
+		done := complete(t, tx)
+		rec := processorRecord(t, s, done["payment_service_transaction_id"].(string))
+		if rec.CVVResult != nil || done["cvv_response_code"] != nil {
+			t.Errorf("cvv result %v (transaction %v), want none: no code", rec.CVVResult, done["cvv_response_code"])
+		}
+		if rec.SoftDescriptor == nil || *rec.SoftDescriptor != "ORDER 42" {
+			t.Errorf("mock-card's soft descriptor %v, want the connection option's", rec.SoftDescriptor)
+		}
+	})
+
+	seen.assertNoPAN(t, pan)
+	for i, body := range seen {
+		assertNoSecurityCode(t, fmt.Sprintf("answer %d", i), body, code)
+	}
+	for _, db := range []string{"core", "vault"} {
+		dump := s.Dump(t, db)
+		logging.AssertNoPANIn(t, "the "+db+" database", dump, pan)
+		assertNoSecurityCode(t, "the "+db+" database", dump, code)
+	}
+	assertNoCardDataLogged(t, s, pan)
+	assertNoSecurityCode(t, "the logs", s.Logs.String(), code)
 }

@@ -26,7 +26,12 @@ type CardAuthorization struct {
 	// card that this call may use: vault-proxy gives it once, to an
 	// authorization only, and refuses a placeholder for a code it does not
 	// hold, so the connector asks for it only when told it is there.
-	SecurityCodeHeld  bool
+	SecurityCodeHeld bool
+	// SecurityCodeFor, on the authorization that resumes a payment after
+	// its 3-D Secure challenge, is the transaction's id: the code
+	// vault-proxy holds is the one it kept for that challenge
+	// (zone.DetokenizeRequest.SecurityCodeFor). Empty otherwise.
+	SecurityCodeFor   string
 	MerchantInitiated bool
 	PaymentSource     string // coreapi.PaymentSource*; "" is ecommerce
 	// PreviousSchemeTransactionID is the scheme transaction id of the

@@ -178,7 +178,7 @@ func (m MockCard) Authorize(ctx context.Context, r CardAuthorization) (coreapi.C
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeAuthz, http.MethodPost, mockCardAuthzes, MockCardKey(r.Reference), body, r.SecurityCodeFor)
 	if err != nil {
 		return unknownOr(err, "authorization")
 	}
@@ -204,7 +204,7 @@ func (m MockCard) Refund(ctx context.Context, r CardOperation) (coreapi.Connecto
 // card placeholder.
 func (m MockCard) Lookup(ctx context.Context, r CardLookup) (CardState, error) {
 	path := mockCardAuthzes + "?" + url.Values{"idempotency_key": {MockCardKey(r.Reference)}}.Encode()
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil, "")
 	if err != nil {
 		return CardState{}, err
 	}
@@ -220,7 +220,7 @@ func (m MockCard) step(ctx context.Context, r CardOperation, kind, purpose strin
 		return coreapi.ConnectorResult{}, err
 	}
 	path := mockCardAuthzes + "/" + url.PathEscape(r.AuthorizationID) + "/" + kind
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purpose, http.MethodPost, path, MockCardKey(r.Reference), body, "")
 	if err != nil {
 		return unknownOr(err, kind)
 	}
@@ -228,17 +228,17 @@ func (m MockCard) step(ctx context.Context, r CardOperation, kind, purpose strin
 }
 
 // call sends one request through vault-proxy, authenticated with cfg's
-// API key. An error is either vault-proxy's refusal (nothing was sent) or
+// API key; codeFor is CardAuthorization.SecurityCodeFor. An error is either vault-proxy's refusal (nothing was sent) or
 // a call without an answer, which Authorize and the steps turn into
 // ErrOutcomeUnknown.
-func (m MockCard) call(ctx context.Context, cfg Config, merchant, pm, purpose, method, path, key string, body []byte) (*zone.DetokenizeResponse, error) {
+func (m MockCard) call(ctx context.Context, cfg Config, merchant, pm, purpose, method, path, key string, body []byte, codeFor string) (*zone.DetokenizeResponse, error) {
 	h := map[string]string{"content-type": "application/json", "authorization": "Bearer " + apiKey(cfg)}
 	if key != "" {
 		h["idempotency-key"] = key
 	}
 	return m.VaultProxy.Detokenize(ctx, merchant, mockCardActor, zone.DetokenizeRequest{
 		Destination: MockCardName, Method: method, Path: path, Headers: h, Body: string(body),
-		PaymentMethod: []string{pm}, Purpose: purpose, TimeoutMillis: m.TimeoutMillis,
+		PaymentMethod: []string{pm}, Purpose: purpose, TimeoutMillis: m.TimeoutMillis, SecurityCodeFor: codeFor,
 	})
 }
 

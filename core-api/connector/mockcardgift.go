@@ -53,7 +53,7 @@ func (m MockCard) Redeem(ctx context.Context, r GiftCardRedemption) (coreapi.Con
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeRedemption, http.MethodPost, mockCardRedemptions, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeRedemption, http.MethodPost, mockCardRedemptions, MockCardKey(r.Reference), body, "")
 	if err != nil {
 		return unknownOr(err, "redemption")
 	}
@@ -80,7 +80,7 @@ func (m MockCard) RefundRedemption(ctx context.Context, r CardOperation) (coreap
 		return coreapi.ConnectorResult{}, err
 	}
 	path := mockCardRedemptions + "/" + url.PathEscape(r.AuthorizationID) + "/refunds"
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeRefund, http.MethodPost, path, MockCardKey(r.Reference), body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeRefund, http.MethodPost, path, MockCardKey(r.Reference), body, "")
 	if err != nil {
 		return unknownOr(err, "refunds")
 	}
@@ -111,7 +111,7 @@ func (m MockCard) RefundRedemption(ctx context.Context, r CardOperation) (coreap
 // which needs no placeholder.
 func (m MockCard) LookupRedemption(ctx context.Context, r CardLookup) (CardState, error) {
 	path := mockCardRedemptions + "?" + url.Values{"idempotency_key": {MockCardKey(r.Reference)}}.Encode()
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeLookup, http.MethodGet, path, "", nil, "")
 	if err != nil {
 		return CardState{}, err
 	}
@@ -132,7 +132,7 @@ func (m MockCard) Balance(ctx context.Context, r GiftCardBalanceQuery) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeBalance, http.MethodPost, mockCardGiftBalance, "", body)
+	resp, err := m.call(ctx, r.Config, r.MerchantAccountID, r.PaymentMethodID, purposeBalance, http.MethodPost, mockCardGiftBalance, "", body, "")
 	if err != nil {
 		return 0, err
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/payorch/core-api/postgres"
 	"github.com/payorch/core-api/postgres/postgrestest"
 	"github.com/payorch/core-api/sandbox/mockbank"
-	"github.com/payorch/shared/simulator"
 	"github.com/payorch/core-api/transactions"
 	"github.com/payorch/core-api/vaulttransit/vaulttransittest"
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 	"github.com/payorch/shared/zone"
 )
 

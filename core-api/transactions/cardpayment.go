@@ -12,6 +12,10 @@ import (
 // holds its security code.
 type VaultProxy interface {
 	Card(ctx context.Context, merchant, token string) (*zone.CardMetadata, error)
+	// SecurityCodeHeldFor says whether vault-proxy holds the card's
+	// security code for the authorization that resumes transaction id
+	// after its 3-D Secure challenge.
+	SecurityCodeHeldFor(ctx context.Context, merchant, token, id string) (bool, error)
 }
 
 // securityCodeHeld reports whether the connector may ask vault-proxy for
@@ -27,6 +31,19 @@ func (s *Service) securityCodeHeld(ctx context.Context, merchant string, n corea
 	}
 	m, err := s.VaultProxy.Card(ctx, merchant, *n.PaymentMethodID)
 	return err == nil && m.SecurityCodeHeld
+}
+
+// securityCodeHeldFor reports whether the authorization that resumes card
+// payment t after its 3-D Secure challenge may ask for the security code
+// vault-proxy kept for it: only vault-proxy knows (the code was given
+// there, with the card); a failed question goes without, as a code the
+// instance asked does not hold does.
+func (s *Service) securityCodeHeldFor(ctx context.Context, t *coreapi.Transaction) bool {
+	if s.VaultProxy == nil || t.PaymentMethod.ID == nil || t.PaymentMethod.Method != coreapi.MethodCard {
+		return false
+	}
+	held, err := s.VaultProxy.SecurityCodeHeldFor(ctx, t.MerchantAccountID, *t.PaymentMethod.ID, t.ID)
+	return err == nil && held
 }
 
 // previousSchemeTransactionID is the scheme transaction id of the payment

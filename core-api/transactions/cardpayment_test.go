@@ -39,9 +39,10 @@ func (c *recordingCards) Lookup(context.Context, connector.CardLookup) (connecto
 // heldCodes is vault-proxy's word on which tokens' security codes it
 // holds; err fails every question.
 type heldCodes struct {
-	held  map[string]bool
-	asked int
-	err   error
+	held    map[string]bool
+	heldFor map[string]bool // token|transaction id: kept for a challenge
+	asked   int
+	err     error
 }
 
 func (v *heldCodes) Card(_ context.Context, _, token string) (*zone.CardMetadata, error) {
@@ -50,6 +51,14 @@ func (v *heldCodes) Card(_ context.Context, _, token string) (*zone.CardMetadata
 		return nil, v.err
 	}
 	return &zone.CardMetadata{ID: token, SecurityCodeHeld: v.held[token]}, nil
+}
+
+func (v *heldCodes) SecurityCodeHeldFor(_ context.Context, _, token, id string) (bool, error) {
+	v.asked++
+	if v.err != nil {
+		return false, v.err
+	}
+	return v.heldFor[token+"|"+id], nil
 }
 
 func approval(sti string) coreapi.ConnectorResult {

@@ -83,7 +83,7 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 	}
 	var tds *connector.ThreeDSecureData
 	if n.ThreeDSecure != nil {
-		if tds, t, stop, err = s.authenticate(ctx, merchant, t, n, pm); stop || err != nil {
+		if tds, t, stop, err = s.authenticate(ctx, merchant, t, n, pm, options); stop || err != nil {
 			return t, err
 		}
 	}

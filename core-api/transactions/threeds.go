@@ -2,6 +2,7 @@ package transactions
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"strconv"
 	"strings"
@@ -99,11 +100,13 @@ var threeDSEnds = map[string]struct {
 // authenticate runs 3-D Secure for transaction t, just created, and
 // records its answer as a step: authenticated (Y, A: the data the
 // authorization carries is returned), a challenge (C: the transaction
-// waits for the buyer), or the end of the payment (declined or failed;
-// stop). A connector that failed fails the transaction
-// (three_d_secure_error) and is a *coreapi.ConnectorError.
+// waits for the buyer, keeping options, the card connector's validated
+// connection options, for the authorization that follows), or the end of
+// the payment (declined or failed; stop). A connector that failed fails
+// the transaction (three_d_secure_error) and is a
+// *coreapi.ConnectorError.
 func (s *Service) authenticate(ctx context.Context, merchant string, t *coreapi.Transaction, n coreapi.NewTransaction,
-	pm *coreapi.PaymentMethod) (data *connector.ThreeDSecureData, out *coreapi.Transaction, stop bool, err error) {
+	pm *coreapi.PaymentMethod, options connector.Values) (data *connector.ThreeDSecureData, out *coreapi.Transaction, stop bool, err error) {
 	res, err := s.ThreeDS.Connector.Authenticate(ctx, connector.ThreeDSAuthentication{
 		MerchantAccountID: merchant, PaymentMethodID: deref(t.PaymentMethod.ID), Reference: t.ID,
 		Amount: n.ThreeDSecure.Amount, Currency: t.Currency, Payment: s.threeDSPayment(ctx, merchant, t, pm),
@@ -127,6 +130,10 @@ func (s *Service) authenticate(ctx context.Context, merchant string, t *coreapi.
 		summary.Method, summary.ChallengeResult = coreapi.ThreeDSMethodChallenge, res.ChallengeResult
 		if d := res.ChallengeData; d != nil {
 			summary.ChallengeData = &coreapi.ThreeDSResponseData{CAVV: d.CAVV, ECI: d.ECI}
+		}
+		if len(options) > 0 {
+			// Strings, integers and booleans: they encode.
+			summary.ChallengeOptions, _ = json.Marshal(options)
 		}
 		expires := s.ThreeDS.now().Add(s.challengeTTL())
 		res3.ApprovalURL, res3.ExpiresAt = s.ChallengeURL(merchant, t.ID, expires), expires
@@ -166,6 +173,7 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 	}
 	var data *connector.ThreeDSecureData
 	var result string
+	var options json.RawMessage
 	t, err := s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, _ time.Time) (plan, error) {
 		tds := t.ThreeDSecure
 		if tds == nil || tds.Method != coreapi.ThreeDSMethodChallenge {
@@ -176,6 +184,7 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 		}
 		summary := *tds
 		result, summary.Status, summary.ChallengeResult, summary.ChallengeData = tds.ChallengeResult, tds.ChallengeResult, "", nil
+		options, summary.ChallengeOptions = tds.ChallengeOptions, nil
 		res := coreapi.ConnectorResult{RawResponseCode: result, RawResponseDescription: "3-D Secure challenge: " + result}
 		op := coreapi.OpThreeDSAuthenticated
 		switch {
@@ -192,7 +201,7 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 	if err != nil || data == nil {
 		return t, err
 	}
-	return s.authorizeAuthenticated(ctx, merchant, t, data)
+	return s.authorizeAuthenticated(ctx, merchant, t, data, options)
 }
 
 // ExpireChallenge fails card payment id whose 3-D Secure challenge was
@@ -209,7 +218,7 @@ func (s *Service) ExpireChallenge(ctx context.Context, merchant, id string, now 
 			return plan{unchanged: true}, nil
 		}
 		summary := *tds
-		summary.Status, summary.ChallengeResult, summary.ChallengeData = coreapi.ThreeDSStatusTimeout, "", nil
+		summary.Status, summary.ChallengeResult, summary.ChallengeData, summary.ChallengeOptions = coreapi.ThreeDSStatusTimeout, "", nil, nil
 		res := coreapi.ConnectorResult{ErrorCode: coreapi.ErrorCodeThreeDSChallengeTimeout, RawResponseCode: coreapi.ThreeDSStatusTimeout,
 			RawResponseDescription: "3-D Secure challenge: not completed before its expiry"}
 		return plan{step: coreapi.Step{Operation: coreapi.OpThreeDSFailed, Result: &res, ThreeDSecure: &summary}}, nil
@@ -218,24 +227,50 @@ func (s *Service) ExpireChallenge(ctx context.Context, merchant, id string, now 
 
 // authorizeAuthenticated sends the authorization of card payment t, its
 // buyer authenticated after a challenge, to the connector of its payment
-// service, and records the answer.
-func (s *Service) authorizeAuthenticated(ctx context.Context, merchant string, t *coreapi.Transaction, data *connector.ThreeDSecureData) (*coreapi.Transaction, error) {
+// service, and records the answer. It goes as the payment's would have
+// gone without the challenge: with the connection options kept for it
+// (options, checked again against the connector's schema), and with the
+// security code vault-proxy kept for the challenge when it still holds
+// it (securityCodeHeldFor).
+func (s *Service) authorizeAuthenticated(ctx context.Context, merchant string, t *coreapi.Transaction, data *connector.ThreeDSecureData,
+	options json.RawMessage) (*coreapi.Transaction, error) {
 	cards, cfg, err := s.cardsOf(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	res, err := cards.Authorize(ctx, connector.CardAuthorization{
+	a := connector.CardAuthorization{
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
-		ThreeDSecure: data, Config: cfg,
-	})
+		ThreeDSecure: data, Config: cfg, Options: s.keptOptions(cards.Name(), options),
+	}
+	if s.securityCodeHeldFor(ctx, t) {
+		a.SecurityCodeHeld, a.SecurityCodeFor = true, t.ID
+	}
+	res, err := cards.Authorize(ctx, a)
 	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res)
 	if err != nil {
 		return nil, err
 	}
 	return t, sendErr
+}
+
+// keptOptions are the connection options kept for the authorization
+// after a challenge, read against the connector's schema as the payment
+// read them: the values of fields it still declares (a schema changed
+// meanwhile drops the others rather than failing a payment the buyer
+// has authenticated).
+func (s *Service) keptOptions(name string, raw json.RawMessage) connector.Values {
+	if len(raw) == 0 {
+		return nil
+	}
+	sc, err := s.Connectors.Schemas(name)
+	if err != nil {
+		return nil
+	}
+	var ignored coreapi.Problems
+	return sc.ConnectionOptions.Validate("/connection_options/"+name, raw, &ignored)
 }
 
 func (s *Service) challengeTTL() time.Duration {

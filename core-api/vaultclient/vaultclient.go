@@ -124,6 +124,18 @@ func (c *Client) Card(ctx context.Context, merchant, token string) (*zone.CardMe
 	return &m, nil
 }
 
+// SecurityCodeHeldFor reports whether vault-proxy holds the security code
+// of the card of token for the authorization that resumes transaction id
+// after its 3-D Secure challenge.
+func (c *Client) SecurityCodeHeldFor(ctx context.Context, merchant, token, id string) (bool, error) {
+	var m zone.CardMetadata
+	path := cardPath(token) + "?" + url.Values{zone.SecurityCodeForParam: {id}}.Encode()
+	if err := c.do(ctx, http.MethodGet, path, merchant, "", nil, &m); err != nil {
+		return false, err
+	}
+	return m.SecurityCodeHeld, nil
+}
+
 // UpdateExpiry changes a vaulted card's expiry before core-api answers, so
 // expiry placeholders use the new value at once.
 func (c *Client) UpdateExpiry(ctx context.Context, merchant, actor, token, expiry string) error {

@@ -67,6 +67,11 @@ const (
 	// takes it as a hint only and asks vault-proxy over the mutual-TLS
 	// listener (CardMetadata.SecurityCodeHeld) before it believes it.
 	SecurityCodeHeldHeader = "x-zone-security-code-held"
+	// SecurityCodeForParam, a query parameter of GET CardPath, names a
+	// transaction waiting on its 3-D Secure challenge:
+	// CardMetadata.SecurityCodeHeld then says whether vault-proxy holds
+	// the card's security code for the authorization that resumes it.
+	SecurityCodeForParam = "security_code_for"
 )
 
 // MerchantAccountPath is path, one of the MerchantAccount*Path routes,
@@ -170,6 +175,12 @@ type DetokenizeRequest struct {
 	PaymentMethod []string          `json:"payment_methods"` // tokens; placeholder index X is 1-based into this list
 	Purpose       string            `json:"purpose"`         // e.g. "authorization"
 	TimeoutMillis int               `json:"timeout_ms,omitempty"`
+	// SecurityCodeFor, on an authorization that resumes a transaction
+	// after its 3-D Secure challenge, is the transaction's id: the
+	// security code placeholder takes the code vault-proxy holds for that
+	// challenge (CardMetadata.SecurityCodeHeld asked with
+	// SecurityCodeForParam says whether there is one).
+	SecurityCodeFor string `json:"security_code_for,omitempty"`
 }
 
 // DetokenizeResponse is the destination's answer, passed back with every

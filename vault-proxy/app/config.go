@@ -71,6 +71,11 @@ type Config struct {
 	// vaulted record may be for core-api's reconciliation to list it or
 	// shred it as one no payment method holds. Zero: DefaultReconcileMinAge.
 	ReconcileMinAge time.Duration
+
+	// SecurityCodeTTL is the longest a security code is held in memory
+	// (SECURITY.md, "Security codes"). Zero: 15 minutes. Not read from
+	// the environment: tests shorten it to see a hold end.
+	SecurityCodeTTL time.Duration
 }
 
 // DefaultReconcileMinAge is ReconcileMinAge unless set: a payment method's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"io/fs"
-	"time"
 
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
@@ -26,7 +25,7 @@ import (
 // Vault, and the token services of the environment.
 func (m *Main) services(fingerprintKey []byte) {
 	m.Sealer = envelope.New(m.Vault, m.DB, envelope.Config{TransitKey: transit.CardKey})
-	m.Cards = vaulting.New(m.DB, m.Audit, m.Sealer, fingerprintKey, vaulting.NewSecurityCodes(15*time.Minute), nil)
+	m.Cards = vaulting.New(m.DB, m.Audit, m.Sealer, fingerprintKey, vaulting.NewSecurityCodes(m.Config.SecurityCodeTTL), nil)
 	m.NetworkTokens = &networktoken.Service{Store: m.DB, Audits: m.Audit, Sealer: m.Sealer,
 		Providers: tokenServicesOf(m.Config.Environment), Vaulting: m.Cards, Log: m.Log}
 	m.Forwards = &forward.Engine{Vaulting: m.Cards, NetworkTokens: m.NetworkTokens}

@@ -58,6 +58,11 @@ type Request struct {
 	Body        []byte // the template
 	Tokens      []uuid.UUID
 	Options     substitute.Options
+	// SecurityCodeFor names the transaction whose authorization, resumed
+	// after its 3-D Secure challenge, this call is: a security code
+	// placeholder takes the code held for that challenge
+	// (vaulting.Service.RevealFor). Empty: the card's own hold.
+	SecurityCodeFor string
 	// Audit adds names (never values) to the audit record's detail, e.g.
 	// the authentication method ids a forward applied. It is read when the
 	// record is written, after the send func has returned, so the send
@@ -175,7 +180,7 @@ func (e *Engine) Send(ctx context.Context, r Request, resp *fasthttp.Response, s
 
 	// The reveal holds room for the record written after the send: a
 	// call that could not be recorded is not made.
-	cards, recorded, err := e.Vaulting.Reveal(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode)
+	cards, recorded, err := e.Vaulting.RevealFor(ctx, r.Caller, r.Action, r.Purpose, r.Tokens, withCode, r.SecurityCodeFor)
 	if err != nil {
 		return res, err
 	}

@@ -440,8 +440,19 @@ func (h *Cards) Metadata(ctx *fasthttp.RequestCtx) error {
 		Type: "card-metadata", ID: vc.Token.String(), MerchantAccountID: vc.MerchantAccountID, Kind: string(vc.Kind),
 		Scheme: vc.Scheme, Label: vc.Last4, BIN: vc.BIN, CardType: vc.CardType, ExpirationDate: vc.ExpirationDate,
 		Fingerprint: vc.Fingerprint, CreatedAt: vc.CreatedAt.UTC().Format(time.RFC3339),
-		SecurityCodeHeld: h.Vaulting.SecurityCodeHeld(vc.Token),
+		SecurityCodeHeld: securityCodeHeld(h.Vaulting, vc.Token, string(ctx.QueryArgs().Peek(zone.SecurityCodeForParam))),
 	})
+}
+
+// securityCodeHeld is whether the card of token has its security code
+// held: for its payment's authorization, or, when the question names a
+// transaction (zone.SecurityCodeForParam), for the authorization that
+// resumes that transaction after its 3-D Secure challenge.
+func securityCodeHeld(v *vaulting.Service, token uuid.UUID, transactionID string) bool {
+	if transactionID != "" {
+		return v.SecurityCodeHeldFor(token, transactionID)
+	}
+	return v.SecurityCodeHeld(token)
 }
 
 // UpdateExpiry answers PUT /internal/cards/{token}.

@@ -49,6 +49,10 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	if len(in.PaymentMethod) == 0 || len(in.PaymentMethod) > 100 {
 		return apierror.BadRequest("payment_methods must list 1 to 100 tokens")
 	}
+	if len(in.SecurityCodeFor) > 100 {
+		return apierror.BadRequest("security_code_for must be a transaction id",
+			apierror.Detail{Location: apierror.LocationBody, Pointer: "/security_code_for", Message: "at most 100 characters", Type: "value_error.any_str.max_length"})
+	}
 	tokens := make([]uuid.UUID, len(in.PaymentMethod))
 	for i, s := range in.PaymentMethod {
 		if tokens[i], err = uuid.Parse(s); err != nil {
@@ -103,7 +107,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	audit := make(map[string]any, 1)
 	_, err = h.Engine.Send(rctx, forward.Request{
 		Caller: c, Action: "detokenize", Purpose: in.Purpose, Method: method, URL: u, Header: &hdr,
-		ContentType: ct, Body: []byte(in.Body), Tokens: tokens, Audit: audit,
+		ContentType: ct, Body: []byte(in.Body), Tokens: tokens, Audit: audit, SecurityCodeFor: in.SecurityCodeFor,
 		Options: substitute.Options{AllowSecurityCode: in.Purpose == vaulting.PurposeAuthorization,
 			AllowGiftCards: vaulting.GiftCardPurpose(in.Purpose)},
 	}, resp, func(ctx context.Context, req *fasthttp.Request, resp *fasthttp.Response) error {

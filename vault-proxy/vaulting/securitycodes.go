@@ -46,8 +46,20 @@ func NewSecurityCodes(ttl time.Duration) *SecurityCodes {
 	return &SecurityCodes{ttl: ttl, aead: a, codes: map[uuid.UUID]heldCode{}}
 }
 
-// Put holds code for token, encrypted; it copies code.
+// Put holds code for token, encrypted, for the holder's TTL; it copies
+// code.
 func (s *SecurityCodes) Put(token uuid.UUID, code []byte, now time.Time) {
+	s.PutUntil(token, code, now, now.Add(s.ttl))
+}
+
+// PutUntil holds code for token until expires, never longer than the
+// holder's TTL from now; it copies code. An expiry already passed holds
+// nothing.
+func (s *SecurityCodes) PutUntil(token uuid.UUID, code []byte, now, expires time.Time) {
+	if limit := now.Add(s.ttl); expires.After(limit) {
+		expires = limit
+	}
+	ttl := expires.Sub(now)
 	nonce := make([]byte, s.aead.NonceSize())
 	_, _ = rand.Read(nonce)
 	sealed := s.aead.Seal(nonce, nonce, code, token[:])
@@ -55,9 +67,21 @@ func (s *SecurityCodes) Put(token uuid.UUID, code []byte, now time.Time) {
 	defer s.mu.Unlock()
 	s.purgeLocked(now)
 	s.dropLocked(token)
-	h := heldCode{sealed: sealed, expires: now.Add(s.ttl)}
-	h.timer = time.AfterFunc(s.ttl, func() { s.expire(token, sealed) })
+	if ttl <= 0 {
+		clear(sealed)
+		return
+	}
+	h := heldCode{sealed: sealed, expires: expires}
+	h.timer = time.AfterFunc(ttl, func() { s.expire(token, sealed) })
 	s.codes[token] = h
+}
+
+// ChallengeKey is the key a security code is held under while the 3-D
+// Secure challenge of transaction id, paid with the card of token, waits
+// for the buyer: only the authorization that resumes that transaction
+// names it, so no other payment with the card can take the code.
+func ChallengeKey(token uuid.UUID, transactionID string) uuid.UUID {
+	return uuid.NewSHA1(token, []byte("payorch 3-D Secure challenge\x00"+transactionID))
 }
 
 // expire drops token's code when its timer fires, if it is still the code

@@ -199,6 +199,30 @@ func (s *Service) SecurityCodeHeld(token uuid.UUID) bool {
 	return s.codes.Held(token, s.now())
 }
 
+// HoldSecurityCodeForChallenge moves the security code held for token's
+// payment to the hold of the 3-D Secure challenge of transaction id, which
+// ends at until (the challenge's expiry; at most the holder's TTL from
+// now): the authorization that resumes the transaction once the buyer
+// completes the challenge takes it (RevealFor), and nothing else can. It
+// reports whether a code was moved; without one it does nothing.
+func (s *Service) HoldSecurityCodeForChallenge(token uuid.UUID, id string, until time.Time) bool {
+	now := s.now()
+	code := s.codes.Take(token, now)
+	if code == nil {
+		return false
+	}
+	defer clear(code)
+	s.codes.PutUntil(ChallengeKey(token, id), code, now, until)
+	return s.codes.Held(ChallengeKey(token, id), now)
+}
+
+// SecurityCodeHeldFor reports whether a security code is held for the
+// authorization that resumes transaction id, paid with the card of token,
+// after its 3-D Secure challenge.
+func (s *Service) SecurityCodeHeldFor(token uuid.UUID, id string) bool {
+	return s.codes.Held(ChallengeKey(token, id), s.now())
+}
+
 // seal encrypts payload into rec, stores it and audits; it clears payload.
 func (s *Service) seal(ctx context.Context, c Caller, rec *vaultproxy.VaultedCard, payload []byte) error {
 	defer clear(payload)
@@ -282,6 +306,18 @@ func GiftCardPurpose(purpose string) bool {
 // outcome, never the values. A reveal that fails records its failure
 // itself.
 func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool) ([]*Revealed, *Outcome, error) {
+	return s.RevealFor(ctx, c, action, purpose, tokens, withSecurityCode, "")
+}
+
+// RevealFor is Reveal for the authorization that resumes transaction id
+// after its 3-D Secure challenge: the security code, when asked for, is
+// the one held for that challenge (HoldSecurityCodeForChallenge). An
+// empty id is Reveal.
+func (s *Service) RevealFor(ctx context.Context, c Caller, action, purpose string, tokens []uuid.UUID, withSecurityCode bool, id string) ([]*Revealed, *Outcome, error) {
+	codeKey := func(token uuid.UUID) uuid.UUID { return token }
+	if id != "" {
+		codeKey = func(token uuid.UUID) uuid.UUID { return ChallengeKey(token, id) }
+	}
 	room, err := s.audits.Reserve(vaultproxy.AuditEvent{
 		Actor: c.Actor, MerchantAccountID: c.MerchantAccountID, Action: action, Tokens: tokens, Purpose: purpose, RequestID: c.RequestID,
 	})
@@ -314,11 +350,11 @@ func (s *Service) Reveal(ctx context.Context, c Caller, action, purpose string, 
 		r := &revealed[i]
 		r.Card, r.Number, r.PIN = vc, num, pin
 		if withSecurityCode {
-			r.SecurityCode = s.codes.Take(vc.Token, s.now())
+			r.SecurityCode = s.codes.Take(codeKey(vc.Token), s.now())
 		} else if purpose == PurposeAuthorization {
 			// The code is held for at most one authorization (SECURITY.md,
 			// "Security codes"): one that does not send it ends the hold too.
-			s.codes.Delete(vc.Token)
+			s.codes.Delete(codeKey(vc.Token))
 		}
 		out[i] = r
 	}

@@ -233,6 +233,69 @@ func TestSecurityCodeIsHeldInMemoryOnceAndNeverStored(t *testing.T) {
 	}
 }
 
+// A payment waiting on its 3-D Secure challenge keeps its card's code for
+// the authorization that resumes it: the code moves from the card's own
+// hold to the challenge's, which only that transaction's authorization
+// takes, once; the hold ends at the challenge's expiry, and never
+// outlives the holder's 15 minutes.
+func TestSecurityCodeHeldForAChallenge(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	const cvv, id, other = "7319", "0b7c1a52-6f0e-4d7a-9c1e-2f3a4b5c6d7e", "1b7c1a52-6f0e-4d7a-9c1e-2f3a4b5c6d7e"
+	revealFor := func(token uuid.UUID, id string) []byte {
+		t.Helper()
+		cards, o, err := f.svc.RevealFor(ctx, caller("m1"), "detokenize", "authorization", []uuid.UUID{token}, true, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Record(ctx, "success", nil)
+		return cards[0].SecurityCode
+	}
+
+	rec := f.vault(t, "m1", "378282246310005", cvv)
+	if !f.svc.HoldSecurityCodeForChallenge(rec.Token, id, f.now.Add(10*time.Minute)) {
+		t.Fatal("the code was not moved to the challenge's hold")
+	}
+	if f.svc.SecurityCodeHeld(rec.Token) || !f.svc.SecurityCodeHeldFor(rec.Token, id) || f.svc.SecurityCodeHeldFor(rec.Token, other) {
+		t.Fatal("the code is not held for the challenge alone")
+	}
+	if got := revealFor(rec.Token, other); got != nil {
+		t.Fatal("another transaction's authorization took the code")
+	}
+	if cards, _ := reveal(ctx, f.svc, caller("m1"), "detokenize", "authorization", []uuid.UUID{rec.Token}, true); cards[0].SecurityCode != nil {
+		t.Fatal("an authorization naming no transaction took the code")
+	}
+	if got := revealFor(rec.Token, id); string(got) != cvv {
+		t.Fatalf("the resumed authorization got %q", got)
+	}
+	if revealFor(rec.Token, id) != nil || f.svc.SecurityCodeHeldFor(rec.Token, id) {
+		t.Fatal("the code was usable twice")
+	}
+	if f.svc.HoldSecurityCodeForChallenge(rec.Token, id, f.now.Add(10*time.Minute)) {
+		t.Fatal("a code no longer held was moved")
+	}
+
+	for name, tc := range map[string]struct {
+		until, after time.Duration
+		held         bool
+	}{
+		"before the challenge's expiry":        {10 * time.Minute, 9 * time.Minute, true},
+		"after the challenge's expiry":         {10 * time.Minute, 10 * time.Minute, false},
+		"an expiry already passed":             {-time.Second, 0, false},
+		"an expiry beyond the holder's 15 min": {time.Hour, 15 * time.Minute, false},
+	} {
+		start := f.now
+		rec := f.vault(t, "m1", "378282246310005", cvv)
+		f.svc.HoldSecurityCodeForChallenge(rec.Token, id, start.Add(tc.until))
+		f.now = start.Add(tc.after)
+		if got := revealFor(rec.Token, id) != nil; got != tc.held {
+			t.Errorf("%s: held %v, want %v", name, got, tc.held)
+		}
+		f.now = start
+	}
+	assertNotInAnyTextColumn(t, f, cvv)
+}
+
 // assertNotInAnyTextColumn searches every text, json and jsonb column of the vault
 // database for s.
 func assertNotInAnyTextColumn(t *testing.T, f *fixture, s string) {
