@@ -83,9 +83,16 @@ func TestNothingPrintsTheSecret(t *testing.T) {
 				t.Errorf("json leaks: %s", out)
 			}
 		})
+		// Without the time, whose digits may spell "4111" by chance.
+		noTime := &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}
 		for hname, mk := range map[string]func(*bytes.Buffer) slog.Handler{
-			"slog json": func(w *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(w, nil) },
-			"slog text": func(w *bytes.Buffer) slog.Handler { return slog.NewTextHandler(w, nil) },
+			"slog json": func(w *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(w, noTime) },
+			"slog text": func(w *bytes.Buffer) slog.Handler { return slog.NewTextHandler(w, noTime) },
 		} {
 			t.Run(name+"/"+hname, func(t *testing.T) {
 				var buf bytes.Buffer
