@@ -222,6 +222,24 @@ func (s *Service) AddTeamUser(ctx context.Context, actor *Session, in TeamUser) 
 	return u, password, nil
 }
 
+// editTeamUser runs edit over user id under the team's lock, with actor
+// as the team now has them (fresh) and the user as actor may manage it
+// (target), and stores what it returns.
+func (s *Service) editTeamUser(ctx context.Context, actor *Session, id string,
+	edit func(actor *Session, users []*coreapi.DashboardUser, u *coreapi.DashboardUser) (TeamEdit, error)) error {
+	return s.Store.EditDashboardTeam(ctx, func(users []*coreapi.DashboardUser) (TeamEdit, error) {
+		actor, err := fresh(actor, users)
+		if err != nil {
+			return TeamEdit{}, err
+		}
+		u, err := target(actor, users, id)
+		if err != nil {
+			return TeamEdit{}, err
+		}
+		return edit(actor, users, u)
+	})
+}
+
 // ChangeTeamUser changes a user's role or merchant accounts. The admin
 // may change only users all of whose accounts are the admin's and give
 // only accounts of the admin's; no change leaves an account without an
@@ -242,15 +260,7 @@ func (s *Service) ChangeTeamUser(ctx context.Context, actor *Session, id string,
 		return nil, err
 	}
 	var before, after coreapi.DashboardUser
-	err := s.Store.EditDashboardTeam(ctx, func(users []*coreapi.DashboardUser) (TeamEdit, error) {
-		actor, err := fresh(actor, users)
-		if err != nil {
-			return TeamEdit{}, err
-		}
-		u, err := target(actor, users, id)
-		if err != nil {
-			return TeamEdit{}, err
-		}
+	err := s.editTeamUser(ctx, actor, id, func(actor *Session, users []*coreapi.DashboardUser, u *coreapi.DashboardUser) (TeamEdit, error) {
 		if err := outside(actor, c.MerchantAccountIDs); err != nil {
 			return TeamEdit{}, err
 		}
@@ -286,15 +296,7 @@ func (s *Service) RemoveTeamUser(ctx context.Context, actor *Session, id string)
 		return &RuleError{"you cannot remove yourself: ask another admin"}
 	}
 	var removed *coreapi.DashboardUser
-	err := s.Store.EditDashboardTeam(ctx, func(users []*coreapi.DashboardUser) (TeamEdit, error) {
-		actor, err := fresh(actor, users)
-		if err != nil {
-			return TeamEdit{}, err
-		}
-		u, err := target(actor, users, id)
-		if err != nil {
-			return TeamEdit{}, err
-		}
+	err := s.editTeamUser(ctx, actor, id, func(_ *Session, users []*coreapi.DashboardUser, u *coreapi.DashboardUser) (TeamEdit, error) {
 		if a := orphan(users, u, nil); a != "" {
 			return TeamEdit{}, lastAdmin(u, a)
 		}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/payorch/shared/pgdb"
@@ -34,4 +35,15 @@ func OpenDialing(ctx context.Context, dsn string, dial pgconn.DialFunc) (*DB, er
 		return nil, err
 	}
 	return &DB{DB: pgdb.DB{Pool: pool}, callSlots: make(chan struct{}, max(1, int(cfg.MaxConns)/2))}, nil
+}
+
+// Exec and Query run a statement in the transaction as the store's own
+// methods do (txConn): tests of the transaction's rules.
+func (tx *Tx) Exec(ctx context.Context, sql string, args ...any) error {
+	_, err := tx.tx.Exec(ctx, sql, args...)
+	return err
+}
+
+func (tx *Tx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return tx.tx.Query(ctx, sql, args...)
 }

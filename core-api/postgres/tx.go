@@ -155,8 +155,15 @@ func (t *txConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 
 // Query runs a query of many rows, as pgx.Tx's Query. Its rows stream
 // from the connection, so what the transaction still has to send (its
-// BEGIN, the writes waiting) goes first, in a round trip of its own.
+// BEGIN, the writes waiting) goes first, in a round trip of its own. A
+// failed transaction refuses it as SendBatch does: a round trip that
+// failed before the server ran its BEGIN (a statement it could not
+// prepare) leaves the connection outside any transaction, where the
+// query would run, and stay, on its own.
 func (t *txConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.failed != nil {
+		return nil, t.failed
+	}
 	if !t.begun || len(t.waiting) > 0 {
 		if err := t.SendBatch(ctx, &pgx.Batch{}).Close(); err != nil {
 			return nil, err

@@ -60,3 +60,35 @@ func TestInTx(t *testing.T) {
 		})
 	}
 }
+
+// A transaction whose first round trip failed before the server began it
+// (a statement PostgreSQL cannot prepare: nothing of the round trip ran,
+// its BEGIN included) is over: a query after it fails with the same
+// error rather than run outside any transaction, where its write would
+// stay however fn ends.
+func TestInTxFailedBeforeBeginRunsNothingMore(t *testing.T) {
+	db := postgrestest.New(t)
+	ctx := context.Background()
+	const id = "after-a-failed-begin"
+	err := db.InTx(ctx, func(tx *postgres.Tx) error {
+		first := tx.Exec(ctx, `SELEKT 1`)
+		if first == nil {
+			t.Fatal("a statement that cannot be prepared ran")
+		}
+		rows, err := tx.Query(ctx, `INSERT INTO merchant_accounts (id, display_name) VALUES ($1, $1) RETURNING id`, id)
+		if err == nil {
+			rows.Close()
+			err = rows.Err()
+		}
+		if !errors.Is(err, first) {
+			t.Errorf("query after the failed round trip: %v, want the round trip's error %v", err, first)
+		}
+		return first
+	})
+	if err == nil {
+		t.Fatal("InTx succeeded")
+	}
+	if _, err := db.FindMerchantAccount(ctx, id); !errors.Is(err, coreapi.ErrNotFound) {
+		t.Fatalf("the query's write: %v, want none (not found)", err)
+	}
+}

@@ -534,12 +534,14 @@ func (s *Service) apply(ctx context.Context, settling bool, merchant, id string,
 // settlement plans the connector's answer res about capture or refund o
 // of t, as step (which names o): o takes the answer (record, which also
 // puts o in the transition), t moves o's amount. A record already settled
-// with the same answer changes nothing; with another, it is refused with
-// code.
+// with the same answer changes nothing, nor does a pending answer: the
+// processor's notification of the result can overtake its answer to the
+// request, which is then older than the result. With another answer, it
+// is refused with code.
 func settlement(t *coreapi.Transaction, o *coreapi.OperationRecord, step coreapi.Step, res coreapi.ConnectorResult,
 	now time.Time, record func(*coreapi.Transition), code string) (plan, error) {
 	if o.Status != coreapi.OperationProcessing {
-		if o.SettledAs(res.Outcome) {
+		if o.SettledAs(res.Outcome) || res.Outcome == coreapi.OutcomePending {
 			return plan{unchanged: true}, nil
 		}
 		return plan{}, &coreapi.TransitionError{Code: code, Operation: step.Operation, Status: t.Status}

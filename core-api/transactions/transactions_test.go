@@ -452,6 +452,51 @@ func TestAnswersGivenTwice(t *testing.T) {
 	checkHistory(t, db, s, final)
 }
 
+// A processor may notify a capture's or refund's result before its
+// answer to the request itself, pending, is recorded: the pending answer
+// then comes after the result and changes nothing, and the request that
+// made the operation answers as it stands rather than fail (a merchant
+// told the capture failed would capture again).
+func TestPendingAnswerAfterTheResult(t *testing.T) {
+	db := postgrestest.New(t)
+	s := service(db)
+	count := func(id string) int { return len(historyOf(t, s, "default", id).events) }
+	tx := authorized(t, s, "default", 1000, coreapi.IntentAuthorize)
+
+	_, c, err := s.ReserveCapture(ctx, "default", tx.ID, ptr(int64(600)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SettleCapture(ctx, "default", tx.ID, c.ID, answer(coreapi.OutcomeSucceeded)); err != nil {
+		t.Fatal(err)
+	}
+	events := count(tx.ID)
+	got, gotC, err := s.SettleCapture(ctx, "default", tx.ID, c.ID, answer(coreapi.OutcomePending))
+	if err != nil || gotC.Status != coreapi.OperationSucceeded || got.CapturedAmount != 600 || got.CapturePendingAmount != 0 {
+		t.Fatalf("a pending answer after the capture's result: %v, capture %+v, transaction %+v", err, gotC, got)
+	}
+	if n := count(tx.ID); n != events {
+		t.Fatalf("%d events after the pending answer, want %d", n, events)
+	}
+
+	_, r, err := s.ReserveRefund(ctx, "default", tx.ID, coreapi.NewRefund{Amount: ptr(int64(200))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.SettleRefund(ctx, "default", tx.ID, r.ID, answer(coreapi.OutcomeFailed)); err != nil {
+		t.Fatal(err)
+	}
+	got, gotR, err := s.SettleRefund(ctx, "default", tx.ID, r.ID, answer(coreapi.OutcomePending))
+	if err != nil || gotR.Status != coreapi.OperationFailed || got.RefundedAmount != 0 || got.RefundPendingAmount != 0 {
+		t.Fatalf("a pending answer after the refund's result: %v, refund %+v, transaction %+v", err, gotR, got)
+	}
+	final, err := s.Get(ctx, "default", tx.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHistory(t, db, s, final)
+}
+
 // A sale (intent capture) records its capture: settled at once, or
 // pending until the processor's notification settles it.
 func TestSales(t *testing.T) {

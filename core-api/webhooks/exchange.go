@@ -1,7 +1,9 @@
 package webhooks
 
 import (
+	"cmp"
 	"encoding/base64"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,16 +96,28 @@ func dropCredentialStart(s string, credentials []string) string {
 // echoedCredentials are the forms in which an endpoint may echo the
 // Basic credentials back (an echo service shows the request's headers):
 // the encoded user:password always, the password alone from
-// minEchoedPassword bytes (a shorter one would redact ordinary text).
+// minEchoedPassword bytes (a shorter one would redact ordinary text);
+// each also as a JSON string holds it, since an echo service answers
+// JSON, and some encoders escape "/" (which base64 uses) as well as the
+// quotes and backslashes a password may hold.
 func echoedCredentials(username, password string) []string {
 	if username == "" {
 		return nil
 	}
-	out := []string{base64.StdEncoding.EncodeToString([]byte(username + ":" + password))}
+	forms := []string{base64.StdEncoding.EncodeToString([]byte(username + ":" + password))}
 	if len(password) >= minEchoedPassword {
-		out = append(out, password)
+		forms = append(forms, password)
 	}
-	return out
+	out := slices.Clone(forms)
+	for _, f := range forms {
+		quoted, _ := json.Marshal(f) // a string always encodes
+		escaped := string(quoted[1 : len(quoted)-1])
+		out = append(out, escaped, strings.ReplaceAll(escaped, "/", `\/`))
+	}
+	// Longest first: a form inside another (a password within the
+	// encoded pair) must not break the other's redaction.
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	return slices.Compact(out)
 }
 
 const minEchoedPassword = 4

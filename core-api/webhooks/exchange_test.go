@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -280,5 +281,51 @@ func TestAttemptRedactsEchoedCredentials(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An echo service that answers JSON escapes what it echoes: the quote
+// and backslash of a password, and with some encoders the "/" of the
+// encoded credentials. The escaped forms are redacted too.
+func TestAttemptRedactsCredentialsEchoedAsJSON(t *testing.T) {
+	const password = `x/y"z\pa55word?` // its encoded pair holds a "/"
+	token := base64.StdEncoding.EncodeToString([]byte("merchant:" + password))
+	if !strings.Contains(token, "/") {
+		t.Fatalf("the encoded credentials %q hold no /: the test shows nothing", token)
+	}
+	jsonString := func(s string, slashes bool) string {
+		b, _ := json.Marshal(s)
+		if slashes {
+			return strings.ReplaceAll(string(b), "/", `\/`)
+		}
+		return string(b)
+	}
+	f := newFixture(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slashes := r.URL.Query().Get("slashes") == "1"
+		io.WriteString(w, `{"authorization":`+jsonString(r.Header.Get("Authorization"), slashes)+
+			`,"password":`+jsonString(password, slashes)+`}`)
+	}))
+	t.Cleanup(srv.Close)
+	var subs []string
+	for _, q := range []string{"0", "1"} {
+		s, err := f.svc.Create(context.Background(), "default", coreapi.WebhookSubscriptionFields{
+			URL:       coreapi.Some(srv.URL + "/?slashes=" + q),
+			BasicAuth: coreapi.Some(&coreapi.BasicAuth{Username: "merchant", Password: password})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s.ID)
+	}
+	f.newBuyer(t)
+	f.runOnce(t)
+	for i, sub := range subs {
+		res := f.deliveries(t, sub)[0].Attempts[0].Response
+		if res == nil {
+			t.Fatal("no response kept")
+		}
+		if want := `{"authorization":"Basic [redacted]","password":"[redacted]"}`; res.Body != want {
+			t.Errorf("slashes escaped %v: body %q, want %q", i == 1, res.Body, want)
+		}
 	}
 }

@@ -1,14 +1,16 @@
 // Package simulator is the process boilerplate the sandbox simulators
-// share (core-api's, and mock-card in the PCI zone): the refusal to run
-// outside development and sandbox, the listener and HTTP server with
-// their timeouts, the base URL and a draining close; for the simulators that notify, the
-// configuration they embed (Config) and the signed delivery (Notifier).
+// share (core-api's, and mock-card and mock-3ds in the PCI zone): the
+// refusal to run outside development and sandbox, the listener and HTTP
+// server with their timeouts, the base URL and a draining close; for the
+// simulators that notify, the configuration they embed (Config) and the
+// signed delivery (Notifier).
 // Each simulator keeps its own API, the rest of its configuration, and
 // its state.
 package simulator
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +56,15 @@ func (s *Server) Listen(ctx context.Context, name, addr string, ln net.Listener)
 	}
 	s.ln = ln
 	return nil
+}
+
+// UseTLS has the listener serve TLS under cfg (nil: plain HTTP), between
+// Listen and Serve: a simulator in the PCI zone answers on another host
+// over TLS only.
+func (s *Server) UseTLS(cfg *tls.Config) {
+	if cfg != nil {
+		s.ln = tls.NewListener(s.ln, cfg)
+	}
 }
 
 // Serve serves h on the listener in the background, logging a failure of

@@ -13,15 +13,10 @@ package mock3ds
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
-	"time"
 
 	"github.com/payorch/shared/config"
+	"github.com/payorch/shared/simulator"
 )
 
 // Config is everything mock-3ds reads at start.
@@ -46,13 +41,7 @@ func LoadConfig(l *config.Loader) Config {
 
 // Validate checks what the loader cannot.
 func (c Config) Validate() error {
-	switch c.Environment {
-	case config.Development, config.Sandbox:
-		return nil
-	case config.Production:
-		return errors.New("ENVIRONMENT: mock-3ds is a sandbox simulator and never runs in production")
-	}
-	return errors.New("ENVIRONMENT must be development or sandbox")
+	return simulator.CheckEnvironment("mock-3ds", c.Environment)
 }
 
 // Main is one running mock-3ds.
@@ -60,9 +49,7 @@ type Main struct {
 	Config Config
 	Log    *slog.Logger
 
-	ln        net.Listener
-	srv       *http.Server
-	closeOnce sync.Once
+	http simulator.Server
 }
 
 // New validates cfg (zero fields take the defaults); nothing is opened
@@ -79,42 +66,17 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 
 // Run starts serving; it returns once the listener accepts connections.
 func (m *Main) Run(ctx context.Context) error {
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr)
-	if err != nil {
-		return fmt.Errorf("mock-3ds: listener: %w", err)
+	if err := m.http.Listen(ctx, "mock-3ds", m.Config.Addr, nil); err != nil {
+		return err
 	}
-	m.ln = ln
-	m.srv = &http.Server{
-		Handler:           Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
-	}
-	go func() {
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-3ds: listener stopped", "err", err)
-		}
-	}()
+	m.http.Serve(Handler(), m.Log)
 	m.Log.Warn("mock-3ds started: a sandbox 3-D Secure server simulator",
-		"environment", m.Config.Environment, "addr", ln.Addr().String())
+		"environment", m.Config.Environment, "addr", m.http.Addr())
 	return nil
 }
 
 // URL is the simulator's base URL.
-func (m *Main) URL() string { return "http://" + m.ln.Addr().String() }
+func (m *Main) URL() string { return m.http.URL() }
 
 // Close drains in-flight requests. It may be called more than once.
-func (m *Main) Close() error {
-	var err error
-	m.closeOnce.Do(func() {
-		if m.srv == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = m.srv.Shutdown(ctx)
-	})
-	return err
-}
+func (m *Main) Close() error { return m.http.Close() }

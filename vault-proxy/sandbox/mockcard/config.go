@@ -69,14 +69,7 @@ func LoadConfig(l *config.Loader) Config {
 
 // Validate checks what the loader cannot: relations between values.
 func (c Config) Validate() error {
-	var errs []error
-	switch c.Environment {
-	case config.Development, config.Sandbox:
-	case config.Production:
-		errs = append(errs, errors.New("ENVIRONMENT: mock-card is a sandbox simulator and never runs in production"))
-	default:
-		errs = append(errs, errors.New("ENVIRONMENT must be development or sandbox"))
-	}
+	errs := []error{simulator.CheckEnvironment("mock-card", c.Environment)}
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		errs = append(errs, errors.New("MOCK_CARD_CERT_FILE and MOCK_CARD_KEY_FILE go together"))
 	}

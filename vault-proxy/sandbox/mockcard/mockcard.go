@@ -33,15 +33,13 @@ package mockcard
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/payorch/certs"
+	"github.com/payorch/shared/simulator"
 )
 
 // Main is one running mock-card.
@@ -56,8 +54,7 @@ type Main struct {
 	// Now is the clock for expiries and timestamps (default time.Now).
 	Now func() time.Time
 
-	ln        net.Listener
-	srv       *http.Server
+	http      simulator.Server
 	stop      context.CancelFunc // ends notifications' deliveries
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -82,15 +79,10 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if m.ln = m.Listener; m.ln == nil {
-		var err error
-		if m.ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", m.Config.Addr); err != nil {
-			return fmt.Errorf("mock-card: listener: %w", err)
-		}
+	if err := m.http.Listen(ctx, "mock-card", m.Config.Addr, m.Listener); err != nil {
+		return err
 	}
-	if tlsCfg != nil {
-		m.ln = tls.NewListener(m.ln, tlsCfg)
-	}
+	m.http.UseTLS(tlsCfg)
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
@@ -100,26 +92,14 @@ func (m *Main) Run(ctx context.Context) error {
 	var bg context.Context
 	bg, m.stop = context.WithCancel(context.Background())
 	srv.notify = newNotifier(bg, m.Config, m.Log, now)
-	m.srv = &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
-	}
-	go func() {
-		if err := m.srv.Serve(m.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.Log.Error("mock-card: listener stopped", "err", err)
-		}
-	}()
+	m.http.Serve(srv, m.Log)
 	m.Log.Warn("mock-card started: a sandbox card processor simulator, not a processor",
-		"environment", m.Config.Environment, "addr", m.ln.Addr().String(), "tls", tlsCfg != nil)
+		"environment", m.Config.Environment, "addr", m.http.Addr(), "tls", tlsCfg != nil)
 	return nil
 }
 
 // Addr is the bound address (useful with port 0).
-func (m *Main) Addr() string { return m.ln.Addr().String() }
+func (m *Main) Addr() string { return m.http.Addr() }
 
 // URL is the simulator's base URL, as VAULT_PROXY_DESTINATIONS names it.
 func (m *Main) URL() string {
@@ -132,18 +112,11 @@ func (m *Main) URL() string {
 // Close lets held answers go and drains in-flight requests. It may be
 // called more than once.
 func (m *Main) Close() error {
-	var err error
 	m.closeOnce.Do(func() {
 		close(m.closing)
 		if m.stop != nil {
 			m.stop()
 		}
-		if m.srv == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err = m.srv.Shutdown(ctx)
 	})
-	return err
+	return m.http.Close()
 }
