@@ -469,18 +469,22 @@ func TestTeamChangesAreLogged(t *testing.T) {
 	if err := s.ChangePassword(ctx, admin, password, "a-new-password-for-admin"); err != nil {
 		t.Fatal(err)
 	}
+	_, resetPW, err := s.ResetTeamUserPassword(ctx, admin, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.RemoveTeamUser(ctx, admin, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{`"msg":"dashboard user added"`, `"msg":"dashboard user changed"`, `"role_before":"viewer"`,
 		`"role":"developer"`, `"msg":"dashboard user removed"`, `"by_email":"admin@example.com"`, `"email":"new@example.com"`,
-		`"msg":"dashboard password changed; the user's other sessions ended"`} {
+		`"msg":"dashboard password changed; the user's other sessions ended"`, `"msg":"dashboard password reset; the user's sessions ended"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %s:\n%s", want, out)
 		}
 	}
-	for _, secret := range []string{pw, password, "a-new-password-for-admin", "argon2id"} {
+	for _, secret := range []string{pw, resetPW, password, "a-new-password-for-admin", "argon2id"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the log holds a password or its hash (%q)", secret)
 		}
