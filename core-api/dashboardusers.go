@@ -56,7 +56,11 @@ type DashboardUser struct {
 	// LockedUntil, when after now, refuses every sign-in.
 	FailedSignIns int
 	LockedUntil   time.Time
-	CreatedAt     time.Time
+	// MustChangePassword: the password was generated (by `core-api user
+	// add` or an admin), so someone else has seen it; until the user sets
+	// their own, their sessions may only change it, be read and end.
+	MustChangePassword bool
+	CreatedAt          time.Time
 }
 
 // DashboardSession is a signed-in browser. The cookie's token is known

@@ -33,9 +33,9 @@ type PaymentService struct {
 // PaymentServiceFields is the body of a create or a partial update. On
 // create, Connector is required and Method defaults to the connector's
 // first; on update both are fixed (a change of processor is a new payment
-// service) and absent fields keep their value. Settings and Credentials
-// are replaced as a whole when given; Credentials are never cleared, only
-// replaced.
+// service) and absent fields keep their value. Settings are replaced as a
+// whole when given; Credentials, when given, name the credentials to
+// replace (null drops an optional one) and keep the others.
 type PaymentServiceFields struct {
 	Connector   string
 	Method      string
@@ -84,7 +84,7 @@ func (f PaymentServiceFields) Validate(create bool) error {
 		}
 	}
 	if f.Credentials != nil && isNull(f.Credentials) {
-		v.Add("/credentials", "must be an object: credentials are replaced, never cleared", "type_error.dict")
+		v.Add("/credentials", "must be an object naming the credentials to replace; those not named are kept", "type_error.dict")
 	}
 	if f.Settings != nil && isNull(f.Settings) {
 		v.Add("/settings", "must be an object ({} for none)", "type_error.dict")

@@ -297,6 +297,38 @@ func TestBankDebitsThroughPaymentServices(t *testing.T) {
 		if got := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+tx["id"].(string), nil); got["status"] != "capture_pending" {
 			t.Fatalf("debit after a refused notification: %v", got)
 		}
+
+		// Only its webhook_secret replaced, the api_key not sent and kept:
+		// the notifications sent again are accepted, and a
+		// merchant-initiated debit goes through the mandate mock-bank set
+		// up under the kept key, settled by a notification the new secret
+		// verifies.
+		for _, c := range []struct {
+			credentials map[string]any
+			pointer     string
+		}{
+			{map[string]any{"webhook_secret": mockbank.SandboxWebhookSecret, "api_secret": "whsec_not_a_credential"}, "/credentials/api_secret"},
+			{map[string]any{"api_key": nil}, "/credentials/api_key"},
+		} {
+			code, raw := psCore.do(t, http.MethodPut, "/payment-services/"+def, map[string]any{"credentials": c.credentials})
+			if e := apiError(t, raw); code != http.StatusBadRequest || len(e.Details) != 1 || e.Details[0].Pointer != c.pointer {
+				t.Fatalf("PUT credentials %v: %d %s; want 400 at %s", c.credentials, code, raw, c.pointer)
+			}
+		}
+		got := psCore.ok(t, http.StatusOK, http.MethodPut, "/payment-services/"+def, map[string]any{
+			"credentials": map[string]any{"webhook_secret": mockbank.SandboxWebhookSecret}})
+		if set, _ := got["credentials_set"].([]any); len(set) != 2 || set[0] != "api_key" || set[1] != "webhook_secret" {
+			t.Fatalf("after replacing the webhook_secret alone: %v", got)
+		}
+		delivered(t, sim.post(t, "/sandbox/mandates/"+m["id"].(string)+"/activate", map[string]any{}), 2)
+		if m := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+acct, nil)["mandate"].(map[string]any); m["status"] != "active" {
+			t.Fatalf("mandate after its notifications verified with the replaced secret: %v", m)
+		}
+		status, tx = pay(t, s, tok, bankPayment(acct, "EUR", 800, true))
+		if status != http.StatusCreated || tx["payment_service_id"] != def {
+			t.Fatalf("merchant-initiated debit with the kept api_key: %d %v", status, tx)
+		}
+		waitStatus(t, core, tx["id"].(string), "capture_succeeded")
 	})
 
 	t.Run("deleting the account revokes the mandate through its payment service", func(t *testing.T) {

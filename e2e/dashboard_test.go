@@ -145,6 +145,12 @@ func addDashboardUser(t *testing.T, svc *dashboard.Service, email string, role c
 	}
 }
 
+func errorCode(body []byte) string {
+	var e struct{ Code string }
+	_ = json.Unmarshal(body, &e)
+	return e.Code
+}
+
 func errorMessage(body []byte) string {
 	var e struct{ Message string }
 	_ = json.Unmarshal(body, &e)
@@ -398,7 +404,10 @@ func TestDashboardTeam(t *testing.T) {
 		t.Errorf("the list holds the generated password: %d %s", resp.StatusCode, body)
 	}
 	viewer := &browser{s: s, origin: origin}
-	viewer.signInWith(t, "new@example.com", added.Password)
+	if sess := viewer.signInWith(t, "new@example.com", added.Password); sess["user"].(map[string]any)["must_change_password"] != true {
+		t.Errorf("the session of a generated password = %v; want must_change_password", sess)
+	}
+	mustChangePasswordFirst(t, viewer, added.Password, added.ID)
 
 	// Only admins manage the team: 403 in the error shape.
 	dev := &browser{s: s, origin: origin}
@@ -413,6 +422,7 @@ func TestDashboardTeam(t *testing.T) {
 		{dev, http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"role": "admin"}},
 		{dev, http.MethodDelete, "/dashboard/users/" + added.ID, nil},
 		{dev, http.MethodPost, "/dashboard/users/" + added.ID + "/unlock", nil},
+		{dev, http.MethodPost, "/dashboard/users/" + added.ID + "/password-reset", nil},
 	} {
 		resp, body := c.who.do(t, c.method, c.path, c.body)
 		if resp.StatusCode != http.StatusForbidden || errorMessage(body) != dashboard.ErrNotAdmin.Error() {
@@ -445,6 +455,10 @@ func TestDashboardTeam(t *testing.T) {
 		{http.MethodPut, "/dashboard/users/" + added.ID, map[string]any{"merchant_account_ids": []string{}}, 400, "/merchant_account_ids"},
 		{http.MethodPut, "/dashboard/users/" + adminID, map[string]any{"role": "viewer"}, 422, "last admin"},
 		{http.MethodDelete, "/dashboard/users/" + adminID, nil, 422, "yourself"},
+		{http.MethodPost, "/dashboard/users/" + adminID + "/password-reset", nil, 422, "Change password"},
+		{http.MethodPost, "/dashboard/users/" + userID(t, svc, "wide@example.com") + "/password-reset", nil, 403, "do not administer"},
+		{http.MethodPost, "/dashboard/users/" + userID(t, svc, "other@example.com") + "/password-reset", nil, 404, "dashboard user not found"},
+		{http.MethodPost, "/dashboard/users/NOT-AN-ID/password-reset", nil, 400, "user_id"},
 		{http.MethodPost, "/dashboard/password", map[string]any{"current_password": "wrong password!", "new_password": "a-new-long-password"}, 400, "/current_password"},
 		{http.MethodPost, "/dashboard/password", map[string]any{"current_password": dashboardPassword, "new_password": "short"}, 400, "/new_password"},
 	} {
@@ -489,6 +503,34 @@ func TestDashboardTeam(t *testing.T) {
 	}
 	guesser.signIn(t, "dev@example.com")
 
+	// A reset: locked out again, the developer gets a generated password
+	// to change first, their lockout cleared and their sessions ended.
+	locked := &browser{s: s, origin: origin}
+	for range dashboard.DefaultMaxFailures {
+		locked.do(t, http.MethodPost, "/dashboard/sign-in", map[string]string{"email": "dev@example.com", "password": "not the password"})
+	}
+	resp, body = admin.do(t, http.MethodPost, "/dashboard/users/"+devID+"/password-reset", nil)
+	var reset struct {
+		Password           string
+		LockedUntil        *string `json:"locked_until"`
+		MustChangePassword bool    `json:"must_change_password"`
+	}
+	_ = json.Unmarshal(body, &reset)
+	if resp.StatusCode != http.StatusOK || len(reset.Password) < dashboard.MinPasswordLen || reset.LockedUntil != nil ||
+		!reset.MustChangePassword || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("reset = %d %s", resp.StatusCode, body)
+	}
+	for _, b := range []*browser{guesser, dev} {
+		if resp, body := b.do(t, http.MethodGet, "/dashboard/session", nil); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the developer's session after a reset = %d %s; want 401", resp.StatusCode, body)
+		}
+	}
+	if resp, body := locked.do(t, http.MethodPost, "/dashboard/sign-in", map[string]string{"email": "dev@example.com", "password": dashboardPassword}); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("sign-in with the password before the reset = %d %s; want 401", resp.StatusCode, body)
+	}
+	locked.signInWith(t, "dev@example.com", reset.Password)
+	mustChangePasswordFirst(t, locked, reset.Password, added.ID)
+
 	// Removing a user ends their sessions.
 	if resp, body := admin.do(t, http.MethodDelete, "/dashboard/users/"+added.ID, nil); resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("remove = %d %s", resp.StatusCode, body)
@@ -496,6 +538,52 @@ func TestDashboardTeam(t *testing.T) {
 	if resp, body := viewer.do(t, http.MethodGet, "/dashboard/session", nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a removed user's session = %d %s", resp.StatusCode, body)
 	}
+}
+
+// mustChangePasswordFirst holds b's session, signed in with the generated
+// password, to the password change: every other route but the session's
+// read and sign-out is 403 password_change_required, whoever the user is.
+// It then changes the password, after which the session may do the rest.
+// other is a user the routes name.
+func mustChangePasswordFirst(t *testing.T, b *browser, generated, other string) {
+	t.Helper()
+	for _, c := range []struct{ method, path string }{
+		{http.MethodPost, "/dashboard/token"},
+		{http.MethodGet, "/dashboard/users"},
+		{http.MethodPost, "/dashboard/users"},
+		{http.MethodPut, "/dashboard/users/" + other},
+		{http.MethodDelete, "/dashboard/users/" + other},
+		{http.MethodPost, "/dashboard/users/" + other + "/unlock"},
+		{http.MethodPost, "/dashboard/users/" + other + "/password-reset"},
+	} {
+		// The body is bad as well: the refusal comes first.
+		resp, body := b.do(t, c.method, c.path, map[string]any{"bad": true})
+		if resp.StatusCode != http.StatusForbidden || errorCode(body) != httpapi.CodePasswordChangeRequired ||
+			!strings.Contains(errorMessage(body), "change it") {
+			t.Errorf("%s %s before the password change = %d %s; want 403 %s", c.method, c.path, resp.StatusCode, body, httpapi.CodePasswordChangeRequired)
+		}
+	}
+	resp, body := b.do(t, http.MethodGet, "/dashboard/session", nil)
+	var sess struct{ User struct{ Email string } }
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"must_change_password":true`) || json.Unmarshal(body, &sess) != nil {
+		t.Errorf("the session's read before the password change = %d %s", resp.StatusCode, body)
+	}
+	email := sess.User.Email
+	// Another session of the same user may sign out.
+	other2 := &browser{s: b.s, origin: b.origin}
+	other2.signInWith(t, email, generated)
+	if resp, body := other2.do(t, http.MethodPost, "/dashboard/sign-out", nil); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("sign-out before the password change = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := b.do(t, http.MethodPost, "/dashboard/password",
+		map[string]any{"current_password": generated, "new_password": "chosen-by-" + email}); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("password change = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := b.do(t, http.MethodGet, "/dashboard/session", nil); resp.StatusCode != http.StatusOK ||
+		!strings.Contains(string(body), `"must_change_password":false`) {
+		t.Errorf("the session's read after the password change = %d %s", resp.StatusCode, body)
+	}
+	b.token(t)
 }
 
 // A password change ends the user's other sessions and keeps this one.

@@ -66,9 +66,10 @@ type Store interface {
 	// TouchDashboardSession sets the session's LastSeenAt to now.
 	TouchDashboardSession(ctx context.Context, tokenHash []byte, now time.Time) error
 	DeleteDashboardSession(ctx context.Context, tokenHash []byte) error
-	// SetDashboardPassword replaces the user's password hash, clears its
-	// failures and lockout, and ends every session of the user but keep.
-	SetDashboardPassword(ctx context.Context, userID, hash string, keep []byte) error
+	// SetDashboardPassword replaces the user's password hash, sets its
+	// must-change flag to mustChange, clears its failures and lockout,
+	// and ends every session of the user but keep.
+	SetDashboardPassword(ctx context.Context, userID, hash string, mustChange bool, keep []byte) error
 	TeamStore
 }
 
@@ -134,6 +135,10 @@ var (
 	ErrBadCredentials = errors.New("invalid email or password")
 	// ErrNoSession is a missing, unknown or expired session.
 	ErrNoSession = errors.New("not signed in")
+	// ErrPasswordChangeRequired is any use but a password change, a read
+	// or a sign-out of a session whose user must change a generated
+	// password first (403).
+	ErrPasswordChangeRequired = errors.New("your password was generated for you: change it (POST /dashboard/password) before anything else")
 )
 
 // LockedError is a sign-in refused because the user is locked out.
@@ -205,6 +210,8 @@ type NewUser struct {
 	Password           string
 	Role               coreapi.DashboardRole
 	MerchantAccountIDs []string // ["*"]: every account
+	// MustChangePassword: Password was generated, not chosen by the user.
+	MustChangePassword bool
 }
 
 // AddUser creates a user (core-api user add).
@@ -222,7 +229,7 @@ func (s *Service) AddUser(ctx context.Context, in NewUser) (*coreapi.DashboardUs
 		return nil, err
 	}
 	u := &coreapi.DashboardUser{ID: uuid.NewString(), Email: email, PasswordHash: hash, Role: in.Role,
-		MerchantAccountIDs: slices.Clone(in.MerchantAccountIDs), CreatedAt: s.now()}
+		MerchantAccountIDs: slices.Clone(in.MerchantAccountIDs), MustChangePassword: in.MustChangePassword, CreatedAt: s.now()}
 	if err := s.Store.CreateDashboardUser(ctx, u); err != nil {
 		return nil, err
 	}
@@ -241,6 +248,15 @@ type Session struct {
 	User          *coreapi.DashboardUser
 
 	tokenHash []byte
+}
+
+// Unrestricted is ErrPasswordChangeRequired while the session's user must
+// change a generated password, else nil.
+func (sess *Session) Unrestricted() error {
+	if sess.User.MustChangePassword {
+		return ErrPasswordChangeRequired
+	}
+	return nil
 }
 
 func (s *Service) newSession(sess *coreapi.DashboardSession, u *coreapi.DashboardUser) *Session {
@@ -362,8 +378,12 @@ type Token struct {
 
 // Token mints a bearer token for sess's user: its role's scopes, its
 // merchant accounts, living TokenLifetime and never beyond the session,
-// nor past its idle timeout.
+// nor past its idle timeout. A user who must change their password gets
+// none.
 func (s *Service) Token(sess *Session) (*Token, error) {
+	if err := sess.Unrestricted(); err != nil {
+		return nil, err
+	}
 	now := s.now().Truncate(time.Second)
 	lifetime := min(s.cfg().TokenLifetime, sess.ExpiresAt.Sub(now), sess.IdleExpiresAt.Sub(now))
 	if lifetime < time.Second {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/auth"
@@ -27,10 +28,19 @@ type TeamStore interface {
 
 // TeamEdit is one change of the team: Update's role and merchant
 // accounts are written, or the user DeleteID is removed (its sessions
-// with it).
+// with it), or Reset's password is written.
 type TeamEdit struct {
 	Update   *coreapi.DashboardUser
 	DeleteID string
+	Reset    *PasswordReset
+}
+
+// PasswordReset is an admin's reset of a user's password: the hash of a
+// generated one, which the user must change; it clears their lockout and
+// ends every session of theirs.
+type PasswordReset struct {
+	UserID string
+	Hash   string
 }
 
 // Errors of team management.
@@ -96,6 +106,9 @@ func shares(accounts, ids []string) bool {
 }
 
 func requireAdmin(actor *Session) error {
+	if err := actor.Unrestricted(); err != nil {
+		return err
+	}
 	if actor.User.Role != coreapi.RoleAdmin {
 		return ErrNotAdmin
 	}
@@ -214,7 +227,8 @@ func (s *Service) AddTeamUser(ctx context.Context, actor *Session, in TeamUser) 
 		return nil, "", err
 	}
 	password := rand.Text()
-	u, err := s.AddUser(ctx, NewUser{Email: in.Email, Password: password, Role: in.Role, MerchantAccountIDs: in.MerchantAccountIDs})
+	u, err := s.AddUser(ctx, NewUser{Email: in.Email, Password: password, Role: in.Role, MerchantAccountIDs: in.MerchantAccountIDs,
+		MustChangePassword: true})
 	if err != nil {
 		return nil, "", err
 	}
@@ -330,6 +344,44 @@ func (s *Service) UnlockTeamUser(ctx context.Context, actor *Session, id string)
 	return u, nil
 }
 
+// ResetTeamUserPassword gives a user a generated password (128 random
+// bits), returned once for the admin to hand over, which the user must
+// change at their next sign-in. It ends every session of the user and
+// clears their lockout. The admin may reset only a user all of whose
+// accounts are the admin's, and never their own password (they change it).
+func (s *Service) ResetTeamUserPassword(ctx context.Context, actor *Session, id string) (*coreapi.DashboardUser, string, error) {
+	if err := requireAdmin(actor); err != nil {
+		return nil, "", err
+	}
+	if id == actor.User.ID {
+		return nil, "", &RuleError{"you cannot reset your own password: change it with Change password (POST /dashboard/password)"}
+	}
+	password := rand.Text()
+	hash, err := HashPassword(password)
+	if err != nil {
+		return nil, "", err
+	}
+	var reset coreapi.DashboardUser
+	err = s.Store.EditDashboardTeam(ctx, func(users []*coreapi.DashboardUser) (TeamEdit, error) {
+		actor, err := fresh(actor, users)
+		if err != nil {
+			return TeamEdit{}, err
+		}
+		u, err := target(actor, users, id)
+		if err != nil {
+			return TeamEdit{}, err
+		}
+		reset = *u
+		return TeamEdit{Reset: &PasswordReset{UserID: u.ID, Hash: hash}}, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	reset.PasswordHash, reset.MustChangePassword, reset.FailedSignIns, reset.LockedUntil = hash, true, 0, time.Time{}
+	s.logChange(ctx, "dashboard password reset; the user's sessions ended", actor, &reset)
+	return &reset, password, nil
+}
+
 var errWrongCurrent = coreapi.Problem{Pointer: "/current_password", Message: "is not your current password", Type: "value_error.password"}
 
 // ChangePassword replaces the signed-in user's password after checking
@@ -374,7 +426,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess *Session, current, ne
 	if err != nil {
 		return err
 	}
-	if err := s.Store.SetDashboardPassword(ctx, u.ID, hash, sess.tokenHash); err != nil {
+	if err := s.Store.SetDashboardPassword(ctx, u.ID, hash, false, sess.tokenHash); err != nil {
 		return err
 	}
 	s.logChange(ctx, "dashboard password changed; the user's other sessions ended", sess, u)

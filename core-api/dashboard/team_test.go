@@ -113,6 +113,65 @@ func TestChangePassword(t *testing.T) {
 }
 
 // Wrong current passwords count towards the lockout, as sign-ins do.
+// A generated password must be changed before the session does anything
+// else; a password the user chose (core-api user add -password-stdin)
+// need not be.
+func TestMustChangePassword(t *testing.T) {
+	s, _, _ := newService(t)
+	ctx := context.Background()
+	addUser(t, s, "root@example.com", coreapi.RoleAdmin, "*")
+	root := signIn(t, s, "root@example.com")
+	if root.User.MustChangePassword {
+		t.Fatal("a user whose password was given is flagged")
+	}
+	if _, err := s.Token(root); err != nil {
+		t.Fatalf("token of a user whose password was given = %v", err)
+	}
+	_, generated, err := s.AddTeamUser(ctx, root, dashboard.TeamUser{Email: "admin@example.com", Role: coreapi.RoleAdmin, MerchantAccountIDs: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.SignIn(ctx, "admin@example.com", generated)
+	if err != nil || !sess.User.MustChangePassword {
+		t.Fatalf("sign-in with a generated password = %+v, %v; want a session that must change it", sess, err)
+	}
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"token", func() error { _, err := s.Token(sess); return err }},
+		{"team", func() error { _, err := s.Team(ctx, sess); return err }},
+		{"add", func() error {
+			_, _, err := s.AddTeamUser(ctx, sess, dashboard.TeamUser{Email: "x@example.com", Role: coreapi.RoleViewer, MerchantAccountIDs: []string{"a"}})
+			return err
+		}},
+		{"change", func() error {
+			_, err := s.ChangeTeamUser(ctx, sess, root.User.ID, dashboard.TeamUserChange{MerchantAccountIDs: []string{"a"}})
+			return err
+		}},
+		{"unlock", func() error { _, err := s.UnlockTeamUser(ctx, sess, root.User.ID); return err }},
+		{"reset", func() error { _, _, err := s.ResetTeamUserPassword(ctx, sess, root.User.ID); return err }},
+		{"remove", func() error { return s.RemoveTeamUser(ctx, sess, root.User.ID) }},
+	} {
+		if err := c.call(); !errors.Is(err, dashboard.ErrPasswordChangeRequired) {
+			t.Errorf("%s by a user who must change their password = %v; want ErrPasswordChangeRequired", c.name, err)
+		}
+	}
+	if err := s.ChangePassword(ctx, sess, generated, "my-own-password-now"); err != nil {
+		t.Fatal(err)
+	}
+	sess, err = s.Session(ctx, sess.Token)
+	if err != nil || sess.User.MustChangePassword {
+		t.Fatalf("the session after the change = %+v, %v; want it kept and no longer restricted", sess, err)
+	}
+	if _, err := s.Token(sess); err != nil {
+		t.Errorf("token after the change = %v", err)
+	}
+	if _, err := s.Team(ctx, sess); err != nil {
+		t.Errorf("team after the change = %v", err)
+	}
+}
+
 func TestChangePasswordLockout(t *testing.T) {
 	s, _, _ := newService(t)
 	s.Config = dashboard.Config{MaxFailures: 2}
@@ -139,6 +198,8 @@ func errKind(err error) string {
 		return "ok"
 	case errors.Is(err, dashboard.ErrNotAdmin):
 		return "not admin"
+	case errors.Is(err, dashboard.ErrPasswordChangeRequired):
+		return "must change password"
 	case errors.As(err, &inv):
 		return "invalid"
 	case errors.As(err, &forbidden):
@@ -188,8 +249,8 @@ func TestTeamRules(t *testing.T) {
 				if u.Role != r || !slices.Equal(u.MerchantAccountIDs, accounts) || len(pw) < dashboard.MinPasswordLen {
 					t.Errorf("added %+v with a password of %d bytes", u, len(pw))
 				}
-				if _, err := s.SignIn(ctx, "new@example.com", pw); err != nil {
-					t.Errorf("sign-in with the generated password = %v", err)
+				if sess, err := s.SignIn(ctx, "new@example.com", pw); err != nil || !sess.User.MustChangePassword {
+					t.Errorf("sign-in with the generated password = %+v, %v; want a session that must change it", sess, err)
 				}
 			}
 			return err
@@ -205,6 +266,42 @@ func TestTeamRules(t *testing.T) {
 	// the cost of a case.
 	s, _, _ := newService(t)
 	db := s.Store.(*postgres.DB)
+	// reset locks target out and signs it in first: the reset must clear
+	// the one and end the other.
+	reset := func(target string) call {
+		return func(ctx context.Context, s *dashboard.Service, actor *dashboard.Session, id func(string) string) error {
+			var before *dashboard.Session
+			if target != "nobody" {
+				before = signIn(t, s, target+"@example.com")
+				if _, err := db.Pool.Exec(ctx, `UPDATE dashboard_users SET locked_until = now() + interval '1 hour' WHERE id = $1`, id(target)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			u, pw, err := s.ResetTeamUserPassword(ctx, actor, id(target))
+			if err != nil {
+				if before != nil {
+					if _, err := s.Session(ctx, before.Token); err != nil {
+						t.Errorf("the target's session after a refused reset = %v; want it kept", err)
+					}
+				}
+				return err
+			}
+			if !u.MustChangePassword || !u.LockedUntil.IsZero() || len(pw) < dashboard.MinPasswordLen || strings.Contains(u.PasswordHash, pw) {
+				t.Errorf("reset answered %+v with a password of %d bytes", u, len(pw))
+			}
+			if _, err := s.Session(ctx, before.Token); !errors.Is(err, dashboard.ErrNoSession) {
+				t.Errorf("the target's session after the reset = %v; want ErrNoSession", err)
+			}
+			if _, err := s.SignIn(ctx, target+"@example.com", password); !errors.Is(err, dashboard.ErrBadCredentials) {
+				t.Errorf("sign-in with the old password after the reset = %v; want ErrBadCredentials", err)
+			}
+			sess, err := s.SignIn(ctx, target+"@example.com", pw)
+			if err != nil || !sess.User.MustChangePassword {
+				t.Errorf("sign-in with the reset password (the lockout cleared) = %+v, %v; want a session that must change it", sess, err)
+			}
+			return nil
+		}
+	}
 	hash, err := dashboard.HashPassword(password)
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +352,15 @@ func TestTeamRules(t *testing.T) {
 		{"a * admin removes anyone else", "root", remove("admin-c"), "ok", false},
 		{"unlock in one's accounts", "admin-a", unlock("viewer-a"), "ok", false},
 		{"unlock beyond one's accounts", "admin-a", unlock("viewer-ac"), "forbidden", false},
+		{"reset in one's accounts", "admin-a", reset("viewer-a"), "ok", false},
+		{"reset of another admin of one's accounts", "admin-ab", reset("admin-a"), "ok", false},
+		{"a * admin resets a * user", "root", reset("viewer-all"), "ok", false},
+		{"reset beyond one's accounts", "admin-a", reset("viewer-ac"), "forbidden", false},
+		{"reset of a user sharing no account", "admin-c", reset("dev-b"), "not found", false},
+		{"reset of an unknown user", "root", reset("nobody"), "not found", false},
+		{"reset of oneself", "admin-a", reset("admin-a"), "rule", false},
+		{"a developer may not reset", "dev-b", reset("dev-b"), "not admin", false},
+		{"a viewer may not reset", "viewer-a", reset("viewer-ac"), "not admin", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -363,18 +469,22 @@ func TestTeamChangesAreLogged(t *testing.T) {
 	if err := s.ChangePassword(ctx, admin, password, "a-new-password-for-admin"); err != nil {
 		t.Fatal(err)
 	}
+	_, resetPW, err := s.ResetTeamUserPassword(ctx, admin, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.RemoveTeamUser(ctx, admin, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
 	for _, want := range []string{`"msg":"dashboard user added"`, `"msg":"dashboard user changed"`, `"role_before":"viewer"`,
 		`"role":"developer"`, `"msg":"dashboard user removed"`, `"by_email":"admin@example.com"`, `"email":"new@example.com"`,
-		`"msg":"dashboard password changed; the user's other sessions ended"`} {
+		`"msg":"dashboard password changed; the user's other sessions ended"`, `"msg":"dashboard password reset; the user's sessions ended"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log lacks %s:\n%s", want, out)
 		}
 	}
-	for _, secret := range []string{pw, password, "a-new-password-for-admin", "argon2id"} {
+	for _, secret := range []string{pw, resetPW, password, "a-new-password-for-admin", "argon2id"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the log holds a password or its hash (%q)", secret)
 		}

@@ -18,6 +18,11 @@ import (
 // makes browsers refuse it unless it is Secure, host-only and on path /.
 const SessionCookie = "__Host-payorch-session"
 
+// CodePasswordChangeRequired is the 403 of every dashboard route but the
+// password change, the session's read and sign-out, while the user must
+// change a generated password.
+const CodePasswordChangeRequired = "password_change_required"
+
 // CSRFHeader carries the session's anti-CSRF token on every
 // state-changing dashboard request.
 const CSRFHeader = "X-CSRF-Token"
@@ -49,6 +54,7 @@ func dashboardRoutes(rt *Router, d DashboardDeps) {
 	rt.Handle("PUT /dashboard/users/{user_id}", h.changeUser)
 	rt.Handle("DELETE /dashboard/users/{user_id}", h.removeUser)
 	rt.Handle("POST /dashboard/users/{user_id}/unlock", h.unlockUser)
+	rt.Handle("POST /dashboard/users/{user_id}/password-reset", h.resetUserPassword)
 	rt.Handle("GET /{$}", h.page)
 	rt.Handle("GET /dashboard/assets/{name}", h.asset)
 }
@@ -85,6 +91,7 @@ type dashboardUserJSON struct {
 	Email              string   `json:"email"`
 	Role               string   `json:"role"`
 	MerchantAccountIDs []string `json:"merchant_account_ids"`
+	MustChangePassword bool     `json:"must_change_password"`
 }
 
 type dashboardSessionJSON struct {
@@ -98,7 +105,7 @@ type dashboardSessionJSON struct {
 func dashboardSession(s *dashboard.Session) dashboardSessionJSON {
 	return dashboardSessionJSON{Type: "dashboard-session", CSRFToken: s.CSRFToken, ExpiresAt: s.ExpiresAt.UTC(),
 		IdleExpiresAt: s.IdleExpiresAt.UTC(), User: dashboardUserJSON{ID: s.User.ID, Email: s.User.Email, Role: string(s.User.Role),
-			MerchantAccountIDs: s.User.MerchantAccountIDs}}
+			MerchantAccountIDs: s.User.MerchantAccountIDs, MustChangePassword: s.User.MustChangePassword}}
 }
 
 var (
@@ -107,6 +114,7 @@ var (
 	errNotSignedIn  = apierror.Unauthorized("not signed in")
 	errBadSignIn    = apierror.Unauthorized(dashboard.ErrBadCredentials.Error())
 	errSignInBudget = apierror.TooManyRequests("too many sign-in attempts from this address; try again in a minute")
+	errMustChange   = apierror.New(http.StatusForbidden, CodePasswordChangeRequired, dashboard.ErrPasswordChangeRequired.Error())
 )
 
 // sameOrigin refuses a request a browser sent from another site: its
@@ -149,6 +157,19 @@ func (h dashboardHandlers) current(r *http.Request, changes bool) (*dashboard.Se
 		return nil, "", errCSRF
 	}
 	return s, c.Value, nil
+}
+
+// unrestricted is current for the routes a user who must change their
+// password may not use: refused before the body is read.
+func (h dashboardHandlers) unrestricted(r *http.Request, changes bool) (*dashboard.Session, error) {
+	s, _, err := h.current(r, changes)
+	if err != nil {
+		return nil, err
+	}
+	if s.Unrestricted() != nil {
+		return nil, errMustChange
+	}
+	return s, nil
 }
 
 // lockedOut is the answer to a locked-out user: 429, with when to retry.
@@ -233,7 +254,7 @@ type dashboardTokenJSON struct {
 }
 
 func (h dashboardHandlers) token(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, true)
+	s, err := h.unrestricted(r, true)
 	if err != nil {
 		return err
 	}

@@ -20,16 +20,17 @@ type teamUserJSON struct {
 	Role               string   `json:"role"`
 	MerchantAccountIDs []string `json:"merchant_account_ids"`
 	LockedUntil        *string  `json:"locked_until"`
+	MustChangePassword bool     `json:"must_change_password"`
 	CreatedAt          string   `json:"created_at"`
 	// Password is the generated password, in the answer to the user's
-	// creation only.
+	// creation or password reset only.
 	Password string `json:"password,omitempty"`
 }
 
 // teamUser renders u; a lockout already over is none.
 func teamUser(u *coreapi.DashboardUser, now time.Time) teamUserJSON {
 	j := teamUserJSON{Type: "dashboard-user", ID: u.ID, Email: u.Email, Role: string(u.Role),
-		MerchantAccountIDs: u.MerchantAccountIDs, CreatedAt: timestamp(u.CreatedAt)}
+		MerchantAccountIDs: u.MerchantAccountIDs, MustChangePassword: u.MustChangePassword, CreatedAt: timestamp(u.CreatedAt)}
 	if now.Before(u.LockedUntil) {
 		t := timestamp(u.LockedUntil)
 		j.LockedUntil = &t
@@ -50,6 +51,8 @@ func teamError(w http.ResponseWriter, err error) error {
 	switch {
 	case errors.As(err, &inv):
 		return domainError(&coreapi.ValidationError{Problems: inv.Problems}, "")
+	case errors.Is(err, dashboard.ErrPasswordChangeRequired):
+		return errMustChange
 	case errors.Is(err, dashboard.ErrNotAdmin):
 		return apierror.Forbidden(err.Error())
 	case errors.As(err, &forbidden):
@@ -63,7 +66,7 @@ func teamError(w http.ResponseWriter, err error) error {
 }
 
 func (h dashboardHandlers) team(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, false)
+	s, err := h.unrestricted(r, false)
 	if err != nil {
 		return err
 	}
@@ -87,7 +90,7 @@ type addTeamUserRequest struct {
 }
 
 func (h dashboardHandlers) addUser(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, true)
+	s, err := h.unrestricted(r, true)
 	if err != nil {
 		return err
 	}
@@ -112,7 +115,7 @@ type changeTeamUserRequest struct {
 }
 
 func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, true)
+	s, err := h.unrestricted(r, true)
 	if err != nil {
 		return err
 	}
@@ -157,7 +160,7 @@ func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) er
 }
 
 func (h dashboardHandlers) removeUser(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, true)
+	s, err := h.unrestricted(r, true)
 	if err != nil {
 		return err
 	}
@@ -173,7 +176,7 @@ func (h dashboardHandlers) removeUser(w http.ResponseWriter, r *http.Request) er
 }
 
 func (h dashboardHandlers) unlockUser(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := h.current(r, true)
+	s, err := h.unrestricted(r, true)
 	if err != nil {
 		return err
 	}
@@ -186,6 +189,25 @@ func (h dashboardHandlers) unlockUser(w http.ResponseWriter, r *http.Request) er
 		return teamError(w, err)
 	}
 	return WriteJSON(w, http.StatusOK, teamUser(u, time.Now()))
+}
+
+func (h dashboardHandlers) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
+	s, err := h.unrestricted(r, true)
+	if err != nil {
+		return err
+	}
+	id, err := pathUUID(r, "user_id")
+	if err != nil {
+		return err
+	}
+	u, password, err := h.Service.ResetTeamUserPassword(r.Context(), s, id)
+	if err != nil {
+		return teamError(w, err)
+	}
+	out := teamUser(u, time.Now())
+	out.Password = password
+	w.Header().Set("Cache-Control", "no-store")
+	return WriteJSON(w, http.StatusOK, out)
 }
 
 type changePasswordRequest struct {

@@ -10,6 +10,7 @@
 package paymentservices
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,9 @@ type Tx interface {
 	// LockPaymentService reads a payment service that is not deleted and
 	// holds its row's lock until the transaction ends.
 	LockPaymentService(ctx context.Context, merchant, id string) (*coreapi.PaymentService, error)
+	// LockPaymentServiceCredentials is LockPaymentService with the
+	// credentials' ciphertext.
+	LockPaymentServiceCredentials(ctx context.Context, merchant, id string) (*coreapi.PaymentService, string, error)
 	// ClearDefault makes no payment service of the merchant account the
 	// default for method but except; it serializes the moves of one
 	// account's default for a method.
@@ -182,8 +186,11 @@ func (s *Service) List(ctx context.Context, merchant string, page pagination.Pag
 }
 
 // Update applies a partial update to payment service id: absent fields
-// keep their value; settings and credentials, when given, are validated
-// and replace the stored ones as a whole.
+// keep their value; settings, when given, are validated and replace the
+// stored ones as a whole. Credentials, when given, are merged into the
+// stored ones: each one named replaces its value, null drops it, those
+// not named are kept; the result is validated against the connector's
+// schema (an unknown name, or a required one dropped, is a problem).
 func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.PaymentServiceFields) (*coreapi.PaymentService, error) {
 	if err := f.Validate(false); err != nil {
 		return nil, err
@@ -194,13 +201,11 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Pay
 	}
 	var v coreapi.Problems
 	var settings json.RawMessage
-	ct := ""
+	var sc connector.Schemas
 	if f.Settings != nil || f.Credentials != nil {
-		sc, err := s.Connectors.Schemas(cur.Connector)
-		if errors.Is(err, connector.ErrUnknown) {
+		if sc, err = s.Connectors.Schemas(cur.Connector); errors.Is(err, connector.ErrUnknown) {
 			return nil, coreapi.ErrPaymentServiceConnector
-		}
-		if err != nil {
+		} else if err != nil {
 			return nil, err
 		}
 		if f.Settings != nil {
@@ -208,22 +213,34 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Pay
 				return nil, err
 			}
 		}
-		if f.Credentials != nil {
-			creds := sc.Credentials.ValidateSecrets("/credentials", f.Credentials, &v)
-			if len(v) == 0 {
-				if ct, err = s.seal(ctx, cur, creds); err != nil {
-					return nil, err
-				}
-				cur.CredentialsSet = creds.Names()
-			}
-		}
+	}
+	var given map[string]json.RawMessage
+	if f.Credentials != nil && json.Unmarshal(f.Credentials, &given) != nil {
+		v.Add("/credentials", "must be an object", "type_error.dict")
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var ps *coreapi.PaymentService
 	err = s.Store.InTx(ctx, func(tx Tx) error {
-		if ps, err = tx.LockPaymentService(ctx, merchant, id); err != nil {
+		ct := ""
+		if f.Credentials != nil {
+			// The stored credentials are read, merged and sealed again under
+			// the row's lock, so two partial replacements at once both
+			// count.
+			var stored string
+			if ps, stored, err = tx.LockPaymentServiceCredentials(ctx, merchant, id); err != nil {
+				return err
+			}
+			creds, err := s.merge(ctx, ps, stored, given, sc.Credentials)
+			if err != nil {
+				return err
+			}
+			if ct, err = s.seal(ctx, ps, creds); err != nil {
+				return err
+			}
+			ps.CredentialsSet = creds.Names()
+		} else if ps, err = tx.LockPaymentService(ctx, merchant, id); err != nil {
 			return err
 		}
 		wasDefault := ps.Default
@@ -238,9 +255,6 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Pay
 		}
 		if settings != nil {
 			ps.Settings = settings
-		}
-		if ct != "" {
-			ps.CredentialsSet = cur.CredentialsSet
 		}
 		var v coreapi.Problems
 		if checkDefault(&v, ps, f); len(v) > 0 {
@@ -257,6 +271,58 @@ func (s *Service) Update(ctx context.Context, merchant, id string, f coreapi.Pay
 		return nil, err
 	}
 	return ps, nil
+}
+
+// merge unseals ps's stored credentials and applies given over them (a
+// value replaces, null drops), then validates the result against schema:
+// problems point at /credentials/<name>. A stored credential the schema
+// no longer has is dropped rather than kept against it. The values stay
+// in memory only as long as this takes.
+func (s *Service) merge(ctx context.Context, ps *coreapi.PaymentService, stored string, given map[string]json.RawMessage, schema connector.Schema) (connector.Secrets, error) {
+	raw, err := s.Crypter.Decrypt(ctx, binding(ps.MerchantAccountID, ps.ID), stored)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(raw)
+	merged := map[string]json.RawMessage{}
+	defer func() {
+		for _, v := range merged {
+			clear(v)
+		}
+	}()
+	if err := json.Unmarshal(raw, &merged); err != nil {
+		return nil, ErrStoredConfig
+	}
+	known := func(name string) bool {
+		return slices.ContainsFunc(schema, func(f connector.Field) bool { return f.Name == name })
+	}
+	for k := range merged {
+		if !known(k) {
+			delete(merged, k)
+		}
+	}
+	for k, val := range given {
+		if known(k) && isNull(val) {
+			delete(merged, k)
+		} else {
+			merged[k] = val
+		}
+	}
+	body, err := json.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(body)
+	var v coreapi.Problems
+	creds := schema.ValidateSecrets("/credentials", body, &v)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	return creds, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
 // Delete marks payment service id deleted: gone from reads and routing,

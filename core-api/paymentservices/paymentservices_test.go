@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -247,6 +248,80 @@ func TestPartialUpdates(t *testing.T) {
 	}
 	if _, err := e.s.Update(ctx, "other", ps.ID, coreapi.PaymentServiceFields{Active: coreapi.Some(false)}); !errors.Is(err, coreapi.ErrNotFound) {
 		t.Fatalf("another account's update: %v", err)
+	}
+}
+
+// Credentials given in an update are merged into the stored ones: those
+// named are replaced (null drops an optional one), the others kept, and
+// the result is checked against the connector's schema.
+func TestCredentialsPartialReplacement(t *testing.T) {
+	e := setup(t)
+	const (
+		bankKey    = "mb_test_s3cr3t_key_0001"
+		bankSecret = "whsec_s3cr3t_bank_0001"
+		cardHook   = "whsec_s3cr3t_card_0001"
+	)
+	bank := coreapi.PaymentServiceFields{Connector: "mock-bank", Method: coreapi.MethodPix,
+		Credentials: json.RawMessage(`{"api_key":"` + bankKey + `","webhook_secret":"` + bankSecret + `"}`)}
+	card := fields(func(f *coreapi.PaymentServiceFields) {
+		f.Credentials = json.RawMessage(`{"api_key":"` + apiKey + `","webhook_secret":"` + cardHook + `"}`)
+	})
+	for _, tc := range []struct {
+		name    string
+		create  coreapi.PaymentServiceFields
+		update  string
+		want    map[string]string // the credentials after; nil: refused, unchanged
+		invalid []string          // the refusal's pointers
+	}{
+		{"one of two replaced", bank, `{"webhook_secret":"whsec_s3cr3t_bank_0002"}`,
+			map[string]string{"api_key": bankKey, "webhook_secret": "whsec_s3cr3t_bank_0002"}, nil},
+		{"the other of two replaced", bank, `{"api_key":"mb_test_s3cr3t_key_0002"}`,
+			map[string]string{"api_key": "mb_test_s3cr3t_key_0002", "webhook_secret": bankSecret}, nil},
+		{"both replaced", bank, `{"api_key":"mb_test_s3cr3t_key_0002","webhook_secret":"whsec_s3cr3t_bank_0002"}`,
+			map[string]string{"api_key": "mb_test_s3cr3t_key_0002", "webhook_secret": "whsec_s3cr3t_bank_0002"}, nil},
+		{"none named", bank, `{}`, map[string]string{"api_key": bankKey, "webhook_secret": bankSecret}, nil},
+		{"an optional one dropped", card, `{"webhook_secret":null}`, map[string]string{"api_key": apiKey}, nil},
+		{"an optional one added", fields(), `{"webhook_secret":"` + cardHook + `"}`,
+			map[string]string{"api_key": apiKey, "webhook_secret": cardHook}, nil},
+		{"a required one dropped", bank, `{"api_key":null}`, nil, []string{"/credentials/api_key"}},
+		{"an unknown name", bank, `{"webhook_secret":"whsec_s3cr3t_bank_0002","password":"s3cr3t-0000"}`, nil, []string{"/credentials/password"}},
+		{"an unknown name dropped", bank, `{"password":null}`, nil, []string{"/credentials/password"}},
+		{"a bad value", bank, `{"api_key":"s3cr3t-no-prefix"}`, nil, []string{"/credentials/api_key"}},
+		{"not an object", bank, `["s3cr3t"]`, nil, []string{"/credentials"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := create(t, e, "default", tc.create)
+			_, before, err := e.s.ForOperation(ctx, "default", ps.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.s.Update(ctx, "default", ps.ID, coreapi.PaymentServiceFields{Credentials: json.RawMessage(tc.update)})
+			want := tc.want
+			if tc.invalid != nil {
+				if p := pointers(t, err); !slices.Equal(p, tc.invalid) {
+					t.Fatalf("pointers %v, want %v", p, tc.invalid)
+				}
+				want = map[string]string{}
+				for k, v := range before.Credentials {
+					want[k] = v.Reveal()
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			} else if names := slices.Sorted(maps.Keys(want)); !slices.Equal(got.CredentialsSet, names) {
+				t.Errorf("credentials_set = %v, want %v", got.CredentialsSet, names)
+			}
+			_, cfg, err := e.s.ForOperation(ctx, "default", ps.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[string]string{}
+			for k, v := range cfg.Credentials {
+				stored[k] = v.Reveal()
+			}
+			if !reflect.DeepEqual(stored, want) {
+				t.Errorf("stored credentials = %v, want %v", stored, want)
+			}
+		})
 	}
 }
 

@@ -16,13 +16,13 @@ import (
 var _ dashboard.Store = (*DB)(nil)
 
 const dashboardUserColumns = `id::text, email, password_hash, role, merchant_account_ids, failed_sign_ins,
-	locked_until, created_at`
+	locked_until, must_change_password, created_at`
 
 func scanDashboardUser(row pgx.Row) (*coreapi.DashboardUser, error) {
 	var u coreapi.DashboardUser
 	var role string
 	var locked *time.Time
-	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &role, &u.MerchantAccountIDs, &u.FailedSignIns, &locked, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &role, &u.MerchantAccountIDs, &u.FailedSignIns, &locked, &u.MustChangePassword, &u.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("dashboard user: %w", coreapi.ErrNotFound)
 	}
@@ -39,8 +39,8 @@ func scanDashboardUser(row pgx.Row) (*coreapi.DashboardUser, error) {
 // CreateDashboardUser stores a new user; an email already taken is a
 // DuplicateError.
 func (db *DB) CreateDashboardUser(ctx context.Context, u *coreapi.DashboardUser) error {
-	_, err := db.Pool.Exec(ctx, `INSERT INTO dashboard_users (id, email, password_hash, role, merchant_account_ids, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, u.ID, u.Email, u.PasswordHash, string(u.Role), u.MerchantAccountIDs, u.CreatedAt)
+	_, err := db.Pool.Exec(ctx, `INSERT INTO dashboard_users (id, email, password_hash, role, merchant_account_ids, must_change_password, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, u.Email, u.PasswordHash, string(u.Role), u.MerchantAccountIDs, u.MustChangePassword, u.CreatedAt)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == uniqueViolation {
 		return &coreapi.DuplicateError{Resource: "dashboard user", Field: "email"}
@@ -123,19 +123,23 @@ func (db *DB) TouchDashboardSession(ctx context.Context, tokenHash []byte, now t
 
 // SetDashboardPassword replaces a user's password and ends the user's
 // other sessions, in one transaction.
-func (db *DB) SetDashboardPassword(ctx context.Context, userID, hash string, keep []byte) error {
-	return db.InTx(ctx, func(tx *Tx) error {
-		tag, err := tx.tx.Exec(ctx, `UPDATE dashboard_users SET password_hash = $2, failed_sign_ins = 0, locked_until = NULL,
-			updated_at = now() WHERE id = $1`, userID, hash)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("dashboard user: %w", coreapi.ErrNotFound)
-		}
-		_, err = tx.tx.Exec(ctx, `DELETE FROM dashboard_sessions WHERE user_id = $1 AND token_hash IS DISTINCT FROM $2`, userID, keep)
+func (db *DB) SetDashboardPassword(ctx context.Context, userID, hash string, mustChange bool, keep []byte) error {
+	return db.InTx(ctx, func(tx *Tx) error { return setDashboardPassword(ctx, tx.tx, userID, hash, mustChange, keep) })
+}
+
+// setDashboardPassword writes a password, clears failures and lockout,
+// and ends every session of the user but keep (nil: all of them).
+func setDashboardPassword(ctx context.Context, tx *txConn, userID, hash string, mustChange bool, keep []byte) error {
+	tag, err := tx.Exec(ctx, `UPDATE dashboard_users SET password_hash = $2, must_change_password = $3, failed_sign_ins = 0,
+		locked_until = NULL, updated_at = now() WHERE id = $1`, userID, hash, mustChange)
+	if err != nil {
 		return err
-	})
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("dashboard user: %w", coreapi.ErrNotFound)
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM dashboard_sessions WHERE user_id = $1 AND token_hash IS DISTINCT FROM $2`, userID, keep)
+	return err
 }
 
 // DashboardUsers lists every user by email.
@@ -187,6 +191,8 @@ func (db *DB) EditDashboardTeam(ctx context.Context, edit func([]*coreapi.Dashbo
 				e.Update.ID, string(e.Update.Role), e.Update.MerchantAccountIDs)
 		case e.DeleteID != "":
 			_, err = tx.tx.Exec(ctx, `DELETE FROM dashboard_users WHERE id = $1`, e.DeleteID)
+		case e.Reset != nil:
+			err = setDashboardPassword(ctx, tx.tx, e.Reset.UserID, e.Reset.Hash, true, nil)
 		}
 		return err
 	})

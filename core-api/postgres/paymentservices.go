@@ -95,11 +95,23 @@ func (db *DB) ListPaymentServices(ctx context.Context, m string, page pagination
 // LockPaymentService reads payment service id unless it is deleted, and
 // holds its row's lock until the transaction ends.
 func (tx *Tx) LockPaymentService(ctx context.Context, m, id string) (*coreapi.PaymentService, error) {
+	return tx.lockPaymentService(ctx, m, id, "")
+}
+
+// LockPaymentServiceCredentials is LockPaymentService with the
+// credentials' ciphertext.
+func (tx *Tx) LockPaymentServiceCredentials(ctx context.Context, m, id string) (*coreapi.PaymentService, string, error) {
+	var ct string
+	ps, err := tx.lockPaymentService(ctx, m, id, ", ps.credentials_ciphertext", &ct)
+	return ps, ct, err
+}
+
+func (tx *Tx) lockPaymentService(ctx context.Context, m, id, extraColumns string, extra ...any) (*coreapi.PaymentService, error) {
 	if !coreapi.IsUUID(id) {
 		return nil, fmt.Errorf("payment service: %w", coreapi.ErrNotFound)
 	}
-	return scanPaymentService(tx.tx.QueryRow(ctx, `SELECT `+psColumns+` FROM payment_services ps
-		WHERE ps.merchant_account_id = $1 AND ps.id = $2 AND ps.deleted_at IS NULL FOR UPDATE`, m, id))
+	return scanPaymentService(tx.tx.QueryRow(ctx, `SELECT `+psColumns+extraColumns+` FROM payment_services ps
+		WHERE ps.merchant_account_id = $1 AND ps.id = $2 AND ps.deleted_at IS NULL FOR UPDATE`, m, id), extra...)
 }
 
 // ClearDefault unsets merchant account m's default for method unless it

@@ -199,7 +199,7 @@ payorch is running ($ENVIRONMENT)
   vault-proxy admin    http://127.0.0.1:9090    (loopback: /healthz, /readyz)
   Vault                $VAULT_ADDR
   health               curl -s http://127.0.0.1:8080/readyz
-  dashboard            $dashboard_url/   (admin@payorch.test / $dashboard_password)
+  dashboard            $dashboard_url/   (admin@payorch.test / $dashboard_password: changed at the first sign-in)
 MSG
 if [ "$ENVIRONMENT" != production ]; then
   echo "  mock-card            $mock_card   (sandbox card processor; vault-proxy destination mock-card)"

@@ -21,7 +21,7 @@ import (
 // user runs `core-api user add`: a dashboard user (the first admin of a
 // new instance, typically) in the core database of CORE_API_DATABASE_URL.
 // The password is read from standard input with -password-stdin, else
-// generated and printed once.
+// generated and printed once, and then to be changed at first sign-in.
 func user(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
 	if len(args) == 0 || args[0] != "add" {
 		return errors.New("usage: core-api user add -email EMAIL [-role admin|developer|viewer] [-merchant-accounts ID,ID|*] [-password-stdin]")
@@ -59,13 +59,14 @@ func user(ctx context.Context, args []string, in io.Reader, out io.Writer) error
 		ids = append(ids, strings.TrimSpace(id))
 	}
 	u, err := app.NewDashboardService(db).AddUser(ctx, dashboard.NewUser{Email: *email, Password: password,
-		Role: coreapi.DashboardRole(*role), MerchantAccountIDs: ids})
+		Role: coreapi.DashboardRole(*role), MerchantAccountIDs: ids, MustChangePassword: !*fromStdin})
 	if err != nil {
 		return fmt.Errorf("user add: %w", err)
 	}
 	fmt.Fprintf(out, "dashboard user %s added: %s, role %s, merchant accounts %s\n", u.ID, u.Email, u.Role, strings.Join(u.MerchantAccountIDs, ","))
 	if !*fromStdin {
 		fmt.Fprintf(out, "password: %s\n", password)
+		fmt.Fprintln(out, "(to be changed at the first sign-in)")
 	}
 	return nil
 }

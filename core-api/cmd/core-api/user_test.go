@@ -28,8 +28,8 @@ func TestUserAdd(t *testing.T) {
 		t.Fatalf("output = %q", out.String())
 	}
 	svc := &dashboard.Service{Store: postgrestest.Open(t, dsn)}
-	if _, err := svc.SignIn(ctx, "admin@example.com", m[1]); err != nil {
-		t.Errorf("sign-in with the printed password = %v", err)
+	if s, err := svc.SignIn(ctx, "admin@example.com", m[1]); err != nil || !s.User.MustChangePassword {
+		t.Errorf("sign-in with the printed password = %+v, %v; want a session that must change it", s, err)
 	}
 
 	out.Reset()
@@ -38,7 +38,7 @@ func TestUserAdd(t *testing.T) {
 	if err != nil || strings.Contains(out.String(), "password") {
 		t.Fatalf("user add -password-stdin = %v, %q", err, out.String())
 	}
-	if s, err := svc.SignIn(ctx, "dev@example.com", "typed-password-1234"); err != nil || len(s.User.MerchantAccountIDs) != 2 {
+	if s, err := svc.SignIn(ctx, "dev@example.com", "typed-password-1234"); err != nil || len(s.User.MerchantAccountIDs) != 2 || s.User.MustChangePassword {
 		t.Errorf("sign-in with the typed password = %+v, %v", s, err)
 	}
 

@@ -337,13 +337,44 @@ try {
   const taken = await page.getByRole("alert").textContent();
   check(/already exists/.test(taken ?? ""), `a taken email shows the API's message (got "${taken}")`);
 
+  // The admin resets the new viewer's password on the Team page, after a
+  // confirmation: a second generated password, shown once; the first no
+  // longer signs in.
+  const member = page.getByRole("list", { name: "Users" }).getByRole("listitem").filter({ hasText: env("TEAM_VIEWER_EMAIL") });
+  check(/must change their password/.test((await member.textContent()) ?? ""), "the new viewer is listed as having to change their password");
+  await member.getByRole("button", { name: `Reset password of ${env("TEAM_VIEWER_EMAIL")}` }).click();
+  await axe("team, password reset confirmation");
+  await member.getByRole("button", { name: `Confirm password reset of ${env("TEAM_VIEWER_EMAIL")}` }).click();
+  await page.getByRole("status").filter({ hasText: "has a new password" }).waitFor();
+  const reset = (await page.getByTestId("new-password").textContent()) ?? "";
+  check(reset.length >= 12 && reset !== shown, "the reset password is shown, and differs from the first");
+  await axe("team, password reset");
+  await shot("team-password-reset");
+
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("button", { name: "Sign in" }).waitFor();
 
-  // --- the new viewer signs in with the shown password: no Team page, no
-  // write action; changes their password; a session ended elsewhere
-  // returns the page to sign-in, saying so.
+  // --- the new viewer signs in with the first password: refused; with the
+  // reset one: taken to Change password before anything else. Then no
+  // Team page, no write action; a session ended elsewhere returns the
+  // page to sign-in, saying so.
   await signIn(env("TEAM_VIEWER_EMAIL"), shown);
+  const refused = await page.getByRole("alert").textContent();
+  check(/invalid email or password/.test(refused ?? ""), `the password before the reset is refused (got "${refused}")`);
+  await signIn(env("TEAM_VIEWER_EMAIL"), reset);
+  await page.getByTestId("must-change-notice").waitFor();
+  check((await page.getByRole("link", { name: "Transactions" }).count()) === 0, "a generated password shows Change password alone, no section");
+  await axe("change password at first sign-in");
+  await shot("first-sign-in-change-password");
+  await page.getByLabel("Current password").fill("not the password");
+  await page.getByLabel("New password (12 to 256 characters)").fill(env("TEAM_VIEWER_NEW_PASSWORD"));
+  await page.getByRole("button", { name: "Change password" }).click();
+  const wrong = await page.getByRole("alert").textContent();
+  check(/\/current_password: is not your current password/.test(wrong ?? ""), `a wrong current password shows the API's message (got "${wrong}")`);
+  await page.getByLabel("Current password").fill(reset);
+  await page.getByRole("button", { name: "Change password" }).click();
+  await page.getByRole("heading", { name: "Transactions" }).waitFor();
+  check(true, "after the change the page opens");
   await page.goto(`${url}/#/transactions/${env("TX_ID")}`);
   await page.getByTestId("tx-status").waitFor();
   check((await page.getByRole("button", { name: "Capture" }).count()) === 0, "the new viewer sees no Capture button");
@@ -352,14 +383,7 @@ try {
   await page.getByRole("heading", { name: "Vault forwarding" }).waitFor();
   check((await page.getByRole("button", { name: "Create config" }).count()) === 0, "the new viewer cannot create a forwarding config");
   await page.getByRole("link", { name: "Change password" }).click();
-  await page.getByLabel("Current password").fill("not the password");
-  await page.getByLabel("New password (12 to 256 characters)").fill(env("TEAM_VIEWER_NEW_PASSWORD"));
-  await page.getByRole("button", { name: "Change password" }).click();
-  const wrong = await page.getByRole("alert").textContent();
-  check(/\/current_password: is not your current password/.test(wrong ?? ""), `a wrong current password shows the API's message (got "${wrong}")`);
-  await page.getByLabel("Current password").fill(shown);
-  await page.getByRole("button", { name: "Change password" }).click();
-  await page.getByRole("status").filter({ hasText: "Password changed" }).waitFor();
+  await page.getByRole("heading", { name: "Change password" }).waitFor();
   await axe("change password");
   await shot("change-password");
   // Another tab signs out: this page's next session call finds it gone.

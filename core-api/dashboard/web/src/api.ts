@@ -7,6 +7,9 @@ export interface User {
   email: string;
   role: "admin" | "developer" | "viewer";
   merchant_account_ids: string[];
+  /** The password was generated: until it is changed, the session may
+   * only change it, be read and sign out. */
+  must_change_password: boolean;
 }
 
 export interface Session {

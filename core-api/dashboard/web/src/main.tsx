@@ -464,6 +464,24 @@ function Shell({ session, onSignedOut }: { session: Session; onSignedOut: () => 
   );
 }
 
+/** A session whose password was generated: it may only change it (every
+ * other route refuses it), then the page opens. */
+function FirstPassword({ session, onChanged, onSignedOut }: {
+  session: Session; onChanged: (s: Session) => void; onSignedOut: () => void;
+}) {
+  return (
+    <main class="signin" id="main">
+      <p class="notice" role="status" data-testid="must-change-notice">
+        Signed in as {session.user.email}. Your password was generated for you: choose your own to continue.
+      </p>
+      <ChangePassword onChanged={async () => { const s = await checkSession(); if (s) onChanged(s); }} />
+      <button type="button" onClick={async () => { await signOut().catch(() => undefined); onSignedOut(); }}>
+        Sign out
+      </button>
+    </main>
+  );
+}
+
 function App() {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState("");
@@ -478,6 +496,9 @@ function App() {
   if (error) return <main><ErrorText error={error} /></main>;
   if (session === undefined) return <main><p role="status">Loading…</p></main>;
   if (!session) return <SignIn notice={notice} onSignedIn={(s) => { setNotice(""); setSession(s); }} />;
+  if (session.user.must_change_password) {
+    return <FirstPassword session={session} onChanged={setSession} onSignedOut={() => setSession(null)} />;
+  }
   return <Shell session={session} onSignedOut={() => setSession(null)} />;
 }
 

@@ -140,7 +140,7 @@ export function PaymentServices({ ctx }: { ctx: Ctx }) {
 }
 
 /** The form that creates a payment service (no ps) or edits ps: its name,
- * default flag and settings, and a replacement of its credentials. */
+ * default flag and settings, and a replacement of any of its credentials. */
 function ServiceForm({ ctx, ps, done, cancel }: { ctx: Ctx; ps?: any; done: (note: string) => Promise<void>; cancel?: () => void }) {
   const [connector, setConnector] = useState<string>(ps?.connector ?? "mock-card");
   const spec: ConnectorSpec | undefined = connectors[connector];
@@ -166,7 +166,8 @@ function ServiceForm({ ctx, ps, done, cancel }: { ctx: Ctx; ps?: any; done: (not
   async function submit(ev: Event) {
     ev.preventDefault();
     setError("");
-    // Credentials exactly as typed; all empty: not sent (kept, on an edit).
+    // Credentials exactly as typed, only those typed: on an edit the API
+    // keeps the stored ones not sent.
     const typed = Object.entries(creds).filter(([, v]) => v !== "");
     const credentials = typed.length ? Object.fromEntries(typed) : undefined;
     const body: Record<string, unknown> = {};
@@ -248,12 +249,12 @@ function ServiceForm({ ctx, ps, done, cancel }: { ctx: Ctx; ps?: any; done: (not
           <legend>Credentials (write-only)</legend>
           <p id={`${p}-cred-hint`} class="hint">
             {ps
-              ? `Stored: ${ps.credentials_set.length ? ps.credentials_set.join(", ") : "none"}. They are replaced together: type every one to replace them, or leave them all empty to keep them.`
+              ? `Stored: ${ps.credentials_set.length ? ps.credentials_set.join(", ") : "none"}. Type a new value to replace one; an empty field means unchanged.`
               : "Sent to core-api, which seals them with Vault transit; never shown again."}
           </p>
           {credNames.map((c) => (
             <div class="field" key={connector + c}>
-              <label for={`${p}-c-${c}`}>{ps ? `New ${c}` : c}</label>
+              <label for={`${p}-c-${c}`}>{ps ? `New ${c} (empty: unchanged)` : c}</label>
               <input id={`${p}-c-${c}`} type="password" autocomplete="new-password" spellcheck={false}
                 value={creds[c] ?? ""} onInput={input((v) => setCreds({ ...creds, [c]: v }))} />
             </div>

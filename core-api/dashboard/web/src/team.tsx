@@ -11,6 +11,14 @@ interface TeamUser {
   role: string;
   merchant_account_ids: string[];
   locked_until: string | null;
+  must_change_password: boolean;
+}
+
+/** A generated password, shown once: a new user's or a reset one's. */
+interface Shown {
+  email: string;
+  password: string;
+  reset: boolean;
 }
 
 const roles = ["viewer", "developer", "admin"];
@@ -55,15 +63,17 @@ function UserFields({ prefix, role, setRole, chosen, setChosen, choices }: {
   );
 }
 
-function Member({ user, me, choices, reload, say }: {
+function Member({ user, me, choices, reload, say, show }: {
   user: TeamUser;
   me: Session;
   choices: string[];
   reload: () => Promise<void>;
   say: (note: string, error: string) => void;
+  show: (s: Shown) => void;
 }) {
   const [editing, setEditing] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [resetting, setResetting] = useState(false);
   const [role, setRole] = useState(user.role);
   const [chosen, setChosen] = useState(user.merchant_account_ids);
   const mine = me.user.merchant_account_ids;
@@ -83,6 +93,16 @@ function Member({ user, me, choices, reload, say }: {
       say("", message(e));
     }
   }
+  async function reset() {
+    say("", "");
+    try {
+      const u = await dashboard("POST", `/dashboard/users/${user.id}/password-reset`);
+      await reload();
+      show({ email: u.email, password: u.password, reset: true });
+    } catch (e) {
+      say("", message(e));
+    }
+  }
   const save = (ev: Event) => {
     ev.preventDefault();
     run(`${user.email} changed.`, "PUT", `/dashboard/users/${user.id}`, { role, merchant_account_ids: chosen });
@@ -91,6 +111,7 @@ function Member({ user, me, choices, reload, say }: {
     <li>
       <strong>{user.email}</strong>{self && " (you)"} · {user.role} · {user.merchant_account_ids.join(", ")}
       {locked && <span class="error"> · locked until {new Date(user.locked_until!).toISOString().slice(0, 16).replace("T", " ")} UTC</span>}
+      {user.must_change_password && " · must change their password"}
       {!manageable && <p>Also in merchant accounts you do not administer: another admin manages this user.</p>}
       {manageable && !editing && (
         <div class="row-actions">
@@ -99,6 +120,17 @@ function Member({ user, me, choices, reload, say }: {
             <button type="button" onClick={() => run(`${user.email} unlocked.`, "POST", `/dashboard/users/${user.id}/unlock`)}>
               Unlock {user.email}
             </button>
+          )}
+          {!self && !resetting && (
+            <button type="button" onClick={() => setResetting(true)}>Reset password of {user.email}</button>
+          )}
+          {!self && resetting && (
+            <>
+              <button type="button" onClick={() => { setResetting(false); reset(); }}>
+                Confirm password reset of {user.email} (signs them out)
+              </button>
+              <button type="button" onClick={() => setResetting(false)}>Keep the password of {user.email}</button>
+            </>
           )}
           {!self && !confirming && <button type="button" onClick={() => setConfirming(true)}>Remove {user.email}</button>}
           {!self && confirming && (
@@ -129,7 +161,7 @@ export function Team({ session, accounts }: { session: Session; accounts: string
   const [users, setUsers] = useState<TeamUser[] | null>(null);
   const [error, setError] = useState("");
   const [note, setNote] = useState("");
-  const [created, setCreated] = useState<{ email: string; password: string } | null>(null);
+  const [created, setCreated] = useState<Shown | null>(null);
   const [email, setEmail] = useState("");
   const [role, setRole] = useState("viewer");
   const [chosen, setChosen] = useState<string[]>([]);
@@ -157,7 +189,7 @@ export function Team({ session, accounts }: { session: Session; accounts: string
     try {
       const u = await dashboard("POST", "/dashboard/users", { email, role, merchant_account_ids: chosen });
       await load();
-      setCreated({ email: u.email, password: u.password });
+      setCreated({ email: u.email, password: u.password, reset: false });
       setEmail("");
       setChosen([]);
     } catch (e) {
@@ -172,15 +204,16 @@ export function Team({ session, accounts }: { session: Session; accounts: string
       <ErrorText error={error} />
       {created && (
         <p class="secret" role="status">
-          {created.email} was added. Their password, shown this once: <code data-testid="new-password">{created.password}</code>.
-          Hand it over safely; they should change it after signing in.
+          {created.email} {created.reset ? "has a new password; their sessions were ended" : "was added"}. Their password,
+          shown this once: <code data-testid="new-password">{created.password}</code>.
+          Hand it over safely; they must change it when they sign in.
         </p>
       )}
       {users && (
         <ul class="methods" aria-label="Users">
           {users.map((u) => (
             <Member key={u.id + u.role + u.merchant_account_ids.join() + u.locked_until} user={u} me={session}
-              choices={choices} reload={load} say={say} />
+              choices={choices} reload={load} say={say} show={(c) => { say("", ""); setCreated(c); }} />
           ))}
         </ul>
       )}
@@ -198,8 +231,8 @@ export function Team({ session, accounts }: { session: Session; accounts: string
   );
 }
 
-/** The signed-in user's own password. */
-export function ChangePassword() {
+/** The signed-in user's own password; onChanged runs after a change. */
+export function ChangePassword({ onChanged }: { onChanged?: () => Promise<void> }) {
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [error, setError] = useState("");
@@ -213,6 +246,7 @@ export function ChangePassword() {
       setCurrent("");
       setNext("");
       setNote("Password changed. Your other sessions were signed out.");
+      await onChanged?.();
     } catch (e) {
       setError(message(e));
     }
