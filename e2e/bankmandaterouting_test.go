@@ -14,10 +14,14 @@ import (
 // whose default payment service for bank has its own API key and webhook
 // secret sets its mandate up through that payment service, as a debit of
 // it would go: mock-bank holds the mandate under the service's key alone,
-// the mandate names the service, its notifications verify with the
-// service's secret alone (the built-in sandbox secret is 401 and changes
-// nothing), and its merchant-initiated charges go through it. Without the
-// payment service the built-in sandbox mock-bank holds it, as before.
+// and the mandate names the service. mock-bank signs the notifications
+// about the key's mandates and debits with the secret registered for the
+// key (PUT /sandbox/webhook-secret, as in a processor's dashboard): before
+// the registration they carry the built-in sandbox secret, which the
+// service refuses (401, nothing changes); after it, mock-bank's own
+// notifications activate the mandate and settle its merchant-initiated
+// charge, which goes through the service. Without the payment service
+// the built-in sandbox mock-bank holds it, as before.
 func TestBankMandateStoredThroughPaymentService(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, bankScopes...)
@@ -66,7 +70,9 @@ func TestBankMandateStoredThroughPaymentService(t *testing.T) {
 
 	t.Run("its notifications verify with the payment service's secret alone", func(t *testing.T) {
 		data := map[string]any{"id": mid, "reference": pm, "scheme": "ach", "status": "active"}
-		// mock-bank itself signs with the built-in sandbox secret.
+		// The key has no secret of its own at mock-bank yet: mock-bank
+		// signs with the built-in sandbox secret, which the payment
+		// service refuses.
 		out := sim.post(t, "/sandbox/mandates/"+mid+"/activate", map[string]any{})
 		for _, d := range out["deliveries"].([]any) {
 			if d.(map[string]any)["status_code"] != 401.0 {
@@ -80,11 +86,13 @@ func TestBankMandateStoredThroughPaymentService(t *testing.T) {
 		if got := mandateOf(t, pm); got["status"] != "pending" {
 			t.Fatalf("mandate after refused notifications: %v", got)
 		}
-		for _, typ := range []string{"mandate.activated", "recurring.token.created"} {
-			if code, raw := signedBankNotification(t, s, "default", secret, typ, data); code != http.StatusOK {
-				t.Fatalf("%s signed with the payment service's secret: %d %s", typ, code, raw)
-			}
+		// The merchant registers the payment service's secret for its key
+		// at mock-bank; mock-bank's own notifications then verify.
+		if code, raw := s.Do(t, http.DefaultClient, http.MethodPut, s.MockBank.URL()+"/sandbox/webhook-secret", key, // the key is the bearer
+			map[string]any{"webhook_secret": secret}); code != http.StatusNoContent {
+			t.Fatalf("register the secret at mock-bank: %d %s", code, raw)
 		}
+		delivered(t, sim.post(t, "/sandbox/mandates/"+mid+"/activate", map[string]any{}), 2)
 		if got := mandateOf(t, pm); got["status"] != "active" || got["recurring_token_at"] == nil {
 			t.Fatalf("mandate after its notifications: %v", got)
 		}
@@ -106,6 +114,13 @@ func TestBankMandateStoredThroughPaymentService(t *testing.T) {
 		}
 		if n := sim.debits(t, mid); n != 0 {
 			t.Fatalf("%d debits under the built-in key", n)
+		}
+		// Settled by mock-bank's own notification, signed with the
+		// secret registered for the payment service's key.
+		id := tx["id"].(string)
+		waitStatus(t, core, id, "capture_succeeded")
+		if n := countRows(t, s.DBs.CoreDSN, "transaction_events WHERE transaction_id = '"+id+"' AND notification_id IS NOT NULL"); n != 1 {
+			t.Fatalf("%d notification events, want mock-bank's one", n)
 		}
 	})
 }

@@ -204,8 +204,9 @@ func TestBankAccountGivenInFull(t *testing.T) {
 // account's default for bank, else the built-in connector. A first debit
 // sets the account's mandate up through the debit's payment service,
 // under its API key; the mandate's notifications are verified with that
-// payment service's webhook_secret (mock-bank signs with its one secret:
-// a payment service holding another does not verify them), its
+// payment service's webhook_secret (mock-bank signs for a key without a
+// secret of its own with the sandbox one: a payment service holding
+// another does not verify them), its
 // merchant-initiated charges go through it, and deleting the account
 // revokes it there.
 func TestBankDebitsThroughPaymentServices(t *testing.T) {

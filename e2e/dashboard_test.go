@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -382,11 +384,33 @@ func TestDashboardTeam(t *testing.T) {
 	}
 	adminID := sess["user"].(map[string]any)["id"].(string)
 
-	// The list: the users sharing one of the admin's accounts.
+	// The list: the users sharing one of the admin's accounts, each with
+	// only the accounts the admin holds too (never "elsewhere", another
+	// merchant's) and whether the admin may manage them.
 	resp, body := admin.do(t, http.MethodGet, "/dashboard/users", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "dev@example.com") ||
-		!strings.Contains(string(body), "wide@example.com") || strings.Contains(string(body), "other@example.com") {
+		!strings.Contains(string(body), "wide@example.com") || strings.Contains(string(body), "other@example.com") ||
+		strings.Contains(string(body), "elsewhere") {
 		t.Fatalf("team = %d %s", resp.StatusCode, body)
+	}
+	var list struct {
+		Items []struct {
+			Email              string
+			MerchantAccountIDs []string `json:"merchant_account_ids"`
+			Manageable         *bool
+		}
+	}
+	_ = json.Unmarshal(body, &list)
+	seen := map[string]string{}
+	for _, u := range list.Items {
+		if u.Manageable == nil {
+			t.Fatalf("team = %s; want manageable on every user", body)
+		}
+		seen[u.Email] = fmt.Sprintf("%s %t", strings.Join(u.MerchantAccountIDs, ","), *u.Manageable)
+	}
+	if want := map[string]string{"admin@example.com": "default,acme true", "dev@example.com": "default true",
+		"wide@example.com": "default false"}; !maps.Equal(seen, want) {
+		t.Errorf("team = %v; want %v", seen, want)
 	}
 
 	// Adding a viewer answers its generated password, once.

@@ -184,8 +184,9 @@ func TestPixPayment(t *testing.T) {
 				"connector": "mock-bank", "method": "pix",
 				"credentials": map[string]any{"api_key": "mb_test_merchant_" + uuid.NewString()[:8], "webhook_secret": secret}})["id"].(string)
 		}
-		// mock-bank signs with its one secret: a payment service that
-		// holds it verifies mock-bank's notifications, another does not.
+		// mock-bank signs for keys without a secret of their own with its
+		// sandbox secret: a payment service that holds it verifies
+		// mock-bank's notifications, another does not.
 		right, wrong := newPS(mockbank.SandboxWebhookSecret), newPS("whsec_not_what_mock_bank_signs_with")
 		body := pixPayment(1100)
 		body["payment_service_id"] = right

@@ -342,14 +342,18 @@ func TestThreeDSChallengeExpiry(t *testing.T) {
 // descriptor) and shows the security code was presented (cvv_result),
 // and vault-proxy holds the code no longer (a second use is refused). A
 // hold that ended before the buyer came back (vault-proxy's TTL, short
-// here) authorizes without the code. The card number and the code are in
-// no log line, answer or core database dump.
+// here) authorizes without the code. A challenge that ends without an
+// authorization (declined, failed) has core-api tell vault-proxy, which
+// wipes the code at once rather than at the hold's expiry. The card
+// number and the code are in no log line, answer or core database dump.
 func TestThreeDSChallengeResumesWithOptionsAndCode(t *testing.T) {
 	const ttl = 5 * time.Second
 	s := stack.Start(t, func(v *vpapp.Config, _ *coreapp.Config) { v.SecurityCodeTTL = ttl })
 	tok := s.Token(t, "three-ds-scenarios.write", "payment-methods.write", "transactions.write", "transactions.read")
 	core := newCore(s, tok, "")
 	const pan, code = "4111111111111111", "837"
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "N", map[string]any{"amount": 1303}))
+	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "timeout", map[string]any{"amount": 1304}))
 	core.ok(t, http.StatusCreated, http.MethodPost, "/three-ds-scenarios", scenarioBody("C", "Y", nil))
 	var seen responses
 
@@ -409,6 +413,23 @@ func TestThreeDSChallengeResumesWithOptionsAndCode(t *testing.T) {
 			t.Errorf("a second use of the code: %d %s", status, raw)
 		}
 	})
+
+	for amount, want := range map[int64]string{1303: "authorization_declined", 1304: "authorization_failed"} {
+		t.Run("a challenge ending in "+want+" wipes the code at once", func(t *testing.T) {
+			tx, pm := challenged(t, amount)
+			status, raw := s.Do(t, s.PublicClient, http.MethodPost, tx["payment_method"].(map[string]any)["approval_url"].(string), "", nil)
+			var done map[string]any
+			if err := json.Unmarshal(raw, &done); err != nil || status != http.StatusOK || done["status"] != want {
+				t.Fatalf("complete: %d %s, want %s", status, raw, want)
+			}
+			seen.addMap(done)
+			// Well within the hold's expiry (the TTL, and the challenge's
+			// 15 minutes): only core-api's word can have ended it.
+			if s.VaultProxy.Cards.SecurityCodeHeldFor(pm, tx["id"].(string)) {
+				t.Error("the security code is still held after the challenge ended without an authorization")
+			}
+		})
+	}
 
 	t.Run("a hold that ended goes without the code", func(t *testing.T) {
 		tx, pm := challenged(t, 1302)

@@ -113,7 +113,7 @@ func (m *Main) transactions(connectors *connector.Registry, mandates string, pay
 			Direct: transactions.Direct{BuiltIn: directOf(connectors), Connectors: connectors, Sessions: postgres.TransactionsStore{DB: m.DB},
 				CompletionKey: key, PublicURL: m.Config.PublicURL},
 			Redirect: &transactions.Redirect{BuiltIn: redirectOf(connectors), Connectors: connectors},
-			ThreeDS:  m.threeDS(key), Buyers: m.DB}
+			ThreeDS:  m.threeDS(key), Buyers: m.DB, Log: m.Log.With("component", "transactions")}
 	}
 	return m.txs
 }

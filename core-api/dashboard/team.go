@@ -195,8 +195,40 @@ func (s *Service) logChange(ctx context.Context, what string, actor *Session, u 
 	s.log().InfoContext(ctx, what, attrs...)
 }
 
-// Team lists the users who share one of the admin's merchant accounts.
-func (s *Service) Team(ctx context.Context, actor *Session) ([]*coreapi.DashboardUser, error) {
+// TeamMember is a user as an admin sees them. Their merchant accounts
+// are narrowed to those the admin holds too: the others belong to other
+// merchants, whose account ids are none of this admin's business.
+// Manageable tells whether the admin may change, unlock, reset or remove
+// the user: all of the user's accounts are the admin's (the rule target
+// enforces).
+type TeamMember struct {
+	coreapi.DashboardUser
+	Manageable bool
+}
+
+// SeenBy is u as actor sees them in the team.
+func SeenBy(actor *Session, u *coreapi.DashboardUser) TeamMember {
+	m := TeamMember{DashboardUser: *u, Manageable: within(actor.User.MerchantAccountIDs, u.MerchantAccountIDs)}
+	m.MerchantAccountIDs = sharedAccounts(actor.User.MerchantAccountIDs, u.MerchantAccountIDs)
+	return m
+}
+
+// sharedAccounts is what a holder of accounts sees of ids: every one when
+// accounts is "*"; otherwise those of ids in accounts, and all of
+// accounts when ids is "*" (which includes them).
+func sharedAccounts(accounts, ids []string) []string {
+	switch {
+	case slices.Contains(accounts, auth.AllMerchantAccounts):
+		return slices.Clone(ids)
+	case slices.Contains(ids, auth.AllMerchantAccounts):
+		return slices.Clone(accounts)
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !slices.Contains(accounts, id) })
+}
+
+// Team lists the users who share one of the admin's merchant accounts, as
+// the admin sees them (SeenBy).
+func (s *Service) Team(ctx context.Context, actor *Session) ([]TeamMember, error) {
 	if err := requireAdmin(actor); err != nil {
 		return nil, err
 	}
@@ -204,9 +236,13 @@ func (s *Service) Team(ctx context.Context, actor *Session) ([]*coreapi.Dashboar
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(users, func(u *coreapi.DashboardUser) bool {
-		return !shares(actor.User.MerchantAccountIDs, u.MerchantAccountIDs)
-	}), nil
+	var out []TeamMember
+	for _, u := range users {
+		if shares(actor.User.MerchantAccountIDs, u.MerchantAccountIDs) {
+			out = append(out, SeenBy(actor, u))
+		}
+	}
+	return out, nil
 }
 
 // AddTeamUser adds a user in some of the admin's merchant accounts, with

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -408,22 +409,30 @@ func TestTeamListsSharedAccounts(t *testing.T) {
 	} {
 		addUser(t, s, u.email, u.role, u.accounts...)
 	}
-	emails := func(actor string) []string {
+	// Each member as "email accounts manageable": an admin sees only the
+	// accounts they share with a user, and may manage only a user all of
+	// whose accounts are theirs.
+	team := func(actor string) []string {
 		users, err := s.Team(ctx, signIn(t, s, actor))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, u := range users {
-			out = append(out, u.Email)
+			out = append(out, fmt.Sprintf("%s %s %t", u.Email, strings.Join(u.MerchantAccountIDs, ","), u.Manageable))
 		}
 		return out
 	}
-	if got, want := emails("admin-a@example.com"), []string{"admin-a@example.com", "root@example.com", "viewer-ab@example.com"}; !slices.Equal(got, want) {
-		t.Errorf("admin-a's team = %v; want %v", got, want)
-	}
-	if got := emails("root@example.com"); len(got) != 4 {
-		t.Errorf("root's team = %v; want everyone", got)
+	for _, c := range []struct {
+		actor string
+		want  []string
+	}{
+		{"admin-a@example.com", []string{"admin-a@example.com a true", "root@example.com a false", "viewer-ab@example.com a false"}},
+		{"root@example.com", []string{"admin-a@example.com a true", "dev-b@example.com b true", "root@example.com * true", "viewer-ab@example.com a,b true"}},
+	} {
+		if got := team(c.actor); !slices.Equal(got, c.want) {
+			t.Errorf("%s's team = %q; want %q", c.actor, got, c.want)
+		}
 	}
 	if _, err := s.Team(ctx, signIn(t, s, "dev-b@example.com")); !errors.Is(err, dashboard.ErrNotAdmin) {
 		t.Errorf("a developer's team = %v; want ErrNotAdmin", err)

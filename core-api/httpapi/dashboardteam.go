@@ -19,6 +19,7 @@ type teamUserJSON struct {
 	Email              string   `json:"email"`
 	Role               string   `json:"role"`
 	MerchantAccountIDs []string `json:"merchant_account_ids"`
+	Manageable         bool     `json:"manageable"`
 	LockedUntil        *string  `json:"locked_until"`
 	MustChangePassword bool     `json:"must_change_password"`
 	CreatedAt          string   `json:"created_at"`
@@ -27,10 +28,12 @@ type teamUserJSON struct {
 	Password string `json:"password,omitempty"`
 }
 
-// teamUser renders u; a lockout already over is none.
-func teamUser(u *coreapi.DashboardUser, now time.Time) teamUserJSON {
+// teamUser renders u as the admin sees them; a lockout already over is
+// none.
+func teamUser(u dashboard.TeamMember, now time.Time) teamUserJSON {
 	j := teamUserJSON{Type: "dashboard-user", ID: u.ID, Email: u.Email, Role: string(u.Role),
-		MerchantAccountIDs: u.MerchantAccountIDs, MustChangePassword: u.MustChangePassword, CreatedAt: timestamp(u.CreatedAt)}
+		MerchantAccountIDs: u.MerchantAccountIDs, Manageable: u.Manageable, MustChangePassword: u.MustChangePassword,
+		CreatedAt: timestamp(u.CreatedAt)}
 	if now.Before(u.LockedUntil) {
 		t := timestamp(u.LockedUntil)
 		j.LockedUntil = &t
@@ -103,7 +106,7 @@ func (h dashboardHandlers) addUser(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return teamError(w, err)
 	}
-	out := teamUser(u, time.Now())
+	out := teamUser(dashboard.SeenBy(s, u), time.Now())
 	out.Password = password
 	w.Header().Set("Cache-Control", "no-store")
 	return WriteJSON(w, http.StatusCreated, out)
@@ -156,7 +159,7 @@ func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return teamError(w, err)
 	}
-	return WriteJSON(w, http.StatusOK, teamUser(u, time.Now()))
+	return WriteJSON(w, http.StatusOK, teamUser(dashboard.SeenBy(s, u), time.Now()))
 }
 
 func (h dashboardHandlers) removeUser(w http.ResponseWriter, r *http.Request) error {
@@ -188,7 +191,7 @@ func (h dashboardHandlers) unlockUser(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return teamError(w, err)
 	}
-	return WriteJSON(w, http.StatusOK, teamUser(u, time.Now()))
+	return WriteJSON(w, http.StatusOK, teamUser(dashboard.SeenBy(s, u), time.Now()))
 }
 
 func (h dashboardHandlers) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
@@ -204,7 +207,7 @@ func (h dashboardHandlers) resetUserPassword(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return teamError(w, err)
 	}
-	out := teamUser(u, time.Now())
+	out := teamUser(dashboard.SeenBy(s, u), time.Now())
 	out.Password = password
 	w.Header().Set("Cache-Control", "no-store")
 	return WriteJSON(w, http.StatusOK, out)

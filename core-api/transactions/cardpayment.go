@@ -2,6 +2,7 @@ package transactions
 
 import (
 	"context"
+	"time"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/zone"
@@ -16,6 +17,9 @@ type VaultProxy interface {
 	// security code for the authorization that resumes transaction id
 	// after its 3-D Secure challenge.
 	SecurityCodeHeldFor(ctx context.Context, merchant, token, id string) (bool, error)
+	// ForgetSecurityCodeFor has vault-proxy wipe that code: the
+	// challenge ended without an authorization.
+	ForgetSecurityCodeFor(ctx context.Context, merchant, token, id string) error
 }
 
 // securityCodeHeld reports whether the connector may ask vault-proxy for
@@ -44,6 +48,28 @@ func (s *Service) securityCodeHeldFor(ctx context.Context, t *coreapi.Transactio
 	}
 	held, err := s.VaultProxy.SecurityCodeHeldFor(ctx, t.MerchantAccountID, *t.PaymentMethod.ID, t.ID)
 	return err == nil && held
+}
+
+// forgetTimeout bounds forgetChallengeCode's call.
+const forgetTimeout = 5 * time.Second
+
+// forgetChallengeCode has vault-proxy wipe the security code it may hold
+// for card payment t's authorization after its 3-D Secure challenge, now
+// that the challenge ended without one (declined, failed, expired): the
+// code has no use left, and sensitive authentication data is kept no
+// longer than it needs to be. It runs whatever becomes of the request,
+// within forgetTimeout. A failure is logged (ids only) and changes
+// nothing else: the hold still ends at its own expiry.
+func (s *Service) forgetChallengeCode(ctx context.Context, t *coreapi.Transaction) {
+	if s.VaultProxy == nil || t.PaymentMethod.ID == nil || t.PaymentMethod.Method != coreapi.MethodCard {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forgetTimeout)
+	defer cancel()
+	if err := s.VaultProxy.ForgetSecurityCodeFor(ctx, t.MerchantAccountID, *t.PaymentMethod.ID, t.ID); err != nil && s.Log != nil {
+		s.Log.WarnContext(ctx, "vault-proxy did not forget the security code held for a 3-D Secure challenge that ended; its hold ends at its expiry",
+			"merchant_account_id", t.MerchantAccountID, "transaction_id", t.ID, "error", err)
+	}
 }
 
 // previousSchemeTransactionID is the scheme transaction id of the payment

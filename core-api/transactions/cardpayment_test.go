@@ -61,6 +61,11 @@ func (v *heldCodes) SecurityCodeHeldFor(_ context.Context, _, token, id string) 
 	return v.heldFor[token+"|"+id], nil
 }
 
+func (v *heldCodes) ForgetSecurityCodeFor(_ context.Context, _, token, id string) error {
+	delete(v.heldFor, token+"|"+id)
+	return v.err
+}
+
 func approval(sti string) coreapi.ConnectorResult {
 	return coreapi.ConnectorResult{Outcome: coreapi.OutcomeSucceeded, Reference: "auth-1", RawResponseCode: "00", SchemeTransactionID: sti}
 }

@@ -163,9 +163,10 @@ func (s *Service) threeDSStep(ctx context.Context, merchant, id string, op corea
 // decided is applied, a Y continuing to the authorization with fresh
 // authentication data the simulator gave with the challenge, an N
 // declining the transaction and a timeout
-// failing it. A token that is not valid for the transaction, or a
-// challenge already completed, is a *coreapi.CompletionTokenError and
-// changes nothing.
+// failing it; those two have vault-proxy wipe the security code it held
+// for the authorization (forgetChallengeCode). A token that is not valid
+// for the transaction, or a challenge already completed, is a
+// *coreapi.CompletionTokenError and changes nothing.
 func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*coreapi.Transaction, error) {
 	merchant, err := s.verifyChallenge(id, token)
 	if err != nil {
@@ -198,8 +199,12 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 		}
 		return plan{step: coreapi.Step{Operation: op, Result: &res, ThreeDSecure: &summary}}, nil
 	})
-	if err != nil || data == nil {
+	if err != nil {
 		return t, err
+	}
+	if data == nil {
+		s.forgetChallengeCode(ctx, t)
+		return t, nil
 	}
 	return s.authorizeAuthenticated(ctx, merchant, t, data, options)
 }
@@ -207,22 +212,30 @@ func (s *Service) CompleteChallenge(ctx context.Context, id, token string) (*cor
 // ExpireChallenge fails card payment id whose 3-D Secure challenge was
 // not completed before its expiry (approval_expires_at) at now, as a
 // challenge's timeout would (three-d-secure-failed,
-// three_d_secure_challenge_timeout); the sweep calls it. Anything else is
-// returned as it is: a challenge completed meanwhile wins under the row
-// lock.
+// three_d_secure_challenge_timeout), and has vault-proxy wipe the
+// security code it may still hold for it (forgetChallengeCode: its clock
+// may lag core-api's); the sweep calls it. Anything else is returned as
+// it is: a challenge completed meanwhile wins under the row lock.
 func (s *Service) ExpireChallenge(ctx context.Context, merchant, id string, now time.Time) (*coreapi.Transaction, error) {
-	return s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, _ time.Time) (plan, error) {
+	expired := false
+	t, err := s.apply(ctx, true, merchant, id, func(_ Tx, t *coreapi.Transaction, _ time.Time) (plan, error) {
 		tds := t.ThreeDSecure
+		expired = false
 		if t.Status != coreapi.TransactionBuyerApprovalPending || tds == nil || tds.ChallengeResult == "" ||
 			t.ApprovalExpiresAt == nil || now.Before(*t.ApprovalExpiresAt) {
 			return plan{unchanged: true}, nil
 		}
+		expired = true
 		summary := *tds
 		summary.Status, summary.ChallengeResult, summary.ChallengeData, summary.ChallengeOptions = coreapi.ThreeDSStatusTimeout, "", nil, nil
 		res := coreapi.ConnectorResult{ErrorCode: coreapi.ErrorCodeThreeDSChallengeTimeout, RawResponseCode: coreapi.ThreeDSStatusTimeout,
 			RawResponseDescription: "3-D Secure challenge: not completed before its expiry"}
 		return plan{step: coreapi.Step{Operation: coreapi.OpThreeDSFailed, Result: &res, ThreeDSecure: &summary}}, nil
 	})
+	if err == nil && expired {
+		s.forgetChallengeCode(ctx, t)
+	}
+	return t, err
 }
 
 // authorizeAuthenticated sends the authorization of card payment t, its

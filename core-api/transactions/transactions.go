@@ -35,6 +35,7 @@ package transactions
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -133,6 +134,9 @@ type Service struct {
 	// Buyers reads buyers' billing details for 3-D Secure and anti-fraud;
 	// nil: none are sent.
 	Buyers Buyers
+	// Log records what fails on the side without failing the payment;
+	// nil: nothing is logged.
+	Log *slog.Logger
 }
 
 // settleTimeout bounds the recording of a connector's answer. It ignores

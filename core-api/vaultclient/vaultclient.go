@@ -136,6 +136,14 @@ func (c *Client) SecurityCodeHeldFor(ctx context.Context, merchant, token, id st
 	return m.SecurityCodeHeld, nil
 }
 
+// ForgetSecurityCodeFor has vault-proxy wipe the security code of the card
+// of token it holds for the authorization that would resume transaction
+// id after its 3-D Secure challenge: the challenge ended without one.
+// vault-proxy answers 204 whether or not it held one.
+func (c *Client) ForgetSecurityCodeFor(ctx context.Context, merchant, token, id string) error {
+	return c.do(ctx, http.MethodDelete, zone.SecurityCodeHold(strings.TrimSpace(token), id), merchant, "", nil, nil)
+}
+
 // UpdateExpiry changes a vaulted card's expiry before core-api answers, so
 // expiry placeholders use the new value at once.
 func (c *Client) UpdateExpiry(ctx context.Context, merchant, actor, token, expiry string) error {

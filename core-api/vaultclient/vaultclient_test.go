@@ -29,6 +29,9 @@ var calls = []struct {
 	{"Delete", func(c *vaultclient.Client, m string) error {
 		return c.Delete(context.Background(), m, "test", "7f6c2f9e-0f6e-4d52-8d8c-8d0f3d2f1a10")
 	}},
+	{"ForgetSecurityCodeFor", func(c *vaultclient.Client, m string) error {
+		return c.ForgetSecurityCodeFor(context.Background(), m, "7f6c2f9e-0f6e-4d52-8d8c-8d0f3d2f1a10", "2b0c7a34-6c4b-4f43-9a3e-3f3a3c1d9b11")
+	}},
 	{"Detokenize", func(c *vaultclient.Client, m string) error {
 		_, err := c.Detokenize(context.Background(), m, "test", zone.DetokenizeRequest{Destination: "mock-card", Path: "/pay"})
 		return err

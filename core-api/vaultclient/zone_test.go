@@ -39,6 +39,10 @@ func TestCallsAreTheZoneContract(t *testing.T) {
 			}},
 		{"Delete", http.MethodDelete, zone.CardPathPrefix + fixtureToken, "", http.StatusNoContent, "",
 			func(c *vaultclient.Client) (any, error) { return nil, c.Delete(ctx, "default", "test", fixtureToken) }},
+		{"ForgetSecurityCodeFor", http.MethodDelete, zone.CardPathPrefix + fixtureToken + "/security-code-holds/" + fixtureToken, "", http.StatusNoContent, "",
+			func(c *vaultclient.Client) (any, error) {
+				return nil, c.ForgetSecurityCodeFor(ctx, "default", fixtureToken, fixtureToken)
+			}},
 		{"Detokenize", http.MethodPost, zone.DetokenizePath, "detokenize_request.json", http.StatusOK, "detokenize_response.json",
 			func(c *vaultclient.Client) (any, error) {
 				return c.Detokenize(ctx, "default", "test", zonetest.Decode[zone.DetokenizeRequest](t, "detokenize_request.json"))

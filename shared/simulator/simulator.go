@@ -2,8 +2,9 @@
 // share (core-api's, and mock-card and mock-3ds in the PCI zone): the
 // refusal to run outside development and sandbox, the listener and HTTP
 // server with their timeouts, the base URL and a draining close; for the
-// simulators that notify, the configuration they embed (Config) and the
-// signed delivery (Notifier).
+// simulators that notify, the configuration they embed (Config), the
+// signed delivery (Notifier), and their API keys' test form and webhook
+// secrets (WebhookSecrets).
 // Each simulator keeps its own API, the rest of its configuration, and
 // its state.
 package simulator

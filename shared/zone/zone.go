@@ -25,6 +25,12 @@ const (
 	ActorHeader    = "x-zone-actor"            // who in core-api asked (for the audit log)
 	PurposeHeader  = "x-zone-purpose"          // why (for the audit log)
 	CardPathPrefix = "/internal/cards/"        // CardPath without the parameter
+	// SecurityCodeHoldPath is the security code vault-proxy holds for the
+	// authorization that would resume transaction_id after its 3-D Secure
+	// challenge (SecurityCodeForParam): DELETE forgets it once the
+	// challenge ended without one (204, held or not). Fill it with
+	// SecurityCodeHold.
+	SecurityCodeHoldPath = "/internal/cards/{token}/security-code-holds/{transaction_id}"
 
 	// Reconciliation (core-api's vault reconciliation job): the vaulted
 	// records created before a cutoff, of every merchant account, and the
@@ -73,6 +79,12 @@ const (
 	// the card's security code for the authorization that resumes it.
 	SecurityCodeForParam = "security_code_for"
 )
+
+// SecurityCodeHold is SecurityCodeHoldPath for the card of token and
+// transaction id (each escaped as a path segment).
+func SecurityCodeHold(token, id string) string {
+	return CardPathPrefix + url.PathEscape(token) + "/security-code-holds/" + url.PathEscape(id)
+}
 
 // MerchantAccountPath is path, one of the MerchantAccount*Path routes,
 // for the merchant account id (escaped as a path segment).

@@ -455,6 +455,30 @@ func securityCodeHeld(v *vaulting.Service, token uuid.UUID, transactionID string
 	return v.SecurityCodeHeld(token)
 }
 
+// ForgetChallengeSecurityCode answers DELETE zone.SecurityCodeHoldPath:
+// core-api saw the transaction's 3-D Secure challenge end without an
+// authorization, so the code held for it is wiped now rather than at the
+// hold's expiry. 204 whether or not a code was held, so core-api may ask
+// again; no database is read (the hold's key is of the token and the
+// transaction, which only core-api knows together).
+func (h *Cards) ForgetChallengeSecurityCode(ctx *fasthttp.RequestCtx) error {
+	if _, err := internalCaller(ctx); err != nil {
+		return err
+	}
+	t, err := tokenParam(ctx)
+	if err != nil {
+		return err
+	}
+	id, _ := ctx.UserValue("transaction_id").(string)
+	if len(id) > maxTransactionIDLen {
+		return apierror.BadRequest("transaction_id must be a transaction id",
+			apierror.Detail{Location: apierror.LocationPath, Pointer: "transaction_id", Message: "at most 100 characters", Type: "value_error.any_str.max_length"})
+	}
+	h.Vaulting.ForgetSecurityCodeFor(t, id)
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	return nil
+}
+
 // UpdateExpiry answers PUT /internal/cards/{token}.
 func (h *Cards) UpdateExpiry(ctx *fasthttp.RequestCtx) error {
 	rctx, c, t, cancel, err := internalTarget(ctx)

@@ -37,6 +37,10 @@ type Detokenize struct {
 func (h *Detokenize) Masked() panmask.Totals { return h.masked.Load() }
 
 // Handle answers POST /internal/detokenize.
+// maxTransactionIDLen bounds a transaction id core-api names (a UUID
+// today): a security code's hold is keyed by it.
+const maxTransactionIDLen = 100
+
 func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	c, err := internalCaller(ctx)
 	if err != nil {
@@ -49,7 +53,7 @@ func (h *Detokenize) Handle(ctx *fasthttp.RequestCtx) error {
 	if len(in.PaymentMethod) == 0 || len(in.PaymentMethod) > 100 {
 		return apierror.BadRequest("payment_methods must list 1 to 100 tokens")
 	}
-	if len(in.SecurityCodeFor) > 100 {
+	if len(in.SecurityCodeFor) > maxTransactionIDLen {
 		return apierror.BadRequest("security_code_for must be a transaction id",
 			apierror.Detail{Location: apierror.LocationBody, Pointer: "/security_code_for", Message: "at most 100 characters", Type: "value_error.any_str.max_length"})
 	}

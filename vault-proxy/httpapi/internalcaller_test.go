@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/payorch/shared/accountid"
@@ -26,6 +27,7 @@ func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
 		{fasthttp.MethodGet, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
 		{fasthttp.MethodPut, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
 		{fasthttp.MethodDelete, zone.CardPathPrefix + "not-a-token", fasthttp.StatusNotFound},
+		{fasthttp.MethodDelete, zone.SecurityCodeHold("not-a-token", "0b7d7c3e-3f5e-4c56-9a52-7e6f5a6f2b11"), fasthttp.StatusNotFound},
 		{fasthttp.MethodPost, zone.DetokenizePath, fasthttp.StatusBadRequest},
 	}
 	for _, r := range routes {
@@ -52,5 +54,18 @@ func TestInternalRoutesNeedTheMerchantHeader(t *testing.T) {
 				t.Fatalf("= %d %s, want %d past the header", status, body, r.accepted)
 			}
 		})
+	}
+}
+
+// A transaction id too long to be one is refused at the path, in the
+// error shape, before any hold is looked for.
+func TestForgetChallengeSecurityCodeRefusesALongTransactionID(t *testing.T) {
+	const token = "0b7d7c3e-3f5e-4c56-9a52-7e6f5a6f2b11"
+	status, body := serveInternal(internalRouter(), fasthttp.MethodDelete, zone.SecurityCodeHold(token, strings.Repeat("7", 101)), "",
+		accountid.Header, "acme")
+	e, err := apierror.Parse(body)
+	if status != fasthttp.StatusBadRequest || err != nil || len(e.Details) != 1 ||
+		e.Details[0].Location != apierror.LocationPath || e.Details[0].Pointer != "transaction_id" {
+		t.Fatalf("= %d %s (%v), want 400 at the path's transaction_id", status, body, err)
 	}
 }

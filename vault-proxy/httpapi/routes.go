@@ -88,6 +88,7 @@ func InternalRoutes(rt *Router, h InternalHandlers) {
 	rt.Handle(fasthttp.MethodGet, zone.CardPath, h.Cards.Metadata)
 	rt.Handle(fasthttp.MethodPut, zone.CardPath, h.Cards.UpdateExpiry)
 	rt.Handle(fasthttp.MethodDelete, zone.CardPath, h.Cards.Delete)
+	rt.Handle(fasthttp.MethodDelete, zone.SecurityCodeHoldPath, h.Cards.ForgetChallengeSecurityCode)
 	rt.Handle(fasthttp.MethodPost, zone.DetokenizePath, h.Detokenize.Handle)
 	rt.Handle(fasthttp.MethodGet, zone.MerchantAccountUsagePath, h.MerchantAccounts.Usage)
 	rt.Handle(fasthttp.MethodPost, zone.MerchantAccountClosePath, h.MerchantAccounts.Close)

@@ -30,6 +30,7 @@ func TestInternalRoutesAreTheZones(t *testing.T) {
 		{fasthttp.MethodGet, zone.CardPathPrefix + token},
 		{fasthttp.MethodPut, zone.CardPathPrefix + token},
 		{fasthttp.MethodDelete, zone.CardPathPrefix + token},
+		{fasthttp.MethodDelete, zone.SecurityCodeHold(token, token)},
 		{fasthttp.MethodPost, zone.DetokenizePath},
 		{fasthttp.MethodGet, zone.ReconcileRecordsPath},
 		{fasthttp.MethodDelete, zone.ReconcileRecordPathPrefix + token},

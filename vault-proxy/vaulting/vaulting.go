@@ -216,6 +216,15 @@ func (s *Service) HoldSecurityCodeForChallenge(token uuid.UUID, id string, until
 	return s.codes.Held(ChallengeKey(token, id), now)
 }
 
+// ForgetSecurityCodeFor ends the hold of the security code kept for the
+// authorization that would resume transaction id, paid with the card of
+// token, after its 3-D Secure challenge (HoldSecurityCodeForChallenge):
+// the challenge ended without one (declined, failed, expired), so the
+// code has no use left. Forgetting a code not held does nothing.
+func (s *Service) ForgetSecurityCodeFor(token uuid.UUID, id string) {
+	s.codes.Delete(ChallengeKey(token, id))
+}
+
 // SecurityCodeHeldFor reports whether a security code is held for the
 // authorization that resumes transaction id, paid with the card of token,
 // after its 3-D Secure challenge.

@@ -275,6 +275,21 @@ func TestSecurityCodeHeldForAChallenge(t *testing.T) {
 		t.Fatal("a code no longer held was moved")
 	}
 
+	// A challenge that ends without an authorization has its code wiped
+	// at once, not at its expiry; forgetting is idempotent and touches no
+	// other hold.
+	rec = f.vault(t, "m1", "378282246310005", cvv)
+	f.svc.HoldSecurityCodeForChallenge(rec.Token, id, f.now.Add(10*time.Minute))
+	f.svc.ForgetSecurityCodeFor(rec.Token, other)
+	if !f.svc.SecurityCodeHeldFor(rec.Token, id) {
+		t.Fatal("forgetting another transaction's code wiped this one's")
+	}
+	f.svc.ForgetSecurityCodeFor(rec.Token, id)
+	f.svc.ForgetSecurityCodeFor(rec.Token, id)
+	if f.svc.SecurityCodeHeldFor(rec.Token, id) || revealFor(rec.Token, id) != nil || f.codes.Len(f.now) != 0 {
+		t.Fatal("a forgotten code is still held")
+	}
+
 	for name, tc := range map[string]struct {
 		until, after time.Duration
 		held         bool

@@ -5,7 +5,8 @@
 //
 //	ENVIRONMENT                  development or sandbox
 //	MOCK_BANK_ADDR               listen address (default 127.0.0.1:9710)
-//	MOCK_BANK_WEBHOOK_SECRET     the secret notifications are signed with (default the public sandbox secret)
+//	MOCK_BANK_WEBHOOK_SECRET     notification signing secret of API keys without their own (default: the public sandbox one)
+//	MOCK_BANK_WEBHOOK_SECRETS    API keys' own secrets: api_key=secret,... (or _FILE)
 //	MOCK_BANK_DELIVERY_ATTEMPTS  sends of one notification (default 6)
 //	MOCK_BANK_RETRY_DELAY        wait before the first retry, doubled after each (default 200ms)
 //	MOCK_BANK_DEBIT_DELAY        how long a bank debit stays pending before its result is notified (default 500ms)

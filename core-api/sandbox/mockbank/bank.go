@@ -271,7 +271,7 @@ func (m *Main) settleDebit(id string) {
 	}
 	snapshot := *d
 	m.mu.Unlock()
-	m.notify(m.background, snapshot.notifyURL, debitType(&snapshot), snapshot.ID, &snapshot)
+	m.notify(m.background, snapshot.apiKey, snapshot.notifyURL, debitType(&snapshot), snapshot.ID, &snapshot)
 }
 
 // debitType is the notification type of a settled debit: a one-off
@@ -291,11 +291,12 @@ func notificationID(id, typ string) string {
 	return "mbn_" + hex.EncodeToString(h[:12])
 }
 
-// notify signs and sends a notification of type typ about data.
-func (m *Main) notify(ctx context.Context, url, typ, objectID string, data any) delivery {
+// notify signs and sends a notification of type typ about data, created
+// with key.
+func (m *Main) notify(ctx context.Context, key, url, typ, objectID string, data any) delivery {
 	id := notificationID(objectID, typ)
 	body, _ := json.Marshal(Notification{ID: id, Type: typ, CreatedAt: m.Now().UTC(), Data: data})
-	return m.deliver(ctx, url, id, body)
+	return m.deliver(ctx, key, url, id, body)
 }
 
 // mandateResult answers the sandbox's mandate endpoints.
@@ -325,7 +326,7 @@ func (m *Main) playBank(w http.ResponseWriter, r *http.Request, change func(*Man
 	m.mu.Unlock()
 	out := mandateResult{Mandate: &snapshot, Deliveries: []delivery{}}
 	for _, typ := range types {
-		out.Deliveries = append(out.Deliveries, m.notify(r.Context(), snapshot.notifyURL, typ, snapshot.ID, &snapshot))
+		out.Deliveries = append(out.Deliveries, m.notify(r.Context(), snapshot.apiKey, snapshot.notifyURL, typ, snapshot.ID, &snapshot))
 	}
 	simulator.WriteJSON(w, http.StatusOK, out)
 }
@@ -395,7 +396,7 @@ func (m *Main) renotifyDebit(w http.ResponseWriter, r *http.Request) {
 	case snapshot.Status == DebitPending:
 		simulator.WriteJSON(w, http.StatusConflict, apiError{"debit_pending"})
 	default:
-		dl := m.notify(r.Context(), snapshot.notifyURL, debitType(&snapshot), snapshot.ID, &snapshot)
+		dl := m.notify(r.Context(), snapshot.apiKey, snapshot.notifyURL, debitType(&snapshot), snapshot.ID, &snapshot)
 		simulator.WriteJSON(w, http.StatusOK, map[string]any{"debit": &snapshot, "delivery": dl})
 	}
 }

@@ -34,17 +34,26 @@ const (
 )
 
 // SandboxWebhookSecret is the secret mock-bank signs notifications with
-// unless configured otherwise: public, as a processor's published sandbox
+// unless configured otherwise, or the API key they are about has its own
+// (simulator.WebhookSecrets): public, as a processor's published sandbox
 // test secret is, and the secret of core-api's built-in sandbox
 // configuration (connector.MockBankSandboxWebhookSecret).
 const SandboxWebhookSecret = "whsec_mock_bank_sandbox_public"
 
+// KeyPrefix starts every API key mock-bank accepts
+// (simulator.ValidTestKey).
+const KeyPrefix = "mb_test_"
+
 // DefaultAddr is the listen address.
 const DefaultAddr = "127.0.0.1:9710"
 
-// Config is mock-bank's configuration.
+// Config is mock-bank's configuration. Its WebhookSecret signs the
+// notifications about the charges, mandates and debits of an API key
+// that WebhookSecrets (or PUT /sandbox/webhook-secret) gives none.
 type Config struct {
 	simulator.Config
+	// WebhookSecrets are the webhook secrets of API keys at start-up.
+	WebhookSecrets map[string]string
 	// DebitDelay is how long a bank debit stays pending before its
 	// result is notified.
 	DebitDelay time.Duration
@@ -56,8 +65,9 @@ var EnvPrefixes = []string{"MOCK_BANK_"}
 // LoadConfig reads the environment through l.
 func LoadConfig(l *config.Loader) Config {
 	return Config{
-		Config:     simulator.LoadConfig(l, "MOCK_BANK_", DefaultAddr, SandboxWebhookSecret),
-		DebitDelay: l.Duration("MOCK_BANK_DEBIT_DELAY", 0, time.Hour, config.Default("500ms")),
+		Config:         simulator.LoadConfig(l, "MOCK_BANK_", DefaultAddr, SandboxWebhookSecret),
+		WebhookSecrets: simulator.LoadWebhookSecrets(l, "MOCK_BANK_WEBHOOK_SECRETS", KeyPrefix),
+		DebitDelay:     l.Duration("MOCK_BANK_DEBIT_DELAY", 0, time.Hour, config.Default("500ms")),
 	}
 }
 
@@ -104,6 +114,7 @@ type Main struct {
 	mandates    map[string]*Mandate
 	debits      map[string]*Debit
 	debitOrder  []string // ids in creation order
+	secrets     *simulator.WebhookSecrets
 
 	// background sends the notifications of debits; Close stops and
 	// waits for it.
@@ -121,9 +132,13 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 		return nil, err
 	}
 	cfg.Config = cfg.WithDefaults(DefaultAddr, SandboxWebhookSecret)
+	secrets, err := simulator.NewWebhookSecrets("mock-bank", KeyPrefix, cfg.WebhookSecret, cfg.WebhookSecrets)
+	if err != nil {
+		return nil, err
+	}
 	bg, stop := context.WithCancel(context.Background())
 	return &Main{Config: cfg, Log: log, Now: time.Now, charges: map[string]*Charge{}, byReference: map[string]string{},
-		mandates: map[string]*Mandate{}, debits: map[string]*Debit{}, background: bg, stop: stop,
+		mandates: map[string]*Mandate{}, debits: map[string]*Debit{}, secrets: secrets, background: bg, stop: stop,
 		client: &http.Client{Timeout: 10 * time.Second}}, nil
 }
 
@@ -156,6 +171,7 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/qr-charges/{id}/cancel", m.authorized(m.cancel))
 	mux.HandleFunc("POST /sandbox/qr/{id}/pay", m.pay)
 	m.bankRoutes(mux)
+	m.secrets.Routes(mux)
 	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
@@ -165,19 +181,8 @@ type apiError struct {
 }
 
 // apiKey is the request's bearer key: any key of the test form
-// "mb_test_" + at least 8 letters, digits, _ or -.
-func apiKey(r *http.Request) (string, bool) {
-	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || !strings.HasPrefix(k, "mb_test_") || len(k) < len("mb_test_")+8 || len(k) > 128 {
-		return "", false
-	}
-	for _, c := range k {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return "", false
-		}
-	}
-	return k, true
-}
+// (KeyPrefix and at least 8 letters, digits, _ or -) is accepted.
+func apiKey(r *http.Request) (string, bool) { return simulator.BearerKey(r, KeyPrefix) }
 
 func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	key, ok := apiKey(r)
@@ -311,17 +316,18 @@ func (m *Main) pay(w http.ResponseWriter, r *http.Request) {
 	snapshot := *c
 	m.mu.Unlock()
 	body, _ := json.Marshal(Notification{ID: "mbn_" + strings.TrimPrefix(c.ID, "mbq_"), Type: "qr_charge.paid", CreatedAt: m.Now().UTC(), Data: snapshot})
-	d := m.deliver(r.Context(), snapshot.notifyURL, "mbn_"+strings.TrimPrefix(c.ID, "mbq_"), body)
+	d := m.deliver(r.Context(), snapshot.apiKey, snapshot.notifyURL, "mbn_"+strings.TrimPrefix(c.ID, "mbq_"), body)
 	simulator.WriteJSON(w, http.StatusOK, payResult{Charge: &snapshot, Delivery: d})
 }
 
 // Sign is the signature header's value for body sent at timestamp ts.
 func Sign(secret, ts string, body []byte) string { return simulator.Sign(secret, ts, body) }
 
-// deliver sends a notification until a 2xx answer or the attempts run out.
-func (m *Main) deliver(ctx context.Context, url, id string, body []byte) delivery {
+// deliver sends a notification about an object created with key, signed
+// with key's webhook secret, until a 2xx answer or the attempts run out.
+func (m *Main) deliver(ctx context.Context, key, url, id string, body []byte) delivery {
 	var d delivery
 	n := simulator.Notifier{Headers: simulator.Headers{ID: HeaderNotificationID, Timestamp: HeaderTimestamp, Signature: HeaderSignature}, Client: m.client, Now: m.Now}
-	n.Deliver(ctx, url, id, m.Config.WebhookSecret, body, &d, m.Config.DeliveryAttempts, m.Config.RetryDelay)
+	n.Deliver(ctx, url, id, m.secrets.For(key), body, &d, m.Config.DeliveryAttempts, m.Config.RetryDelay)
 	return d
 }

@@ -17,7 +17,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -41,6 +40,10 @@ const (
 // configuration (connector.MockRedirectSandboxWebhookSecret).
 const SandboxWebhookSecret = "whsec_mock_redirect_sandbox_public"
 
+// KeyPrefix starts every API key mock-redirect accepts
+// (simulator.ValidTestKey).
+const KeyPrefix = "mr_test_"
+
 // DefaultAddr is the listen address.
 const DefaultAddr = "127.0.0.1:9730"
 
@@ -54,7 +57,7 @@ const InstantApprovalAmount = 1001
 
 // Config is mock-redirect's configuration. Its WebhookSecret signs the
 // notifications of the payments of an API key that WebhookSecrets (or
-// PUT /sandbox/webhook-secret) gives none.
+// PUT /sandbox/webhook-secret) gives none (simulator.WebhookSecrets).
 type Config struct {
 	simulator.Config
 	PublicURL string // base of the approval URLs ("": its own http:// address)
@@ -72,7 +75,7 @@ func LoadConfig(l *config.Loader) Config {
 	return Config{
 		Config:         simulator.LoadConfig(l, "MOCK_REDIRECT_", DefaultAddr, SandboxWebhookSecret),
 		PublicURL:      l.String("MOCK_REDIRECT_PUBLIC_URL", config.Optional()),
-		WebhookSecrets: loadSecrets(l),
+		WebhookSecrets: simulator.LoadWebhookSecrets(l, "MOCK_REDIRECT_WEBHOOK_SECRETS", KeyPrefix),
 		MaxPayments:    l.Int("MOCK_REDIRECT_MAX_PAYMENTS", 1, 10_000_000, config.Default("50000")),
 	}
 }
@@ -135,8 +138,8 @@ type Main struct {
 	mu          sync.Mutex
 	payments    map[string]*Payment // by id
 	byReference map[string]string   // api key + "\x00" + reference -> id
-	secrets     map[string]string   // api key -> its webhook secret
-	order       []string            // ids, oldest first
+	secrets     *simulator.WebhookSecrets
+	order       []string // ids, oldest first
 
 	http    simulator.Server
 	client  *http.Client
@@ -155,12 +158,9 @@ func New(cfg Config, log *slog.Logger) (*Main, error) {
 	if cfg.MaxPayments <= 0 {
 		cfg.MaxPayments = 50_000
 	}
-	secrets := map[string]string{}
-	for k, s := range cfg.WebhookSecrets {
-		if !validKey(k) || !validSecret(s) {
-			return nil, errors.New("mock-redirect: a webhook secret is given for an invalid API key, or is invalid")
-		}
-		secrets[k] = s
+	secrets, err := simulator.NewWebhookSecrets("mock-redirect", KeyPrefix, cfg.WebhookSecret, cfg.WebhookSecrets)
+	if err != nil {
+		return nil, err
 	}
 	stop, cancel := context.WithCancel(context.Background())
 	return &Main{Config: cfg, Log: log, Now: time.Now, payments: map[string]*Payment{}, byReference: map[string]string{},
@@ -245,7 +245,7 @@ func (m *Main) notification(p Payment) (string, []byte) {
 func (m *Main) deliver(ctx context.Context, p Payment, d *delivery, upTo int) {
 	id, body := m.notification(p)
 	n := simulator.Notifier{Headers: simulator.Headers{ID: HeaderNotificationID, Timestamp: HeaderTimestamp, Signature: HeaderSignature}, Client: m.client, Now: m.Now}
-	if !n.Deliver(ctx, p.notifyURL, id, m.secretFor(p.apiKey), body, d, upTo, m.Config.RetryDelay) {
+	if !n.Deliver(ctx, p.notifyURL, id, m.secrets.For(p.apiKey), body, d, upTo, m.Config.RetryDelay) {
 		return
 	}
 	if upTo < m.Config.DeliveryAttempts {

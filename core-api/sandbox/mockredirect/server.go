@@ -25,8 +25,7 @@ func (m *Main) Handler() http.Handler {
 	mux.HandleFunc("GET /pay/{id}", m.page)
 	mux.HandleFunc("POST /pay/{id}", m.decide)
 	mux.HandleFunc("POST /sandbox/payments/{id}/{action}", m.sandbox)
-	mux.HandleFunc("PUT /sandbox/webhook-secret", m.setSecret)
-	mux.HandleFunc("DELETE /sandbox/webhook-secret", m.deleteSecret)
+	m.secrets.Routes(mux)
 	mux.HandleFunc("GET /healthz", simulator.Healthz)
 	return mux
 }
@@ -53,26 +52,9 @@ func keyAndBody(w http.ResponseWriter, r *http.Request, limit int64, in any) (st
 	return key, true
 }
 
-// apiKey is the request's bearer key (validKey).
-func apiKey(r *http.Request) (string, bool) {
-	k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return k, ok && validKey(k)
-}
-
-// validKey reports whether k is a key of the test form: "mr_test_" and
-// at least 8 letters, digits, _ or -; any such key is accepted.
-func validKey(k string) bool {
-	rest, test := strings.CutPrefix(k, "mr_test_")
-	if !test || len(rest) < 8 || len(k) > 128 {
-		return false
-	}
-	for _, c := range rest {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+// apiKey is the request's bearer key: any key of the test form
+// (KeyPrefix and at least 8 letters, digits, _ or -) is accepted.
+func apiKey(r *http.Request) (string, bool) { return simulator.BearerKey(r, KeyPrefix) }
 
 // createRequest is the body of POST /v1/payments.
 type createRequest struct {

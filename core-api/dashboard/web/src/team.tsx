@@ -9,7 +9,10 @@ interface TeamUser {
   id: string;
   email: string;
   role: string;
+  /** Only the accounts the signed-in admin holds too. */
   merchant_account_ids: string[];
+  /** Whether the signed-in admin may edit, reset or remove the user. */
+  manageable: boolean;
   locked_until: string | null;
   must_change_password: boolean;
 }
@@ -22,11 +25,6 @@ interface Shown {
 }
 
 const roles = ["viewer", "developer", "admin"];
-
-/** Whether mine covers every account of theirs ("*" covers all). */
-function within(mine: string[], theirs: string[]): boolean {
-  return mine.includes("*") || theirs.every((a) => mine.includes(a));
-}
 
 /** Role and merchant account fields, shared by the add and edit forms. */
 function UserFields({ prefix, role, setRole, chosen, setChosen, choices }: {
@@ -76,8 +74,7 @@ function Member({ user, me, choices, reload, say, show }: {
   const [resetting, setResetting] = useState(false);
   const [role, setRole] = useState(user.role);
   const [chosen, setChosen] = useState(user.merchant_account_ids);
-  const mine = me.user.merchant_account_ids;
-  const manageable = within(mine, user.merchant_account_ids);
+  const manageable = user.manageable;
   const self = user.id === me.user.id;
   const locked = user.locked_until && Date.parse(user.locked_until) > Date.now();
 
@@ -212,7 +209,7 @@ export function Team({ session, accounts }: { session: Session; accounts: string
       {users && (
         <ul class="methods" aria-label="Users">
           {users.map((u) => (
-            <Member key={u.id + u.role + u.merchant_account_ids.join() + u.locked_until} user={u} me={session}
+            <Member key={u.id + u.role + u.merchant_account_ids.join() + u.manageable + u.locked_until} user={u} me={session}
               choices={choices} reload={load} say={say} show={(c) => { say("", ""); setCreated(c); }} />
           ))}
         </ul>
