@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -296,4 +297,42 @@ func payConcurrently(t *testing.T, s *stack.Stack, tok string, body map[string]a
 		}
 	}
 	return id
+}
+
+// A transaction names its buyer as a payment method does, with `buyer`
+// ({id, external_identifier}, or null without one), whichever of buyer_id
+// and buyer_external_identifier the payment gave; GET answers the same.
+func TestTransactionBuyerReference(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "buyers.write", "payment-methods.write", "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	buyer := core.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"external_identifier": "customer-7"})
+	pm := vaultCard(t, s, tok, "4111111111111111", "123")["id"].(string)
+	want := map[string]any{"id": buyer["id"], "external_identifier": "customer-7"}
+	for _, tc := range []struct {
+		name  string
+		field string
+		value any
+		want  any
+	}{
+		{"by buyer_id", "buyer_id", buyer["id"], want},
+		{"by buyer_external_identifier", "buyer_external_identifier", "customer-7", want},
+		{"without a buyer", "", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := payment(pm, 1000)
+			if tc.field != "" {
+				body[tc.field] = tc.value
+			}
+			code, tx := pay(t, s, tok, body)
+			got, present := tx["buyer"]
+			if code != http.StatusCreated || !present || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("POST: %d buyer %v (present %v), want %v", code, got, present, tc.want)
+			}
+			read := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+tx["id"].(string), nil)
+			if !reflect.DeepEqual(read["buyer"], tc.want) || read["buyer_id"] != tx["buyer_id"] {
+				t.Fatalf("GET: buyer %v, buyer_id %v", read["buyer"], read["buyer_id"])
+			}
+		})
+	}
 }
