@@ -336,3 +336,29 @@ func TestTransactionBuyerReference(t *testing.T) {
 		})
 	}
 }
+
+// A card payment's cart items reach the processor (mock-card records what
+// it was sent) as the merchant wrote them, text that looks like a
+// placeholder included: vault-proxy fills in the card's own placeholders
+// only, so the payment goes through and no card data lands in the cart.
+func TestCardPaymentSendsCartItemsToTheProcessor(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "payment-methods.write", "transactions.write")
+	pm := vaultCard(t, s, tok, "4111111111111111", "123")["id"].(string)
+	body := payment(pm, 1500)
+	body["cart_items"] = []map[string]any{
+		{"name": "Kettle {{ CARD_NUMBER_1 }}", "quantity": 1, "unit_amount": 1000, "sku": "KET-1", "categories": []string{"kitchen"}},
+		{"name": "Mug", "quantity": 2, "unit_amount": 250, "product_type": "physical"},
+	}
+	code, tx := pay(t, s, tok, body)
+	if code != http.StatusCreated || tx["status"] != "authorization_succeeded" {
+		t.Fatalf("payment: %d %v", code, tx)
+	}
+	got := processorRecord(t, s, tx["payment_service_transaction_id"].(string)).CartItems
+	if len(got) != 2 || got[0].Name != "Kettle {{ CARD_NUMBER_1 }}" || got[0].Quantity != 1 || got[0].UnitAmount != 1000 ||
+		got[0].SKU == nil || *got[0].SKU != "KET-1" || !reflect.DeepEqual(got[0].Categories, []string{"kitchen"}) ||
+		got[1].Name != "Mug" || got[1].Quantity != 2 || got[1].ProductType == nil || *got[1].ProductType != "physical" {
+		t.Fatalf("mock-card was sent cart items %+v", got)
+	}
+	s.Logs.AssertNoPAN(t)
+}

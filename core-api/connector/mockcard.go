@@ -125,6 +125,7 @@ type mockCardAuthorizationRequest struct {
 	SoftDescriptor              string            `json:"soft_descriptor,omitempty"`
 	ThreeDSecure                *ThreeDSecureData `json:"three_d_secure,omitempty"`
 	NotificationURL             string            `json:"notification_url,omitempty"`
+	CartItems                   inertJSON         `json:"cart_items,omitempty"`
 }
 
 // mockCardAmount is the body of a capture or refund; no amount takes all
@@ -255,7 +256,7 @@ func unknownOr(err error, what string) (coreapi.ConnectorResult, error) {
 
 // mockCardAuthorizationBody builds the authorization request with
 // placeholders for the card; the security code's only when it is held.
-func mockCardAuthorizationBody(r CardAuthorization) ([]byte, error) {
+func mockCardAuthorizationBody(r CardAuthorization) (_ []byte, err error) {
 	if r.Intent != coreapi.IntentAuthorize && r.Intent != coreapi.IntentCapture && r.Intent != "" {
 		return nil, fmt.Errorf("mock-card: unknown intent %q", r.Intent)
 	}
@@ -279,6 +280,11 @@ func mockCardAuthorizationBody(r CardAuthorization) ([]byte, error) {
 	}
 	if r.PreviousSchemeTransactionID != "" {
 		in.PreviousSchemeTransactionID = &r.PreviousSchemeTransactionID
+	}
+	if len(r.CartItems) > 0 {
+		if in.CartItems, err = marshalInert(r.CartItems); err != nil {
+			return nil, err
+		}
 	}
 	in.ThreeDSecure = r.ThreeDSecure
 	in.NotificationURL = r.NotificationURL
