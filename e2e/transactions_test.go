@@ -362,3 +362,56 @@ func TestCardPaymentSendsCartItemsToTheProcessor(t *testing.T) {
 	}
 	s.Logs.AssertNoPAN(t)
 }
+
+// A redirect (GCash) and a direct (PayPal-like) payment send their cart
+// items to their processor, which records them as sent.
+func TestRedirectAndDirectPaymentsSendCartItems(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "transactions.write")
+	items := []any{map[string]any{"name": "Kettle {{ CARD_NUMBER_1 }}", "quantity": 1.0, "unit_amount": 1000.0, "sku": "KET-1"}}
+	record := func(t *testing.T, url, user, pass, bearer string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		} else {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		record func(t *testing.T, id string) map[string]any
+	}{
+		{"redirect", gcashPayment(1000, "capture"), func(t *testing.T, id string) map[string]any {
+			return record(t, s.MockRedirect.URL()+"/v1/payments/"+id, "", "", connector.MockRedirectSandboxAPIKey)
+		}},
+		{"direct", directPayment(1000, "capture"), func(t *testing.T, id string) map[string]any {
+			return record(t, s.MockDirect.URL()+"/v2/checkout/orders/"+id, "payorch_builtin_sandbox", "sandbox", "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.body["cart_items"] = items
+			code, tx := pay(t, s, tok, tc.body)
+			if code != http.StatusCreated || tx["status"] != "buyer_approval_pending" {
+				t.Fatalf("payment: %d %v", code, tx)
+			}
+			if got := tc.record(t, tx["payment_service_transaction_id"].(string))["cart_items"]; !reflect.DeepEqual(got, items) {
+				t.Fatalf("the processor was sent cart items %v, want %v", got, items)
+			}
+		})
+	}
+}
