@@ -302,11 +302,14 @@ func payConcurrently(t *testing.T, s *stack.Stack, tok string, body map[string]a
 // A transaction names its buyer as a payment method does, with `buyer`
 // ({id, external_identifier}, or null without one), whichever of buyer_id
 // and buyer_external_identifier the payment gave; GET answers the same.
+// The buyer's billing postal code goes to the card processor, which
+// checks it (AVS: mock-card answers N for 11111).
 func TestTransactionBuyerReference(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, "buyers.write", "payment-methods.write", "transactions.write", "transactions.read")
 	core := newCore(s, tok, "")
-	buyer := core.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"external_identifier": "customer-7"})
+	buyer := core.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"external_identifier": "customer-7",
+		"billing_details": map[string]any{"address": map[string]any{"postal_code": "11111", "country": "DE"}}})
 	pm := vaultCard(t, s, tok, "4111111111111111", "123")["id"].(string)
 	want := map[string]any{"id": buyer["id"], "external_identifier": "customer-7"}
 	for _, tc := range []struct {
@@ -314,10 +317,11 @@ func TestTransactionBuyerReference(t *testing.T) {
 		field string
 		value any
 		want  any
+		avs   any
 	}{
-		{"by buyer_id", "buyer_id", buyer["id"], want},
-		{"by buyer_external_identifier", "buyer_external_identifier", "customer-7", want},
-		{"without a buyer", "", nil, nil},
+		{"by buyer_id", "buyer_id", buyer["id"], want, "N"},
+		{"by buyer_external_identifier", "buyer_external_identifier", "customer-7", want, "N"},
+		{"without a buyer", "", nil, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := payment(pm, 1000)
@@ -326,8 +330,8 @@ func TestTransactionBuyerReference(t *testing.T) {
 			}
 			code, tx := pay(t, s, tok, body)
 			got, present := tx["buyer"]
-			if code != http.StatusCreated || !present || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("POST: %d buyer %v (present %v), want %v", code, got, present, tc.want)
+			if code != http.StatusCreated || !present || !reflect.DeepEqual(got, tc.want) || tx["avs_response_code"] != tc.avs {
+				t.Fatalf("POST: %d buyer %v (present %v), avs %v; want %v, avs %v", code, got, present, tx["avs_response_code"], tc.want, tc.avs)
 			}
 			read := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+tx["id"].(string), nil)
 			if !reflect.DeepEqual(read["buyer"], tc.want) || read["buyer_id"] != tx["buyer_id"] {

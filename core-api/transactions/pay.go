@@ -93,6 +93,7 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
 		PreviousSchemeTransactionID: previousSchemeTransactionID(n, t, pm),
 		CartItems:                   t.CartItems,
+		BillingPostalCode:           s.billingPostalCode(ctx, merchant, t),
 		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
 		ThreeDSecure:                tds,
 		NotificationURL:             s.notificationURL(cards.Name(), merchant),

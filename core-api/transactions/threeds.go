@@ -242,7 +242,8 @@ func (s *Service) authorizeAuthenticated(ctx context.Context, merchant string, t
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource, CartItems: t.CartItems,
-		ThreeDSecure: data, Config: cfg, Options: s.keptOptions(cards.Name(), options),
+		BillingPostalCode: s.billingPostalCode(ctx, merchant, t),
+		ThreeDSecure:      data, Config: cfg, Options: s.keptOptions(cards.Name(), options),
 	}
 	if s.securityCodeHeldFor(ctx, t) {
 		a.SecurityCodeHeld, a.SecurityCodeFor = true, t.ID
