@@ -192,8 +192,27 @@ func TestForwardConfigsCRUD(t *testing.T) {
 		if code != 200 || strings.Contains(string(raw), c.ID) {
 			t.Fatalf("other merchant's list: %d %s", code, raw)
 		}
-		if code, _ := do(t, "GET", base+"/not-a-uuid", r, nil); code != 404 {
-			t.Fatalf("bad id: %d", code)
+		// An id that cannot be one is 400 at its path parameter, as on
+		// every route (docs/api-conventions.md); one in upper case too.
+		for _, tc := range []struct{ method, url, pointer string }{
+			{"GET", base + "/not-a-uuid", "id"},
+			{"PUT", base + "/" + strings.ToUpper(c.ID), "id"},
+			{"DELETE", base + "/" + c.ID + "x", "id"},
+			{"GET", base + "/" + c.ID + "/authentications/not-a-uuid", "auth_id"},
+			{"DELETE", base + "/" + c.ID + "/authentications/" + strings.ToUpper(uuid.NewString()), "auth_id"},
+		} {
+			tok, body := w, any(nil)
+			switch tc.method {
+			case "GET":
+				tok = r
+			case "PUT":
+				body = map[string]any{}
+			}
+			code, raw := do(t, tc.method, tc.url, tok, body)
+			e := apiError(t, raw)
+			if code != 400 || len(e.Details) != 1 || e.Details[0].Location != "path" || e.Details[0].Pointer != tc.pointer || e.Details[0].Type != "type_error.uuid" {
+				t.Fatalf("%s %s: %d %s", tc.method, tc.url, code, raw)
+			}
 		}
 	})
 }

@@ -32,6 +32,13 @@ func TestRoutesAndMethods(t *testing.T) {
 		{"vault-proxy: GET /buyers passes through", s.PublicClient, http.MethodGet, s.PublicURL + "/buyers", 200, ""},
 		{"vault-proxy: wrong method on a core route", s.PublicClient, http.MethodPatch, s.PublicURL + "/buyers", 405, "method_not_allowed"},
 		{"vault-proxy internal: wrong method", s.InternalClient, http.MethodGet, s.InternalURL + "/internal/detokenize", 405, "method_not_allowed"},
+		{"vault-proxy: wrong method on its own route", s.PublicClient, http.MethodPatch, s.PublicURL + "/vault-forward/configs", 405, "method_not_allowed"},
+		{"vault-proxy: GET /vault-forward", s.PublicClient, http.MethodGet, s.PublicURL + "/vault-forward", 405, "method_not_allowed"},
+		{"vault-proxy: wrong method on a config", s.PublicClient, http.MethodPost, s.PublicURL + "/vault-forward/configs/00000000-0000-4000-8000-000000000000", 405, "method_not_allowed"},
+		{"vault-proxy: wrong method on a network token", s.PublicClient, http.MethodPut,
+			s.PublicURL + "/payment-methods/00000000-0000-4000-8000-000000000000/network-tokens/00000000-0000-4000-8000-000000000000", 405, "method_not_allowed"},
+		{"vault-proxy: DELETE /audit-events", s.PublicClient, http.MethodDelete, s.PublicURL + "/audit-events", 405, "method_not_allowed"},
+		{"vault-proxy: a path both serve passes the method on", s.PublicClient, http.MethodGet, s.PublicURL + "/three-ds-scenarios", 200, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,6 +54,21 @@ func TestRoutesAndMethods(t *testing.T) {
 			}
 		})
 	}
+	t.Run("vault-proxy's 405 names the methods it serves", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodPatch, s.PublicURL+"/vault-forward/configs", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := s.PublicClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, POST" {
+			t.Fatalf("%d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	})
 }
 
 // A body over the size limit is refused from its Content-Length, before it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -296,4 +297,125 @@ func payConcurrently(t *testing.T, s *stack.Stack, tok string, body map[string]a
 		}
 	}
 	return id
+}
+
+// A transaction names its buyer as a payment method does, with `buyer`
+// ({id, external_identifier}, or null without one), whichever of buyer_id
+// and buyer_external_identifier the payment gave; GET answers the same.
+// The buyer's billing postal code goes to the card processor, which
+// checks it (AVS: mock-card answers N for 11111).
+func TestTransactionBuyerReference(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "buyers.write", "payment-methods.write", "transactions.write", "transactions.read")
+	core := newCore(s, tok, "")
+	buyer := core.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"external_identifier": "customer-7",
+		"billing_details": map[string]any{"address": map[string]any{"postal_code": "11111", "country": "DE"}}})
+	pm := vaultCard(t, s, tok, "4111111111111111", "123")["id"].(string)
+	want := map[string]any{"id": buyer["id"], "external_identifier": "customer-7"}
+	for _, tc := range []struct {
+		name  string
+		field string
+		value any
+		want  any
+		avs   any
+	}{
+		{"by buyer_id", "buyer_id", buyer["id"], want, "N"},
+		{"by buyer_external_identifier", "buyer_external_identifier", "customer-7", want, "N"},
+		{"without a buyer", "", nil, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := payment(pm, 1000)
+			if tc.field != "" {
+				body[tc.field] = tc.value
+			}
+			code, tx := pay(t, s, tok, body)
+			got, present := tx["buyer"]
+			if code != http.StatusCreated || !present || !reflect.DeepEqual(got, tc.want) || tx["avs_response_code"] != tc.avs {
+				t.Fatalf("POST: %d buyer %v (present %v), avs %v; want %v, avs %v", code, got, present, tx["avs_response_code"], tc.want, tc.avs)
+			}
+			read := core.ok(t, http.StatusOK, http.MethodGet, "/transactions/"+tx["id"].(string), nil)
+			if !reflect.DeepEqual(read["buyer"], tc.want) || read["buyer_id"] != tx["buyer_id"] {
+				t.Fatalf("GET: buyer %v, buyer_id %v", read["buyer"], read["buyer_id"])
+			}
+		})
+	}
+}
+
+// A card payment's cart items reach the processor (mock-card records what
+// it was sent) as the merchant wrote them, text that looks like a
+// placeholder included: vault-proxy fills in the card's own placeholders
+// only, so the payment goes through and no card data lands in the cart.
+func TestCardPaymentSendsCartItemsToTheProcessor(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "payment-methods.write", "transactions.write")
+	pm := vaultCard(t, s, tok, "4111111111111111", "123")["id"].(string)
+	body := payment(pm, 1500)
+	body["cart_items"] = []map[string]any{
+		{"name": "Kettle {{ CARD_NUMBER_1 }}", "quantity": 1, "unit_amount": 1000, "sku": "KET-1", "categories": []string{"kitchen"}},
+		{"name": "Mug", "quantity": 2, "unit_amount": 250, "product_type": "physical"},
+	}
+	code, tx := pay(t, s, tok, body)
+	if code != http.StatusCreated || tx["status"] != "authorization_succeeded" {
+		t.Fatalf("payment: %d %v", code, tx)
+	}
+	got := processorRecord(t, s, tx["payment_service_transaction_id"].(string)).CartItems
+	if len(got) != 2 || got[0].Name != "Kettle {{ CARD_NUMBER_1 }}" || got[0].Quantity != 1 || got[0].UnitAmount != 1000 ||
+		got[0].SKU == nil || *got[0].SKU != "KET-1" || !reflect.DeepEqual(got[0].Categories, []string{"kitchen"}) ||
+		got[1].Name != "Mug" || got[1].Quantity != 2 || got[1].ProductType == nil || *got[1].ProductType != "physical" {
+		t.Fatalf("mock-card was sent cart items %+v", got)
+	}
+	s.Logs.AssertNoPAN(t)
+}
+
+// A redirect (GCash) and a direct (PayPal-like) payment send their cart
+// items to their processor, which records them as sent.
+func TestRedirectAndDirectPaymentsSendCartItems(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, "transactions.write")
+	items := []any{map[string]any{"name": "Kettle {{ CARD_NUMBER_1 }}", "quantity": 1.0, "unit_amount": 1000.0, "sku": "KET-1"}}
+	record := func(t *testing.T, url, user, pass, bearer string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		} else {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		record func(t *testing.T, id string) map[string]any
+	}{
+		{"redirect", gcashPayment(1000, "capture"), func(t *testing.T, id string) map[string]any {
+			return record(t, s.MockRedirect.URL()+"/v1/payments/"+id, "", "", connector.MockRedirectSandboxAPIKey)
+		}},
+		{"direct", directPayment(1000, "capture"), func(t *testing.T, id string) map[string]any {
+			return record(t, s.MockDirect.URL()+"/v2/checkout/orders/"+id, "payorch_builtin_sandbox", "sandbox", "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.body["cart_items"] = items
+			code, tx := pay(t, s, tok, tc.body)
+			if code != http.StatusCreated || tx["status"] != "buyer_approval_pending" {
+				t.Fatalf("payment: %d %v", code, tx)
+			}
+			if got := tc.record(t, tx["payment_service_transaction_id"].(string))["cart_items"]; !reflect.DeepEqual(got, items) {
+				t.Fatalf("the processor was sent cart items %v, want %v", got, items)
+			}
+		})
+	}
 }

@@ -38,6 +38,10 @@ type CardAuthorization struct {
 	// payment that set up a merchant-initiated series.
 	PreviousSchemeTransactionID string
 	BillingPostalCode           string // "" when none
+	// CartItems are the transaction's cart items, passed on to the
+	// processor as to an anti-fraud connector (SPEC: "Items passed to
+	// anti-fraud and processor connectors"); nil when it has none.
+	CartItems []coreapi.CartItem
 	// ThreeDSecure is the buyer's 3-D Secure authentication, passed to
 	// the processor with the authorization; nil when there was none.
 	ThreeDSecure *ThreeDSecureData

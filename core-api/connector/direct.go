@@ -17,6 +17,8 @@ type DirectOrder struct {
 	Amount    int64 // minor units
 	Currency  string
 	Intent    string // coreapi.IntentAuthorize or coreapi.IntentCapture
+	// CartItems are the transaction's (nil: none), as CardAuthorization's.
+	CartItems []coreapi.CartItem
 	Config    Config
 }
 

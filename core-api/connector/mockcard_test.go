@@ -2,10 +2,12 @@ package connector_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -347,4 +349,50 @@ func lookupWithStep(t *testing.T, key string) connector.CardState {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// A payment's cart items and its buyer's postal code go to the processor
+// as the merchant wrote them, braces and all, but none of their text can
+// stand as a placeholder that vault-proxy would fill with card data (or
+// refuse as unknown): the detokenized body's only "{{" are the
+// connector's own.
+func TestMockCardSendsCartItemsInert(t *testing.T) {
+	rec := &recorder{answer: &zone.DetokenizeResponse{Status: 201, Body: []byte(`{"type":"authorization","id":"auth_x","status":"authorized"}`)}}
+	sku := `{{CARD_NUMBER_1}}`
+	items := []coreapi.CartItem{
+		{Name: "{{ CARD_NUMBER_1 }} and {{ CARD_CRYPTOGRAM_1 }}", Quantity: 1, UnitAmount: 100, SKU: &sku},
+		{Name: `a "quoted" \ {brace}`, Quantity: 2, UnitAmount: 50, Categories: []string{"{{x}}"}},
+	}
+	for _, tc := range []struct {
+		name   string
+		items  []coreapi.CartItem
+		postal string
+		want   []coreapi.CartItem
+		sent   string // the billing postal code sent
+	}{
+		{"with cart items and a postal code like a placeholder", items, "{{ CARD_CVV_1 }}", items, "{{ CARD_CVV_1 }}"},
+		{"without; a postal code longer than mock-card takes is not sent", nil, "12345678901234567", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := connector.MockCard{VaultProxy: rec}
+			if _, err := m.Authorize(context.Background(), connector.CardAuthorization{MerchantAccountID: "m-1",
+				PaymentMethodID: "3f0c2a57-8a4e-4c55-9d5c-4f8e1f7d9a10", Reference: "txn-cart", Amount: 200, Currency: "EUR",
+				CartItems: tc.items, BillingPostalCode: tc.postal}); err != nil {
+				t.Fatal(err)
+			}
+			body := rec.got.Body
+			if n := strings.Count(body, "{{"); n != 3 { // the card's number, month and year
+				t.Fatalf("%d placeholders in %s", n, body)
+			}
+			var sent struct {
+				CartItems []coreapi.CartItem `json:"cart_items"`
+				Billing   struct {
+					PostalCode string `json:"postal_code"`
+				} `json:"billing"`
+			}
+			if err := json.Unmarshal([]byte(body), &sent); err != nil || !reflect.DeepEqual(sent.CartItems, tc.want) || sent.Billing.PostalCode != tc.sent {
+				t.Fatalf("sent cart items %+v, postal code %q (%v); want %+v, %q: %s", sent.CartItems, sent.Billing.PostalCode, err, tc.want, tc.sent, body)
+			}
+		})
+	}
 }

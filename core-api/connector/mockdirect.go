@@ -107,10 +107,11 @@ var mockDirectIntents = map[string]string{coreapi.IntentCapture: "CAPTURE", core
 // CreateOrder opens the order.
 func (m MockDirect) CreateOrder(ctx context.Context, r DirectOrder) (coreapi.ConnectorResult, error) {
 	body, _ := json.Marshal(struct {
-		Intent      string           `json:"intent"`
-		ReferenceID string           `json:"reference_id"`
-		Amount      mockDirectAmount `json:"amount"`
-	}{mockDirectIntents[r.Intent], r.Reference, mockDirectAmount{r.Currency, r.Amount}})
+		Intent      string             `json:"intent"`
+		ReferenceID string             `json:"reference_id"`
+		Amount      mockDirectAmount   `json:"amount"`
+		CartItems   []coreapi.CartItem `json:"cart_items,omitempty"`
+	}{mockDirectIntents[r.Intent], r.Reference, mockDirectAmount{r.Currency, r.Amount}, r.CartItems})
 	var o mockDirectOrder
 	_, e, err := m.call(ctx, r.Config, http.MethodPost, "/v2/checkout/orders", r.Reference+":order", body, &o)
 	if err != nil {

@@ -116,9 +116,13 @@ var mockRedirectIntents = map[string]string{coreapi.IntentCapture: "sale", corea
 
 // CreatePayment sends POST /v1/payments.
 func (m MockRedirect) CreatePayment(ctx context.Context, r RedirectPayment) (coreapi.ConnectorResult, error) {
-	body, err := json.Marshal(map[string]any{"reference": r.Reference, "method": r.Method, "type": mockRedirectIntents[r.Intent],
+	in := map[string]any{"reference": r.Reference, "method": r.Method, "type": mockRedirectIntents[r.Intent],
 		"amount": r.Amount, "currency": r.Currency, "redirect_url": r.RedirectURL, "notification_url": r.NotificationURL,
-		"expires_at": r.ExpiresAt.UTC().Format(time.RFC3339)})
+		"expires_at": r.ExpiresAt.UTC().Format(time.RFC3339)}
+	if len(r.CartItems) > 0 {
+		in["cart_items"] = r.CartItems
+	}
+	body, err := json.Marshal(in)
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}

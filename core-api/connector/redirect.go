@@ -28,6 +28,8 @@ type RedirectPayment struct {
 	NotificationURL string
 	// ExpiresAt is when the reference stops being payable.
 	ExpiresAt time.Time
+	// CartItems are the transaction's (nil: none), as CardAuthorization's.
+	CartItems []coreapi.CartItem
 	Config    Config
 }
 

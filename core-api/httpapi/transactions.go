@@ -244,25 +244,29 @@ func transactionError(err error) error {
 // transactionJSON is a transaction on the wire (docs/transactions.md,
 // "Records").
 type transactionJSON struct {
-	Type                        string                       `json:"type"`
-	ID                          string                       `json:"id"`
-	MerchantAccountID           string                       `json:"merchant_account_id"`
-	Status                      coreapi.TransactionStatus    `json:"status"`
-	Intent                      string                       `json:"intent"`
-	Amount                      int64                        `json:"amount"`
-	AuthorizedAmount            int64                        `json:"authorized_amount"`
-	CapturedAmount              int64                        `json:"captured_amount"`
-	RefundedAmount              int64                        `json:"refunded_amount"`
-	CapturePendingAmount        int64                        `json:"capture_pending_amount"`
-	RefundPendingAmount         int64                        `json:"refund_pending_amount"`
-	Currency                    string                       `json:"currency"`
-	Country                     *string                      `json:"country"`
-	PaymentMethod               transactionPaymentMethodJSON `json:"payment_method"`
-	BuyerID                     *string                      `json:"buyer_id"`
-	BuyerExternalIdentifier     *string                      `json:"buyer_external_identifier"`
-	PaymentServiceID            *string                      `json:"payment_service_id"`
-	PaymentService              *paymentServiceSummaryJSON   `json:"payment_service"`
-	PaymentServiceTransactionID *string                      `json:"payment_service_transaction_id"`
+	Type                 string                       `json:"type"`
+	ID                   string                       `json:"id"`
+	MerchantAccountID    string                       `json:"merchant_account_id"`
+	Status               coreapi.TransactionStatus    `json:"status"`
+	Intent               string                       `json:"intent"`
+	Amount               int64                        `json:"amount"`
+	AuthorizedAmount     int64                        `json:"authorized_amount"`
+	CapturedAmount       int64                        `json:"captured_amount"`
+	RefundedAmount       int64                        `json:"refunded_amount"`
+	CapturePendingAmount int64                        `json:"capture_pending_amount"`
+	RefundPendingAmount  int64                        `json:"refund_pending_amount"`
+	Currency             string                       `json:"currency"`
+	Country              *string                      `json:"country"`
+	PaymentMethod        transactionPaymentMethodJSON `json:"payment_method"`
+	// Buyer names the buyer as a payment method does (DESIGN's
+	// transaction record); buyer_id and buyer_external_identifier say the
+	// same flat, for filters and clients written against them.
+	Buyer                       *buyerRefJSON              `json:"buyer"`
+	BuyerID                     *string                    `json:"buyer_id"`
+	BuyerExternalIdentifier     *string                    `json:"buyer_external_identifier"`
+	PaymentServiceID            *string                    `json:"payment_service_id"`
+	PaymentService              *paymentServiceSummaryJSON `json:"payment_service"`
+	PaymentServiceTransactionID *string                    `json:"payment_service_transaction_id"`
 	answerJSON
 	AVSResponseCode     *string            `json:"avs_response_code"`
 	CVVResponseCode     *string            `json:"cvv_response_code"`
@@ -335,7 +339,7 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		CapturePendingAmount: t.CapturePendingAmount, RefundPendingAmount: t.RefundPendingAmount,
 		Currency: t.Currency, Country: t.Country,
 		PaymentMethod: transactionPaymentMethodJSON{ID: pm.ID, Method: pm.Method, Scheme: pm.Scheme, Label: pm.Label, ApprovalURL: pm.ApprovalURL},
-		BuyerID:       t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
+		Buyer:         transactionBuyer(t), BuyerID: t.BuyerID, BuyerExternalIdentifier: t.BuyerExternalIdentifier,
 		PaymentServiceID: t.PaymentServiceID, PaymentService: paymentServiceSummaryOut(t.PaymentService),
 		PaymentServiceTransactionID: t.PaymentServiceTransactionID,
 		answerJSON:                  answerJSON{t.ErrorCode, t.RawResponseCode, t.RawResponseDescription},
@@ -348,6 +352,15 @@ func transactionOut(t *coreapi.Transaction) transactionJSON {
 		SessionToken: t.SessionToken, ThreeDSecure: threeDSecureOut(t.ThreeDSecure),
 		AntiFraudDecision: t.AntiFraudDecision,
 	}
+}
+
+// transactionBuyer is the transaction's buyer reference; nil (null on the
+// wire) for a payment without a buyer.
+func transactionBuyer(t *coreapi.Transaction) *buyerRefJSON {
+	if t.BuyerID == nil {
+		return nil
+	}
+	return &buyerRefJSON{ID: *t.BuyerID, ExternalIdentifier: t.BuyerExternalIdentifier}
 }
 
 func (h transactionHandlers) get(w http.ResponseWriter, r *http.Request) error {

@@ -108,6 +108,15 @@ func (s *Service) billingDetails(ctx context.Context, merchant string, t *coreap
 	return b.BillingDetails
 }
 
+// billingPostalCode is the postal code of t's buyer's billing address,
+// which the card processor checks the card's (AVS); "" when there is none.
+func (s *Service) billingPostalCode(ctx context.Context, merchant string, t *coreapi.Transaction) string {
+	if bd := s.billingDetails(ctx, merchant, t); bd != nil && bd.Address != nil && bd.Address.PostalCode != nil {
+		return *bd.Address.PostalCode
+	}
+	return ""
+}
+
 // ReviewAntiFraud resolves the review flag of transaction id: accept
 // keeps the payment (decision accept), decline rejects it (decision
 // reject) and voids its authorization when nothing is captured yet; a

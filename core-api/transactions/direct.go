@@ -96,7 +96,7 @@ func (s *Service) PayDirect(ctx context.Context, merchant string, n coreapi.NewT
 		return nil, err // the transaction stays processing, never sent: the sweep fails it
 	}
 	res, err := dc.CreateOrder(ctx, connector.DirectOrder{MerchantAccountID: merchant, Reference: t.ID,
-		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent, Config: cfg})
+		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent, CartItems: t.CartItems, Config: cfg})
 	res, sendErr := sent(res, err)
 	if t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res); err != nil {
 		return nil, err

@@ -92,6 +92,8 @@ func (s *Service) PayByCard(ctx context.Context, merchant string, n coreapi.NewT
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
 		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
 		PreviousSchemeTransactionID: previousSchemeTransactionID(n, t, pm),
+		CartItems:                   t.CartItems,
+		BillingPostalCode:           s.billingPostalCode(ctx, merchant, t),
 		SecurityCodeHeld:            s.securityCodeHeld(ctx, merchant, n),
 		ThreeDSecure:                tds,
 		NotificationURL:             s.notificationURL(cards.Name(), merchant),

@@ -85,7 +85,7 @@ func (s *Service) PayRedirect(ctx context.Context, merchant string, n coreapi.Ne
 	}
 	res, err := rc.CreatePayment(ctx, connector.RedirectPayment{MerchantAccountID: merchant, Reference: t.ID,
 		Method: t.PaymentMethod.Method, Intent: t.Intent, Amount: t.Amount, Currency: t.Currency, RedirectURL: *n.RedirectURL,
-		NotificationURL: s.notificationURL(rc.Name(), merchant), ExpiresAt: expires, Config: cfg})
+		NotificationURL: s.notificationURL(rc.Name(), merchant), ExpiresAt: expires, CartItems: t.CartItems, Config: cfg})
 	res, sendErr := sent(res, err)
 	if t, _, err = s.ApplyAuthorization(ctx, merchant, t.ID, res); err != nil {
 		return nil, err

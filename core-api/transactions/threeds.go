@@ -254,8 +254,9 @@ func (s *Service) authorizeAuthenticated(ctx context.Context, merchant string, t
 	a := connector.CardAuthorization{
 		MerchantAccountID: merchant, PaymentMethodID: *t.PaymentMethod.ID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, Intent: t.Intent,
-		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource,
-		ThreeDSecure: data, Config: cfg, Options: s.keptOptions(cards.Name(), options),
+		MerchantInitiated: t.MerchantInitiated, PaymentSource: t.PaymentSource, CartItems: t.CartItems,
+		BillingPostalCode: s.billingPostalCode(ctx, merchant, t),
+		ThreeDSecure:      data, Config: cfg, Options: s.keptOptions(cards.Name(), options),
 	}
 	if s.securityCodeHeldFor(ctx, t) {
 		a.SecurityCodeHeld, a.SecurityCodeFor = true, t.ID

@@ -10,6 +10,7 @@
 package simulator
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -117,4 +118,20 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// JSONArrayOrAbsent says whether raw, a field a simulator records as sent
+// without reading it (a payment's cart items), is absent, null or an
+// array.
+func JSONArrayOrAbsent(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '[':
+			return true
+		}
+		return string(bytes.TrimSpace(raw)) == "null"
+	}
+	return true
 }

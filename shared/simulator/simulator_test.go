@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -71,5 +72,19 @@ func TestListenReportsTheAddress(t *testing.T) {
 	err := s.Listen(context.Background(), "mock-x", "256.0.0.1:1", nil)
 	if err == nil || !strings.HasPrefix(err.Error(), "mock-x: listener: ") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestJSONArrayOrAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want bool
+	}{
+		{"", true}, {"null", true}, {" null ", true}, {"[]", true}, {` [{"name":"x"}]`, true},
+		{"{}", false}, {`"x"`, false}, {"1", false}, {"nul", false}, {"true", false},
+	} {
+		if got := simulator.JSONArrayOrAbsent(json.RawMessage(tc.raw)); got != tc.want {
+			t.Errorf("JSONArrayOrAbsent(%q) = %v, want %v", tc.raw, got, tc.want)
+		}
 	}
 }

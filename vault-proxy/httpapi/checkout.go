@@ -466,3 +466,16 @@ func NormalizeOrigin(o string) (string, bool) {
 	}
 	return scheme + "://" + host, true
 }
+
+// uuidParam reads a checkout session's id from the path. The fields
+// route is authenticated by that id alone and answers 404 for any id it
+// does not know; one that is not a UUID is answered the same, there and
+// on the session's GET (docs/secure-fields.md).
+func uuidParam(ctx *fasthttp.RequestCtx, name, what string) (uuid.UUID, error) {
+	s, _ := ctx.UserValue(name).(string)
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return uuid.Nil, apierror.NotFound(what + " not found")
+	}
+	return id, nil
+}

@@ -107,15 +107,6 @@ func forwardingError(err error, what string) error {
 	return err
 }
 
-func uuidParam(ctx *fasthttp.RequestCtx, name, what string) (uuid.UUID, error) {
-	s, _ := ctx.UserValue(name).(string)
-	id, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
-		return uuid.Nil, apierror.NotFound(what + " not found")
-	}
-	return id, nil
-}
-
 // begin authorizes a configs request for scope and returns the context its
 // work runs under (requestContext); cancel is never nil.
 func (h *ForwardConfigs) begin(fctx *fasthttp.RequestCtx, scope string) (context.Context, Caller, context.CancelFunc, error) {
@@ -130,7 +121,7 @@ func (h *ForwardConfigs) target(fctx *fasthttp.RequestCtx, scope string) (contex
 	if err != nil {
 		return ctx, c, uuid.Nil, cancel, err
 	}
-	id, err := uuidParam(fctx, "id", "forwarding config")
+	id, err := pathUUID(fctx, "id")
 	return ctx, c, id, cancel, err
 }
 
@@ -345,7 +336,7 @@ func (h *ForwardConfigs) GetAuthentication(fctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	authID, err := uuidParam(fctx, "auth_id", "authentication method")
+	authID, err := pathUUID(fctx, "auth_id")
 	if err != nil {
 		return err
 	}
@@ -368,7 +359,7 @@ func (h *ForwardConfigs) DeleteAuthentication(fctx *fasthttp.RequestCtx) error {
 	if err != nil {
 		return err
 	}
-	authID, err := uuidParam(fctx, "auth_id", "authentication method")
+	authID, err := pathUUID(fctx, "auth_id")
 	if err != nil {
 		return err
 	}

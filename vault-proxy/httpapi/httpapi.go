@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -39,6 +41,8 @@ type Router struct {
 	metrics  *metrics.HTTP // nil: none
 
 	corsOrigin string // see SetCORS
+
+	routes map[string][]string // method: the path templates Handle registered
 }
 
 // SetMetrics counts every request of the listener in m, by route
@@ -61,6 +65,43 @@ func NewRouter(log *slog.Logger) *Router {
 // Handle registers h for method and path (fasthttp/router syntax: {id}).
 func (rt *Router) Handle(method, path string, h Handler) {
 	rt.r.Handle(method, path, rt.wrap(method+" "+path, h))
+	if rt.routes == nil {
+		rt.routes = map[string][]string{}
+	}
+	rt.routes[method] = append(rt.routes[method], path)
+}
+
+// RefuseOtherMethods answers 405 method_not_allowed, with an Allow header
+// naming the methods registered, for every other method on each of paths
+// (each already registered with at least one method).
+func (rt *Router) RefuseOtherMethods(paths ...string) {
+	// Not HEAD nor OPTIONS: the router and the CORS preflight (withCORS)
+	// answer those.
+	methods := []string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch, fasthttp.MethodDelete}
+	for _, path := range paths {
+		var allowed []string
+		for _, m := range methods {
+			if rt.registered(m, path) {
+				allowed = append(allowed, m)
+			}
+		}
+		allow := strings.Join(allowed, ", ")
+		refuse := func(ctx *fasthttp.RequestCtx) error {
+			ctx.Response.Header.Set("Allow", allow)
+			return apierror.New(fasthttp.StatusMethodNotAllowed, "method_not_allowed", "method not allowed on this route")
+		}
+		for _, m := range methods {
+			if !rt.registered(m, path) {
+				rt.r.Handle(m, path, rt.wrap(unmatchedRoute, refuse))
+			}
+		}
+	}
+}
+
+// registered says whether method has a handler for path, as registered
+// (the template itself, not a request path).
+func (rt *Router) registered(method, path string) bool {
+	return slices.Contains(rt.routes[method], path)
 }
 
 // NotFound replaces the handler for unmatched routes (the public listener

@@ -76,7 +76,15 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 	rt.Handle(fasthttp.MethodPut, "/checkout/settings", h.Checkout.PutSettings)
 	rt.Handle(fasthttp.MethodGet, SecureFieldsPath+"/{file:*}", h.SecureFields.Serve)
 
-	// One base URL: everything else is core-api's.
+	// Paths only vault-proxy serves: another method there is 405, not
+	// core-api's 404 for a route it does not have.
+	rt.RefuseOtherMethods("/audit-events", "/vault-forward", "/vault-forward/configs", config, config+"/authentications",
+		config+"/authentications/{auth_id}", tokens, tokens+"/{network_token_id}", tokens+"/{network_token_id}/suspend",
+		tokens+"/{network_token_id}/resume", CheckoutSessionsPath, CheckoutSessionsPath+"/{id}", CheckoutSessionsPath+"/{id}/fields",
+		"/checkout/settings", SecureFieldsPath+"/{file:*}")
+
+	// One base URL: everything else is core-api's (a path both serve,
+	// such as /payment-methods, with the methods vault-proxy does not).
 	rt.NotFound(h.Core.Pass)
 	rt.MethodNotAllowed(h.Core.Pass)
 }

@@ -87,7 +87,9 @@ type Order struct {
 	Intent      string `json:"intent"`
 	ReferenceID string `json:"reference_id"`
 	Amount      Amount `json:"amount"`
-	Payments    *struct {
+	// CartItems are the order's, as sent (absent when none).
+	CartItems json.RawMessage `json:"cart_items,omitempty"`
+	Payments  *struct {
 		Captures       []Payment `json:"captures,omitempty"`
 		Authorizations []Payment `json:"authorizations,omitempty"`
 		Refunds        []Payment `json:"refunds,omitempty"`
@@ -104,6 +106,9 @@ type CreateOrder struct {
 	Intent      string `json:"intent"`
 	ReferenceID string `json:"reference_id"`
 	Amount      Amount `json:"amount"`
+	// CartItems are recorded and answered as sent (an array), never
+	// decided on.
+	CartItems json.RawMessage `json:"cart_items,omitempty"`
 }
 
 // Error is every error answer: PayPal's shape.
@@ -258,6 +263,9 @@ func (srv *server) create(_ http.ResponseWriter, _ *http.Request, clientID strin
 	if !currencyRE.MatchString(in.Amount.CurrencyCode) {
 		details = append(details, ErrorDetail{Issue: "INVALID_PARAMETER_VALUE", Description: "amount.currency_code must be an ISO 4217 code"})
 	}
+	if !simulator.JSONArrayOrAbsent(in.CartItems) {
+		details = append(details, ErrorDetail{Issue: "INVALID_PARAMETER_VALUE", Description: "cart_items must be an array"})
+	}
 	if len(in.ReferenceID) > 256 {
 		details = append(details, ErrorDetail{Issue: "INVALID_PARAMETER_VALUE", Description: "reference_id must be at most 256 characters"})
 	}
@@ -266,7 +274,7 @@ func (srv *server) create(_ http.ResponseWriter, _ *http.Request, clientID strin
 	}
 	now := srv.now()
 	o := &Order{ID: newID("MDO"), Status: StatusCreated, Intent: in.Intent, ReferenceID: in.ReferenceID, Amount: in.Amount,
-		CreateTime: now, UpdateTime: now, clientID: clientID}
+		CartItems: in.CartItems, CreateTime: now, UpdateTime: now, clientID: clientID}
 	o.Links = []Link{
 		{Href: srv.base + "/v2/checkout/orders/" + o.ID, Rel: "self", Method: "GET"},
 		{Href: srv.base + "/checkoutnow?token=" + o.ID, Rel: "approve", Method: "GET"},

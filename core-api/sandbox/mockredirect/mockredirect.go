@@ -101,6 +101,8 @@ type Payment struct {
 	RedirectURL string    `json:"redirect_url"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	CreatedAt   time.Time `json:"created_at"`
+	// CartItems are the request's, as sent (absent when none).
+	CartItems json.RawMessage `json:"cart_items,omitempty"`
 	// Captures and Refunds are an approved payment's, oldest first;
 	// Voided an authorization's void, with the reference it was sent
 	// with.

@@ -66,6 +66,9 @@ type createRequest struct {
 	RedirectURL     string    `json:"redirect_url"`
 	NotificationURL string    `json:"notification_url"`
 	ExpiresAt       time.Time `json:"expires_at"`
+	// CartItems are recorded and answered as sent (an array), never
+	// decided on.
+	CartItems json.RawMessage `json:"cart_items"`
 }
 
 func absoluteURL(s string) bool {
@@ -98,6 +101,8 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 		bad = "invalid_notification_url"
 	case !in.ExpiresAt.After(now) || in.ExpiresAt.Sub(now) > MaxWindow:
 		bad = "invalid_expires_at"
+	case !simulator.JSONArrayOrAbsent(in.CartItems):
+		bad = "invalid_cart_items"
 	}
 	if bad != "" {
 		simulator.WriteJSON(w, http.StatusBadRequest, apiError{bad})
@@ -119,7 +124,8 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	id := "mrp_" + randomHex(12)
 	p := &Payment{ID: id, Reference: in.Reference, Method: in.Method, Type: in.Type, Amount: in.Amount, Currency: in.Currency,
 		Status: StatusPending, ApprovalURL: strings.TrimRight(m.publicURL(), "/") + "/pay/" + id, RedirectURL: in.RedirectURL,
-		ExpiresAt: in.ExpiresAt.UTC().Truncate(time.Second), CreatedAt: now, apiKey: key, notifyURL: in.NotificationURL}
+		ExpiresAt: in.ExpiresAt.UTC().Truncate(time.Second), CreatedAt: now, CartItems: in.CartItems,
+		apiKey: key, notifyURL: in.NotificationURL}
 	instant := in.Amount == InstantApprovalAmount
 	if instant {
 		p.Status = StatusApproved

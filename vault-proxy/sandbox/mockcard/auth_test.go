@@ -3,6 +3,7 @@ package mockcard_test
 import (
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -109,4 +110,19 @@ func callWith(t *testing.T, s *sim, method, path, key, h string) (int, []byte, h
 		t.Fatal(err)
 	}
 	return resp.StatusCode, raw, resp.Header
+}
+
+// The cart an authorization is sent with is recorded and answered as
+// sent; none is an empty list.
+func TestCartItemsAreAnswered(t *testing.T) {
+	s := start(t, mockcard.Config{})
+	sku := "SKU-1"
+	items := []mockcard.CartItem{{Name: "Socks {{ blue }}", Quantity: 2, UnitAmount: 500, SKU: &sku, Categories: []string{"clothing"}}}
+	with := s.authorize(t, "cart-1", request(1000, field("cart_items", items)))
+	if !reflect.DeepEqual(with.CartItems, items) {
+		t.Fatalf("cart items %+v, want %+v", with.CartItems, items)
+	}
+	if without := s.authorize(t, "cart-2", request(1000)); without.CartItems == nil || len(without.CartItems) != 0 {
+		t.Fatalf("cart items without any sent: %#v", without.CartItems)
+	}
 }

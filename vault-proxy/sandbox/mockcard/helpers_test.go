@@ -106,7 +106,7 @@ func bodyReader(t testing.TB, body any) io.Reader {
 
 // wireFields are the fields of an authorization, as
 // docs/sandbox/mock-card.md lists them: every one always present.
-var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "created_at", "currency",
+var wireFields = []string{"amount", "authorized_amount", "avs_result", "captured_amount", "captures", "cart_items", "created_at", "currency",
 	"cvv_result", "decline_code", "id", "idempotency_key", "merchant_descriptor", "merchant_initiated", "payment_source",
 	"previous_scheme_transaction_id", "refunded_amount", "refunds",
 	"response_code", "response_message", "scheme", "scheme_transaction_id", "soft_descriptor", "status", "three_d_secure", "type", "voided_at"}

@@ -56,6 +56,9 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{"options not an object", "k", request(1000, field("options", []int{1})), "", 400, "bad_request", []string{"/options"}},
 		{"descriptors too long or with other characters", "k", request(1000, field("merchant_descriptor", strings.Repeat("A", 23)),
 			field("soft_descriptor", "{{ CARD_NUMBER_1 }}")), "", 400, "bad_request", []string{"/merchant_descriptor", "/soft_descriptor"}},
+		{"cart items without a name or quantity, or a negative price", "k", request(1000, field("cart_items", []map[string]any{
+			{"name": "", "quantity": 0, "unit_amount": -1}})), "", 400, "bad_request",
+			[]string{"/cart_items/0/name", "/cart_items/0/quantity", "/cart_items/0/unit_amount"}},
 		{"merchant-initiated e-commerce", "k", request(1000, field("merchant_initiated", true), field("previous_scheme_transaction_id", "123456789012345")), "", 400, "bad_request",
 			[]string{"/payment_source"}},
 		{"previous id not alphanumeric", "k", request(1000, field("previous_scheme_transaction_id", "12-34")), "", 400, "bad_request",

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/payorch/shared/apierror"
@@ -34,6 +35,26 @@ type authorizeRequest struct {
 	// NotificationURL is where a result that comes later is sent
 	// (notify.go); "" sends none.
 	NotificationURL string `json:"notification_url"`
+	// CartItems are what the payment buys, recorded and answered as sent.
+	CartItems []CartItem `json:"cart_items"`
+}
+
+// CartItem is one line of an authorization's cart, in core-api's shape
+// (its docs/transactions.md). The simulator checks only what a processor
+// needs to read one; it decides nothing by them.
+type CartItem struct {
+	Name              string   `json:"name"`
+	Quantity          int64    `json:"quantity"`
+	UnitAmount        int64    `json:"unit_amount"`
+	DiscountAmount    *int64   `json:"discount_amount,omitempty"`
+	TaxAmount         *int64   `json:"tax_amount,omitempty"`
+	ExternalProductID *string  `json:"external_product_id,omitempty"`
+	SKU               *string  `json:"sku,omitempty"`
+	ProductURL        *string  `json:"product_url,omitempty"`
+	ImageURL          *string  `json:"image_url,omitempty"`
+	Categories        []string `json:"categories,omitempty"`
+	ProductType       *string  `json:"product_type,omitempty"`
+	SellerCountry     *string  `json:"seller_country,omitempty"`
 }
 
 // ThreeDSecure is the buyer's 3-D Secure authentication an authorization
@@ -239,7 +260,30 @@ func (r *authorizeRequest) validate() error {
 	checkDescriptor(&p, "/merchant_descriptor", r.MerchantDescriptor)
 	checkDescriptor(&p, "/soft_descriptor", r.SoftDescriptor)
 	checkNotificationURL(&p, r.NotificationURL)
+	checkCartItems(&p, r.CartItems)
 	return p.err()
+}
+
+// maxCartItems is core-api's bound on a transaction's cart.
+const maxCartItems = 100
+
+func checkCartItems(p *problems, items []CartItem) {
+	if len(items) > maxCartItems {
+		p.add("/cart_items", "must have at most 100 items", "value_error.list.max_items")
+		return
+	}
+	for i, it := range items {
+		ptr := "/cart_items/" + strconv.Itoa(i)
+		if it.Name == "" {
+			p.add(ptr+"/name", "is required", "value_error.missing")
+		}
+		if it.Quantity < 1 {
+			p.add(ptr+"/quantity", "must be at least 1", "value_error.number.not_ge")
+		}
+		if it.UnitAmount < 0 {
+			p.add(ptr+"/unit_amount", "must be at least 0", "value_error.number.not_ge")
+		}
+	}
 }
 
 // maxDescriptor is the most a card statement shows of a descriptor.

@@ -61,10 +61,12 @@ type Authorization struct {
 	// ThreeDSecure is the 3-D Secure data the authorization was sent
 	// with (null: none).
 	ThreeDSecure *ThreeDSecure `json:"three_d_secure"`
-	Captures     []Operation   `json:"captures"`
-	Refunds      []Operation   `json:"refunds"`
-	CreatedAt    time.Time     `json:"created_at"`
-	VoidedAt     *time.Time    `json:"voided_at"`
+	// CartItems are the request's, as sent (empty when none).
+	CartItems []CartItem  `json:"cart_items"`
+	Captures  []Operation `json:"captures"`
+	Refunds   []Operation `json:"refunds"`
+	CreatedAt time.Time   `json:"created_at"`
+	VoidedAt  *time.Time  `json:"voided_at"`
 
 	// answers are the stored answers of its captures, voids and refunds.
 	answers map[opKey]*stored
@@ -107,6 +109,9 @@ func newAuthorization(key string, req *authorizeRequest, v verdict, now time.Tim
 		a.PreviousSchemeTransactionID = ptr(req.PreviousSchemeTransactionID)
 	}
 	a.ThreeDSecure = req.ThreeDSecure
+	if a.CartItems = req.CartItems; a.CartItems == nil {
+		a.CartItems = []CartItem{}
+	}
 	a.notifyURL = req.NotificationURL
 	switch {
 	case v.approved:
