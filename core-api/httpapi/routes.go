@@ -94,6 +94,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /transactions", txs.list)
 	rt.Handle("GET /transactions/{transaction_id}", txs.get)
 	rt.Handle("GET /transactions/{transaction_id}/events", txs.events)
+	rt.Handle("GET /transactions/{transaction_id}/events/{event_id}", txs.event)
 	rt.Handle("POST /transactions/{transaction_id}/capture", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.capture(), resumeTx))
 	rt.Handle("POST /transactions/{transaction_id}/void", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.void(), resumeTx))
 	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refund(), txs.resumeRefund))

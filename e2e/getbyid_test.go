@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"net/http"
+	"reflect"
+	"testing"
+
+	"github.com/payorch/e2e/stack"
+)
+
+// unknownID is a well-formed id no record has.
+const unknownID = "00000000-0000-4000-8000-000000000000"
+
+// oneByID checks a GET /{id} route against its list: the record reads
+// back exactly as the list rendered it, another merchant account's and
+// an unknown id are 404 not_found, and a malformed id is 400 at the path
+// parameter param with the route's rule type. path makes the route's path
+// from an id; item is the record as its list answered it.
+func oneByID(t *testing.T, core, other coreClient, path func(id string) string, item map[string]any, unknown, malformed, param, rule string) {
+	t.Helper()
+	id := item["id"].(string)
+	t.Run("found", func(t *testing.T) {
+		if got := core.ok(t, http.StatusOK, http.MethodGet, path(id), nil); !reflect.DeepEqual(got, item) {
+			t.Fatalf("GET %s = %v\nthe list has %v", path(id), got, item)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		c      coreClient
+		id     string
+		status int
+		code   string
+	}{
+		{"another account's", other, id, http.StatusNotFound, "not_found"},
+		{"unknown", core, unknown, http.StatusNotFound, "not_found"},
+		{"malformed", core, malformed, http.StatusBadRequest, "bad_request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, raw := tc.c.do(t, http.MethodGet, path(tc.id), nil)
+			e := apiError(t, raw)
+			if code != tc.status || e.Status != tc.status || e.Code != tc.code {
+				t.Fatalf("GET %s = %d %s, want %d %s", path(tc.id), code, raw, tc.status, tc.code)
+			}
+			if tc.status != http.StatusBadRequest {
+				return
+			}
+			if len(e.Details) != 1 || e.Details[0].Location != "path" || e.Details[0].Pointer != param || e.Details[0].Type != rule {
+				t.Fatalf("details %+v, want one at path %s of type %s", e.Details, param, rule)
+			}
+		})
+	}
+}
+
+// otherAccount makes merchant account "other" and a client of it with
+// scopes.
+func otherAccount(t *testing.T, s *stack.Stack, scopes ...string) coreClient {
+	t.Helper()
+	createMerchantAccount(t, s, "other")
+	return newCore(s, s.TokenFor(t, []string{"other"}, scopes...), "other")
+}
+
+// GET /transactions/{transaction_id}/events/{event_id} reads one event
+// of the transaction's list; an event under another transaction is not
+// found either.
+func TestTransactionEventsGetOne(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, txnScopes...)
+	pm := vaultCard(t, s, tok, "4111111111111111", "")["id"].(string)
+	core := newCore(s, tok, "")
+	id := authorized(t, s, tok, pm, 3000, "")
+	another := authorized(t, s, tok, pm, 100, "")
+	other := otherAccount(t, s, "transactions.read")
+
+	items := listItems(t, core, "/transactions/"+id+"/events")
+	if len(items) == 0 {
+		t.Fatal("the transaction has no events")
+	}
+	for _, ev := range items {
+		oneByID(t, core, other, func(e string) string { return "/transactions/" + id + "/events/" + e }, ev,
+			unknownID, "nope", "event_id", "type_error.uuid")
+	}
+	t.Run("under another transaction", func(t *testing.T) {
+		path := "/transactions/" + another + "/events/" + items[0]["id"].(string)
+		if code, raw := core.do(t, http.MethodGet, path, nil); code != http.StatusNotFound || apiError(t, raw).Code != "not_found" {
+			t.Fatalf("GET %s = %d %s", path, code, raw)
+		}
+	})
+	t.Run("malformed transaction id", func(t *testing.T) {
+		path := "/transactions/nope/events/" + items[0]["id"].(string)
+		if code, raw := core.do(t, http.MethodGet, path, nil); code != http.StatusBadRequest || apiError(t, raw).Details[0].Pointer != "transaction_id" {
+			t.Fatalf("GET %s = %d %s", path, code, raw)
+		}
+	})
+}
