@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/payorch/e2e/stack"
@@ -91,4 +92,29 @@ func TestTransactionEventsGetOne(t *testing.T) {
 			t.Fatalf("GET %s = %d %s", path, code, raw)
 		}
 	})
+}
+
+// GET /mandates/{mandate_id} reads a mandate as its payment method shows
+// it, and still once the payment method is deleted (revoked).
+func TestMandateGetOne(t *testing.T) {
+	s := stack.Start(t)
+	tok := s.Token(t, bankScopes...)
+	core := newCore(s, tok, "")
+	pm := publicCore(s, tok, "").ok(t, http.StatusCreated, http.MethodPost, "/payment-methods", achMandate)["id"].(string)
+	mandate := core.ok(t, http.StatusOK, http.MethodGet, "/payment-methods/"+pm, nil)["mandate"].(map[string]any)
+	if mandate["type"] != "mandate" {
+		t.Fatalf("the payment method's mandate %v", mandate)
+	}
+	path := func(id string) string { return "/mandates/" + id }
+	oneByID(t, core, otherAccount(t, s, "payment-methods.read"), path, mandate,
+		"mbm_unknown", strings.Repeat("m", 256), "mandate_id", "value_error.any_str.max_length")
+
+	core.ok(t, http.StatusNoContent, http.MethodDelete, "/payment-methods/"+pm, nil)
+	if got := core.ok(t, http.StatusOK, http.MethodGet, path(mandate["id"].(string)), nil); got["status"] != "revoked" || got["revoked_at"] == nil {
+		t.Fatalf("the mandate of a deleted payment method: %v", got)
+	}
+	if code, raw := core.do(t, http.MethodGet, path(strings.Repeat("m", 256))+"/events", nil); code != http.StatusBadRequest ||
+		apiError(t, raw).Details[0].Pointer != "mandate_id" {
+		t.Fatalf("events of an overlong mandate id: %d %s", code, raw)
+	}
 }

@@ -73,6 +73,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("DELETE /payment-methods/{id}", pms.delete)
 	rt.Handle("GET /buyers/payment-methods", pms.buyerPaymentMethods)
 	rt.Handle("GET /buyers/gift-cards", pms.giftCards)
+	rt.Handle("GET /mandates/{mandate_id}", pms.mandate)
 	rt.Handle("GET /mandates/{mandate_id}/events", pms.mandateEvents)
 
 	pss := paymentServiceHandlers{d}
