@@ -118,3 +118,34 @@ func TestMandateGetOne(t *testing.T) {
 		t.Fatalf("events of an overlong mandate id: %d %s", code, raw)
 	}
 }
+
+// GET /audit-events/{id} (vault-proxy) reads one event of the audit log
+// as its list renders it, under the list's own scope.
+func TestAuditEventGetOne(t *testing.T) {
+	s := stack.Start(t)
+	vaultCard(t, s, s.Token(t, "payment-methods.write"), "4111111111111111", "")
+	pub := publicCore(s, s.Token(t, "audit-events.read"), "")
+	createMerchantAccount(t, s, "other")
+	other := publicCore(s, s.TokenFor(t, []string{"other"}, "audit-events.read"), "other")
+	items := listItems(t, pub, "/audit-events")
+	if len(items) == 0 {
+		t.Fatal("the audit log is empty")
+	}
+	path := func(id string) string { return "/audit-events/" + id }
+	oneByID(t, pub, other, path, items[0], "9223372036854775807", "01", "id", "type_error.integer")
+	for _, tc := range []struct {
+		name   string
+		c      coreClient
+		method string
+		status int
+	}{
+		{"another scope", publicCore(s, s.Token(t, "payment-methods.write"), ""), http.MethodGet, http.StatusForbidden},
+		{"another method", pub, http.MethodDelete, http.StatusMethodNotAllowed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if code, raw := tc.c.do(t, tc.method, path(items[0]["id"].(string)), nil); code != tc.status || apiError(t, raw).Status != tc.status {
+				t.Fatalf("%s = %d %s, want %d", tc.method, code, raw, tc.status)
+			}
+		})
+	}
+}
