@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"strings"
@@ -148,4 +150,25 @@ func TestAuditEventGetOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// GET /events/{event_id} answers an outbound event's payload byte for
+// byte as its delivery carried it.
+func TestEventsGetOne(t *testing.T) {
+	s := stack.Start(t, withWebhooks())
+	c := newCore(s, s.Token(t, webhookScopes...), "default")
+	h := newHookReceiver(t)
+	c.ok(t, http.StatusCreated, http.MethodPost, "/webhook-subscriptions", map[string]any{"url": h.srv.URL + "/hooks"})
+	c.ok(t, http.StatusCreated, http.MethodPost, "/buyers", map[string]any{"display_name": "Ana"})
+	r := h.await(t, "buyer.created", func(r hookRequest) bool { return r.Name == "buyer.created" })
+
+	path := func(id string) string { return "/events/" + id }
+	if code, raw := c.do(t, http.MethodGet, path(r.ID), nil); code != http.StatusOK || !bytes.Equal(raw, r.Body) {
+		t.Fatalf("GET %s = %d %s\nthe delivery sent %s", path(r.ID), code, raw, r.Body)
+	}
+	var delivered map[string]any
+	if err := json.Unmarshal(r.Body, &delivered); err != nil {
+		t.Fatal(err)
+	}
+	oneByID(t, c, otherAccount(t, s, "webhook-subscriptions.read"), path, delivered, unknownID, "nope", "event_id", "type_error.uuid")
 }

@@ -118,6 +118,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/rotate-secret", whs.rotateSecret)
 	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}/deliveries", whs.subscriptionDeliveries)
 	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/replay", whs.replayFailed)
+	rt.Handle("GET /events/{event_id}", whs.event)
 	rt.Handle("GET /events/{event_id}/deliveries", whs.eventDeliveries)
 	rt.Handle("POST /events/{event_id}/replay", whs.replayEvent)
 
