@@ -24,7 +24,9 @@ type BankDebit struct {
 	MandateID string
 	// NotificationURL is where the processor sends the debit's result.
 	NotificationURL string
-	Config          Config
+	// CartItems are the transaction's (nil: none), as CardAuthorization's.
+	CartItems []coreapi.CartItem
+	Config    Config
 }
 
 // BankDebitConnector debits bank accounts and sets up their mandates.

@@ -17,6 +17,9 @@ type GiftCardRedemption struct {
 	Reference string
 	Amount    int64 // minor units
 	Currency  string
+	// CartItems are the transaction's (nil: none), as CardAuthorization's:
+	// the request is a detokenized call, so they go inert.
+	CartItems []coreapi.CartItem
 	Config    Config // the payment service's configuration
 }
 

@@ -95,6 +95,9 @@ func (m MockBank) Debit(ctx context.Context, r BankDebit) (coreapi.ConnectorResu
 	if r.MandateID != "" {
 		in["mandate_id"] = r.MandateID
 	}
+	if len(r.CartItems) > 0 {
+		in["cart_items"] = r.CartItems
+	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		return coreapi.ConnectorResult{}, err

@@ -50,8 +50,12 @@ type mockBankCharge struct {
 
 // CreateQR sends POST /v1/qr-charges.
 func (m MockBank) CreateQR(ctx context.Context, r QRCharge) (coreapi.ConnectorResult, error) {
-	body, err := json.Marshal(map[string]any{"reference": r.Reference, "amount": r.Amount, "currency": r.Currency,
-		"notification_url": r.NotificationURL, "expires_in_seconds": int64(r.ExpiresIn / time.Second)})
+	in := map[string]any{"reference": r.Reference, "amount": r.Amount, "currency": r.Currency,
+		"notification_url": r.NotificationURL, "expires_in_seconds": int64(r.ExpiresIn / time.Second)}
+	if len(r.CartItems) > 0 {
+		in["cart_items"] = r.CartItems
+	}
+	body, err := json.Marshal(in)
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}

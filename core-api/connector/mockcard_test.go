@@ -396,3 +396,33 @@ func TestMockCardSendsCartItemsInert(t *testing.T) {
 		})
 	}
 }
+
+// A gift card redemption's cart items go inert beside the number and
+// PIN placeholders, as an authorization's.
+func TestMockCardRedemptionSendsCartItemsInert(t *testing.T) {
+	rec := &recorder{answer: &zone.DetokenizeResponse{Status: 201, Body: []byte(`{"type":"gift-card-redemption","id":"red_x","status":"approved","redeemed_amount":200}`)}}
+	items := []coreapi.CartItem{{Name: "{{ CARD_NUMBER_1 }} {{ GIFT_CARD_PIN_1 }}", Quantity: 1, UnitAmount: 200}}
+	for _, tc := range []struct {
+		name  string
+		items []coreapi.CartItem
+	}{{"with cart items", items}, {"without", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := connector.MockCard{VaultProxy: rec}
+			if _, err := m.Redeem(context.Background(), connector.GiftCardRedemption{MerchantAccountID: "m-1",
+				PaymentMethodID: "3f0c2a57-8a4e-4c55-9d5c-4f8e1f7d9a10", Reference: "txn-gift", Amount: 200, Currency: "USD",
+				CartItems: tc.items}); err != nil {
+				t.Fatal(err)
+			}
+			body := rec.got.Body
+			if n := strings.Count(body, "{{"); n != 2 { // the card's number and PIN
+				t.Fatalf("%d placeholders in %s", n, body)
+			}
+			var sent struct {
+				CartItems []coreapi.CartItem `json:"cart_items"`
+			}
+			if err := json.Unmarshal([]byte(body), &sent); err != nil || !reflect.DeepEqual(sent.CartItems, tc.items) {
+				t.Fatalf("sent cart items %+v (%v), want %+v: %s", sent.CartItems, err, tc.items, body)
+			}
+		})
+	}
+}

@@ -31,8 +31,9 @@ var giftCardPlaceholders = mockCardGiftCard{Number: "{{ CARD_NUMBER_1 }}", PIN: 
 
 type mockCardRedemptionRequest struct {
 	mockCardGiftCard
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
+	Amount    int64     `json:"amount"`
+	Currency  string    `json:"currency"`
+	CartItems inertJSON `json:"cart_items,omitempty"`
 }
 
 // mockCardRedemption is mock-card's redemption answer.
@@ -49,7 +50,16 @@ type mockCardRedemption struct {
 
 // Redeem sends POST /v1/gift-cards/redemptions.
 func (m MockCard) Redeem(ctx context.Context, r GiftCardRedemption) (coreapi.ConnectorResult, error) {
-	body, err := json.Marshal(mockCardRedemptionRequest{mockCardGiftCard: giftCardPlaceholders, Amount: r.Amount, Currency: r.Currency})
+	in := mockCardRedemptionRequest{mockCardGiftCard: giftCardPlaceholders, Amount: r.Amount, Currency: r.Currency}
+	if len(r.CartItems) > 0 {
+		// The merchant's text beside the placeholders: inert, so that
+		// vault-proxy fills only the connector's own.
+		var err error
+		if in.CartItems, err = marshalInert(r.CartItems); err != nil {
+			return coreapi.ConnectorResult{}, err
+		}
+	}
+	body, err := json.Marshal(in)
 	if err != nil {
 		return coreapi.ConnectorResult{}, err
 	}

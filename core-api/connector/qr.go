@@ -22,7 +22,9 @@ type QRCharge struct {
 	// account).
 	NotificationURL string
 	ExpiresIn       time.Duration
-	Config          Config
+	// CartItems are the transaction's (nil: none), as CardAuthorization's.
+	CartItems []coreapi.CartItem
+	Config    Config
 }
 
 // QRConnector issues instant bank transfer charges paid by QR code; the

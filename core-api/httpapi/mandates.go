@@ -2,14 +2,16 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	coreapi "github.com/payorch/core-api"
 	"github.com/payorch/shared/apierror"
 	"github.com/payorch/shared/pagination"
 )
 
-// The mandate route (routes.go registers it):
+// The mandate routes (routes.go registers them):
 //
+//	GET /mandates/{mandate_id}         payment-methods.read  -> the mandate, as its payment method shows it
 //	GET /mandates/{mandate_id}/events  payment-methods.read  ?limit=&cursor= -> page of mandate events (newest first)
 //
 // Decisions:
@@ -49,14 +51,44 @@ func mandateEventOut(e *coreapi.MandateEvent) mandateEventJSON {
 	return out
 }
 
-func (h *paymentMethods) mandateEvents(w http.ResponseWriter, r *http.Request) error {
+// mandateOut is a mandate on the wire, alone and in its payment method.
+func mandateOut(m *coreapi.Mandate) mandateJSON {
+	return mandateJSON{Type: "mandate", ID: m.ID, Status: m.Status, PaymentService: m.Connector, PaymentServiceID: m.PaymentServiceID,
+		CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt), RecurringTokenAt: timePtrJSON(m.RecurringTokenAt)}
+}
+
+// authorizeMandate is Authorize for a route about one mandate: the caller
+// and the mandate id from the path, which no connector's reference
+// exceeds mandateIDMaxLen characters (else 400 naming it).
+func (h *paymentMethods) authorizeMandate(r *http.Request) (Caller, string, error) {
 	c, err := h.Auth.Authorize(r, scopePaymentMethodsRead)
+	if err != nil {
+		return Caller{}, "", err
+	}
+	id := r.PathValue("mandate_id")
+	if len(id) > mandateIDMaxLen {
+		return Caller{}, "", apierror.BadRequest("invalid mandate_id", apierror.Detail{Location: apierror.LocationPath, Pointer: "mandate_id",
+			Message: "must be at most " + strconv.Itoa(mandateIDMaxLen) + " characters", Type: "value_error.any_str.max_length"})
+	}
+	return c, id, nil
+}
+
+func (h *paymentMethods) mandate(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := h.authorizeMandate(r)
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("mandate_id")
-	if id == "" || len(id) > mandateIDMaxLen {
-		return apierror.NotFound("mandate not found")
+	m, err := h.PaymentMethods.Mandate(r.Context(), c.MerchantAccountID, id)
+	if err != nil {
+		return domainError(err, "mandate")
+	}
+	return WriteJSON(w, http.StatusOK, mandateOut(m))
+}
+
+func (h *paymentMethods) mandateEvents(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := h.authorizeMandate(r)
+	if err != nil {
+		return err
 	}
 	page, err := h.Cursors.ParseRequest(r.URL.Query(), "mandate-events", pagination.Binding(c.MerchantAccountID, id))
 	if err != nil {

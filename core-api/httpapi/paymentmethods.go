@@ -335,6 +335,7 @@ type buyerRefJSON struct {
 }
 
 type mandateJSON struct {
+	Type           string `json:"type"`
 	ID             string `json:"id"`
 	Status         string `json:"status"`
 	PaymentService string `json:"payment_service"`
@@ -419,8 +420,8 @@ func paymentMethodView(pm *coreapi.PaymentMethod) paymentMethodJSON {
 		v.Buyer = &buyerRefJSON{ID: pm.BuyerID, ExternalIdentifier: orNull(pm.BuyerExternalIdentifier)}
 	}
 	if m := pm.Mandate; m != nil {
-		v.Mandate = &mandateJSON{ID: m.ID, Status: m.Status, PaymentService: m.Connector, PaymentServiceID: m.PaymentServiceID, CreatedAt: timestamp(m.CreatedAt), RevokedAt: timePtrJSON(m.RevokedAt),
-			RecurringTokenAt: timePtrJSON(m.RecurringTokenAt)}
+		out := mandateOut(m)
+		v.Mandate = &out
 	}
 	return v
 }

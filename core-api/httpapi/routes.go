@@ -73,6 +73,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("DELETE /payment-methods/{id}", pms.delete)
 	rt.Handle("GET /buyers/payment-methods", pms.buyerPaymentMethods)
 	rt.Handle("GET /buyers/gift-cards", pms.giftCards)
+	rt.Handle("GET /mandates/{mandate_id}", pms.mandate)
 	rt.Handle("GET /mandates/{mandate_id}/events", pms.mandateEvents)
 
 	pss := paymentServiceHandlers{d}
@@ -94,6 +95,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("GET /transactions", txs.list)
 	rt.Handle("GET /transactions/{transaction_id}", txs.get)
 	rt.Handle("GET /transactions/{transaction_id}/events", txs.events)
+	rt.Handle("GET /transactions/{transaction_id}/events/{event_id}", txs.event)
 	rt.Handle("POST /transactions/{transaction_id}/capture", d.Resumable(ScopeTransactionsWrite, "transactions.capture", txs.capture(), resumeTx))
 	rt.Handle("POST /transactions/{transaction_id}/void", d.Resumable(ScopeTransactionsWrite, "transactions.void", txs.void(), resumeTx))
 	rt.Handle("POST /transactions/{transaction_id}/refunds", d.Resumable(ScopeTransactionsWrite, "transactions.refund", txs.refund(), txs.resumeRefund))
@@ -116,6 +118,7 @@ func Routes(rt *Router, d Deps) {
 	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/rotate-secret", whs.rotateSecret)
 	rt.Handle("GET /webhook-subscriptions/{webhook_subscription_id}/deliveries", whs.subscriptionDeliveries)
 	rt.Handle("POST /webhook-subscriptions/{webhook_subscription_id}/replay", whs.replayFailed)
+	rt.Handle("GET /events/{event_id}", whs.event)
 	rt.Handle("GET /events/{event_id}/deliveries", whs.eventDeliveries)
 	rt.Handle("POST /events/{event_id}/replay", whs.replayEvent)
 

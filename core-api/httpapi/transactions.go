@@ -504,6 +504,24 @@ func (h transactionHandlers) events(w http.ResponseWriter, r *http.Request) erro
 		func(e coreapi.TransactionEvent) pagination.Key { return pagination.Key{Time: e.CreatedAt, ID: e.ID} }, eventOut)
 }
 
+// event serves GET /transactions/{transaction_id}/events/{event_id}: one
+// event as the list renders it.
+func (h transactionHandlers) event(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeTransactionsRead, "transaction_id")
+	if err != nil {
+		return err
+	}
+	eventID, err := pathUUID(r, "event_id")
+	if err != nil {
+		return err
+	}
+	e, err := h.d.Transactions.Event(r.Context(), c.MerchantAccountID, id, eventID)
+	if err != nil {
+		return domainError(err, "transaction event")
+	}
+	return WriteJSON(w, http.StatusOK, eventOut(e))
+}
+
 // transactionPage serves a page of one transaction's records (kind names
 // their cursors), newest first: list reads them, key is a record's
 // place in the keyset, view its wire form.

@@ -267,6 +267,20 @@ func (h webhookHandlers) subscriptionDeliveries(w http.ResponseWriter, r *http.R
 	return WriteJSON(w, http.StatusOK, webhookDeliveriesOut(ds))
 }
 
+// event serves GET /events/{event_id}: the outbound event's payload, the
+// body each of its deliveries sends, byte for byte.
+func (h webhookHandlers) event(w http.ResponseWriter, r *http.Request) error {
+	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeWebhookSubscriptionsRead, "event_id")
+	if err != nil {
+		return err
+	}
+	payload, err := h.d.Webhooks.Event(r.Context(), c.MerchantAccountID, id)
+	if err != nil {
+		return domainError(err, "event")
+	}
+	return writeJSONBytes(w, http.StatusOK, payload)
+}
+
 func (h webhookHandlers) eventDeliveries(w http.ResponseWriter, r *http.Request) error {
 	c, id, err := h.d.Auth.AuthorizeTarget(r, ScopeWebhookSubscriptionsRead, "event_id")
 	if err != nil {

@@ -56,6 +56,9 @@ type Store interface {
 	// mandate of the merchant account in the page's query order
 	// (coreapi.ErrNotFound for a mandate it does not have).
 	ListMandateEvents(ctx context.Context, merchant, id string, page pagination.Page) ([]coreapi.MandateEvent, error)
+	// Mandate is one mandate of the merchant account, by the
+	// connector's id (coreapi.ErrNotFound).
+	Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error)
 	// ChangeMandate changes a mandate under its row lock and records the
 	// change as an event (nt nil: core-api asked for it); change
 	// returning the name "" writes nothing.
@@ -247,6 +250,12 @@ func (s *Service) revokeQuietly(pm *coreapi.PaymentMethod, mandate *coreapi.Mand
 // the payment method.
 func (s *Service) MandateEvents(ctx context.Context, merchant, id string, page pagination.Page) ([]coreapi.MandateEvent, error) {
 	return s.Store.ListMandateEvents(ctx, merchant, id, page)
+}
+
+// Mandate returns mandate id (the connector's reference) of the merchant
+// account, whether or not its payment method is still there.
+func (s *Service) Mandate(ctx context.Context, merchant, id string) (*coreapi.Mandate, error) {
+	return s.Store.Mandate(ctx, merchant, id)
 }
 
 // Get returns payment method id of the merchant account.

@@ -451,6 +451,30 @@ func keysetPage(sql string, args []any, alias string, page pagination.Page) (str
 	return sql + " ORDER BY " + order + " LIMIT " + strconv.Itoa(page.FetchLimit()), args
 }
 
+// transactionEventColumns and scanTransactionEvent read a transaction
+// event: the list and the single read share them, so both answer the
+// same record.
+const transactionEventColumns = `e.id::text, e.merchant_account_id, e.transaction_id::text, e.name, coalesce(e.status_before, ''),
+		e.status_after, e.amount, e.capture_id::text, e.refund_id::text, e.raw_response_code, e.raw_response_description, e.created_at,
+		e.notification_connector, e.notification_id, e.raw_headers, e.raw_body
+		FROM transaction_events e WHERE e.merchant_account_id = $1 AND e.transaction_id = $2`
+
+func scanTransactionEvent(r pgx.Row) (coreapi.TransactionEvent, error) {
+	var e coreapi.TransactionEvent
+	var before, after string
+	var conn, nid, body *string
+	var headers []byte
+	err := r.Scan(&e.ID, &e.MerchantAccountID, &e.TransactionID, &e.Name, &before,
+		&after, &e.Amount, &e.CaptureID, &e.RefundID, &e.RawResponseCode, &e.RawResponseDescription, &e.CreatedAt,
+		&conn, &nid, &headers, &body)
+	e.StatusBefore, e.StatusAfter = coreapi.TransactionStatus(before), coreapi.TransactionStatus(after)
+	if err == nil && nid != nil {
+		e.Notification = &coreapi.Notification{ID: *nid, Connector: deref(conn), Body: deref(body)}
+		err = unmarshalNullable(headers, &e.Notification.Headers)
+	}
+	return e, err
+}
+
 // ListTransactionEvents returns up to page.FetchLimit() events of
 // transaction transactionID of the merchant account, in the page's query
 // order.
@@ -458,30 +482,28 @@ func (db *DB) ListTransactionEvents(ctx context.Context, merchant, transactionID
 	if !coreapi.IsUUID(transactionID) {
 		return []coreapi.TransactionEvent{}, nil
 	}
-	sql, args := keysetPage(`SELECT e.id::text, e.merchant_account_id, e.transaction_id::text, e.name, coalesce(e.status_before, ''),
-		e.status_after, e.amount, e.capture_id::text, e.refund_id::text, e.raw_response_code, e.raw_response_description, e.created_at,
-		e.notification_connector, e.notification_id, e.raw_headers, e.raw_body
-		FROM transaction_events e WHERE e.merchant_account_id = $1 AND e.transaction_id = $2`,
-		[]any{merchant, transactionID}, "e", page)
+	sql, args := keysetPage(`SELECT `+transactionEventColumns, []any{merchant, transactionID}, "e", page)
 	rows, err := db.Pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.TransactionEvent, error) {
-		var e coreapi.TransactionEvent
-		var before, after string
-		var conn, nid, body *string
-		var headers []byte
-		err := r.Scan(&e.ID, &e.MerchantAccountID, &e.TransactionID, &e.Name, &before,
-			&after, &e.Amount, &e.CaptureID, &e.RefundID, &e.RawResponseCode, &e.RawResponseDescription, &e.CreatedAt,
-			&conn, &nid, &headers, &body)
-		e.StatusBefore, e.StatusAfter = coreapi.TransactionStatus(before), coreapi.TransactionStatus(after)
-		if err == nil && nid != nil {
-			e.Notification = &coreapi.Notification{ID: *nid, Connector: deref(conn), Body: deref(body)}
-			err = unmarshalNullable(headers, &e.Notification.Headers)
-		}
-		return e, err
-	})
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (coreapi.TransactionEvent, error) { return scanTransactionEvent(r) })
+}
+
+// TransactionEvent returns event id of transaction transactionID of the
+// merchant account; any other is coreapi.ErrNotFound.
+func (db *DB) TransactionEvent(ctx context.Context, merchant, transactionID, id string) (*coreapi.TransactionEvent, error) {
+	if !coreapi.IsUUID(transactionID) || !coreapi.IsUUID(id) {
+		return nil, fmt.Errorf("transaction event: %w", coreapi.ErrNotFound)
+	}
+	e, err := scanTransactionEvent(db.Pool.QueryRow(ctx, `SELECT `+transactionEventColumns+` AND e.id = $3`, merchant, transactionID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("transaction event: %w", coreapi.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
 }
 
 // ListRefunds returns up to page.FetchLimit() refunds of transaction

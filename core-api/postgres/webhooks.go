@@ -160,6 +160,23 @@ func (db *DB) WebhookHealth(ctx context.Context, m, id string, since time.Time) 
 	return h, err
 }
 
+// WebhookEventPayload returns event id's stored payload, the body of
+// every delivery of it.
+func (db *DB) WebhookEventPayload(ctx context.Context, m, id string) ([]byte, error) {
+	if !coreapi.IsUUID(id) {
+		return nil, fmt.Errorf("event: %w", coreapi.ErrNotFound)
+	}
+	var payload string
+	err := db.Pool.QueryRow(ctx, `SELECT payload FROM webhook_events WHERE merchant_account_id = $1 AND id = $2`, m, id).Scan(&payload)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("event: %w", coreapi.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []byte(payload), nil
+}
+
 // ListWebhookDeliveries lists the deliveries of event eventID, or of
 // subscription subscriptionID, newest first, with their attempts; each
 // attempt's request with the event's payload as its body when

@@ -230,7 +230,7 @@ func (s *Service) mandateAt(ctx context.Context, conn BankConnector, cfg connect
 func (s *Service) sendDebit(ctx context.Context, conn BankConnector, cfg connector.Config, t *coreapi.Transaction, mandateID string) (*coreapi.Transaction, error) {
 	res, err := conn.Debit(ctx, connector.BankDebit{MerchantAccountID: t.MerchantAccountID, Reference: t.ID,
 		PaymentMethodID: *t.PaymentMethod.ID, Scheme: deref(t.PaymentMethod.Scheme), Amount: t.Amount, Currency: t.Currency,
-		MandateID: mandateID, NotificationURL: s.notificationURL(conn.Name(), t.MerchantAccountID), Config: cfg})
+		MandateID: mandateID, NotificationURL: s.notificationURL(conn.Name(), t.MerchantAccountID), CartItems: t.CartItems, Config: cfg})
 	res, sendErr := sent(res, err)
 	t, _, err = s.ApplyAuthorization(ctx, t.MerchantAccountID, t.ID, res)
 	if err != nil {

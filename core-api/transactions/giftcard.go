@@ -26,7 +26,7 @@ func (p giftCardPayments) Name() string { return p.g.Name() }
 
 func (p giftCardPayments) Authorize(ctx context.Context, r connector.CardAuthorization) (coreapi.ConnectorResult, error) {
 	return p.g.Redeem(ctx, connector.GiftCardRedemption{MerchantAccountID: r.MerchantAccountID, PaymentMethodID: r.PaymentMethodID,
-		Reference: r.Reference, Amount: r.Amount, Currency: r.Currency, Config: r.Config})
+		Reference: r.Reference, Amount: r.Amount, Currency: r.Currency, CartItems: r.CartItems, Config: r.Config})
 }
 
 func (p giftCardPayments) Capture(context.Context, connector.CardOperation) (coreapi.ConnectorResult, error) {

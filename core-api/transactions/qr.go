@@ -83,7 +83,7 @@ func (s *Service) PayByQR(ctx context.Context, merchant string, n coreapi.NewTra
 func (s *Service) sendQR(ctx context.Context, qrc QRConnector, cfg connector.Config, t *coreapi.Transaction) (*coreapi.Transaction, error) {
 	res, err := qrc.CreateQR(ctx, connector.QRCharge{MerchantAccountID: t.MerchantAccountID, Reference: t.ID,
 		Amount: t.Amount, Currency: t.Currency, NotificationURL: s.notificationURL(qrc.Name(), t.MerchantAccountID),
-		ExpiresIn: s.QR.expiry(), Config: cfg})
+		ExpiresIn: s.QR.expiry(), CartItems: t.CartItems, Config: cfg})
 	var sendErr error
 	if err != nil && !errors.Is(err, connector.ErrOutcomeUnknown) {
 		res = coreapi.ConnectorResult{Outcome: coreapi.OutcomeFailed, ErrorCode: ErrorCodeConnector}

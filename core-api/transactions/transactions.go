@@ -62,6 +62,8 @@ type Store interface {
 	// page.FetchLimit() of a transaction's events or refunds in the
 	// page's query order.
 	ListTransactionEvents(ctx context.Context, merchant, transactionID string, page pagination.Page) ([]coreapi.TransactionEvent, error)
+	// TransactionEvent is one event of a transaction (coreapi.ErrNotFound).
+	TransactionEvent(ctx context.Context, merchant, transactionID, id string) (*coreapi.TransactionEvent, error)
 	ListRefunds(ctx context.Context, merchant, transactionID string, page pagination.Page) ([]coreapi.Refund, error)
 	Refund(ctx context.Context, merchant, id string) (*coreapi.Refund, error)
 	// ProcessingOperations returns a transaction's captures and refunds
@@ -268,6 +270,12 @@ func (s *Service) Events(ctx context.Context, merchant, id string, page paginati
 		return nil, err
 	}
 	return s.Store.ListTransactionEvents(ctx, merchant, id, page)
+}
+
+// Event returns event eventID of transaction id; one of another
+// transaction or merchant account is coreapi.ErrNotFound.
+func (s *Service) Event(ctx context.Context, merchant, id, eventID string) (*coreapi.TransactionEvent, error) {
+	return s.Store.TransactionEvent(ctx, merchant, id, eventID)
 }
 
 // Refunds returns a page of transaction id's refunds, as Events.

@@ -55,6 +55,9 @@ type Store interface {
 	// "") or a subscription's (event ""), newest first, up to limit;
 	// withPayload sets each attempt's request body (the event's payload).
 	ListWebhookDeliveries(ctx context.Context, merchant, eventID, subscriptionID string, limit int, withPayload bool) ([]coreapi.WebhookDelivery, error)
+	// WebhookEventPayload is event id's payload as every delivery of
+	// it sends it (coreapi.ErrNotFound).
+	WebhookEventPayload(ctx context.Context, merchant, id string) ([]byte, error)
 	// ReplayWebhookEvent makes every delivery of event id due now
 	// (only subscription's when not ""), and returns how many.
 	ReplayWebhookEvent(ctx context.Context, merchant, eventID, subscriptionID string, now time.Time) (int, error)
@@ -225,6 +228,12 @@ func (s *Service) RotateSecret(ctx context.Context, merchant, id string, grace t
 
 // MaxDeliveriesListed bounds a list of deliveries.
 const MaxDeliveriesListed = 100
+
+// Event returns an outbound event's payload, byte for byte the body of
+// its deliveries; it exists whether or not any subscription took it.
+func (s *Service) Event(ctx context.Context, merchant, id string) ([]byte, error) {
+	return s.Store.WebhookEventPayload(ctx, merchant, id)
+}
 
 // EventDeliveries lists the deliveries of an event, with their attempts
 // and each attempt's request body (the event's payload): an event has a

@@ -45,6 +45,7 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 	rt.Handle(fasthttp.MethodPost, "/payment-methods", h.Cards.CreatePaymentMethod)
 	rt.Handle(fasthttp.MethodPost, zone.TransactionsPath, h.Cards.CreateTransaction)
 	rt.Handle(fasthttp.MethodGet, "/audit-events", h.Audit.List)
+	rt.Handle(fasthttp.MethodGet, "/audit-events/{id}", h.Audit.Get)
 	rt.Handle(fasthttp.MethodPost, "/vault-forward", h.Forward.Handle)
 
 	const config = "/vault-forward/configs/{id}"
@@ -78,7 +79,7 @@ func PublicRoutes(rt *Router, h PublicHandlers) {
 
 	// Paths only vault-proxy serves: another method there is 405, not
 	// core-api's 404 for a route it does not have.
-	rt.RefuseOtherMethods("/audit-events", "/vault-forward", "/vault-forward/configs", config, config+"/authentications",
+	rt.RefuseOtherMethods("/audit-events", "/audit-events/{id}", "/vault-forward", "/vault-forward/configs", config, config+"/authentications",
 		config+"/authentications/{auth_id}", tokens, tokens+"/{network_token_id}", tokens+"/{network_token_id}/suspend",
 		tokens+"/{network_token_id}/resume", CheckoutSessionsPath, CheckoutSessionsPath+"/{id}", CheckoutSessionsPath+"/{id}/fields",
 		"/checkout/settings", SecureFieldsPath+"/{file:*}")

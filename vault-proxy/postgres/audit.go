@@ -379,13 +379,30 @@ func auditEventsPage(merchantAccountID string, page pagination.Page) (string, []
 	if where == "" {
 		where = "true"
 	}
-	return `
+	return auditEventsOf + ` AND ` + where + `
+	ORDER BY ` + order + ` LIMIT ` + strconv.Itoa(page.FetchLimit()), append([]any{merchantAccountID}, args...)
+}
+
+// auditEventsOf selects the events the merchant account ($1) can read;
+// the list and the single read add to its WHERE, so both see the same
+// log.
+const auditEventsOf = `
 	SELECT id, occurred_at, actor, merchant_account_id, action, tokens, purpose, outcome, request_id, detail
 	FROM audit_events
-	WHERE merchant_account_id = $1 AND ` + where + `
+	WHERE merchant_account_id = $1
 		AND id > coalesce((SELECT audit_floor FROM merchant_account_closures WHERE merchant_account_id = $1), 0)
-		AND occurred_at >= coalesce((SELECT reopened_at FROM merchant_account_closures WHERE merchant_account_id = $1), '-infinity')
-	ORDER BY ` + order + ` LIMIT ` + strconv.Itoa(page.FetchLimit()), append([]any{merchantAccountID}, args...)
+		AND occurred_at >= coalesce((SELECT reopened_at FROM merchant_account_closures WHERE merchant_account_id = $1), '-infinity')`
+
+func scanAuditEvent(r pgx.Row) (vaultproxy.AuditEvent, error) {
+	var e vaultproxy.AuditEvent
+	var detail []byte
+	var at time.Time
+	err := r.Scan(&e.ID, &at, &e.Actor, &e.MerchantAccountID, &e.Action, &e.Tokens, &e.Purpose, &e.Outcome, &e.RequestID, &detail)
+	e.OccurredAt = at
+	if err == nil && len(detail) > 0 {
+		err = json.Unmarshal(detail, &e.Detail)
+	}
+	return e, err
 }
 
 // AuditEvents reads one page of a merchant account's events (newest
@@ -396,15 +413,19 @@ func (db *DB) AuditEvents(ctx context.Context, merchantAccountID string, page pa
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (vaultproxy.AuditEvent, error) {
-		var e vaultproxy.AuditEvent
-		var detail []byte
-		var at time.Time
-		err := r.Scan(&e.ID, &at, &e.Actor, &e.MerchantAccountID, &e.Action, &e.Tokens, &e.Purpose, &e.Outcome, &e.RequestID, &detail)
-		e.OccurredAt = at
-		if err == nil && len(detail) > 0 {
-			err = json.Unmarshal(detail, &e.Detail)
-		}
-		return e, err
-	})
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (vaultproxy.AuditEvent, error) { return scanAuditEvent(r) })
+}
+
+// AuditEvent reads event id of a merchant account, under the same bounds
+// as its list: another account's, or one of a deleted account of the same
+// id, is vaultproxy.ErrNotFound.
+func (db *DB) AuditEvent(ctx context.Context, merchantAccountID string, id int64) (*vaultproxy.AuditEvent, error) {
+	e, err := scanAuditEvent(db.Pool.QueryRow(ctx, auditEventsOf+` AND id = $2`, merchantAccountID, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, vaultproxy.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
 }

@@ -55,6 +55,8 @@ type Debit struct {
 	Status      string    `json:"status"`
 	FailureCode string    `json:"failure_code,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+	// CartItems are the request's, as sent (absent when none).
+	CartItems json.RawMessage `json:"cart_items,omitempty"`
 
 	apiKey    string
 	notifyURL string
@@ -184,6 +186,9 @@ func (m *Main) createDebit(w http.ResponseWriter, r *http.Request, key string) {
 		Currency        string `json:"currency"`
 		MandateID       string `json:"mandate_id"`
 		NotificationURL string `json:"notification_url"`
+		// CartItems are recorded and answered as sent (an array), never
+		// decided on.
+		CartItems json.RawMessage `json:"cart_items"`
 	}
 	if !decode(w, r, &in) {
 		return
@@ -207,6 +212,9 @@ func (m *Main) createDebit(w http.ResponseWriter, r *http.Request, key string) {
 	case !validURL(in.NotificationURL):
 		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_notification_url"})
 		return
+	case !simulator.JSONArrayOrAbsent(in.CartItems):
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_cart_items"})
+		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -227,7 +235,7 @@ func (m *Main) createDebit(w http.ResponseWriter, r *http.Request, key string) {
 		}
 	}
 	d := &Debit{ID: "mbd_" + randomHex(12), Reference: in.Reference, Account: in.Account, Scheme: in.Scheme, Amount: in.Amount,
-		Currency: in.Currency, MandateID: in.MandateID, Status: DebitPending, CreatedAt: m.Now().UTC(),
+		Currency: in.Currency, MandateID: in.MandateID, Status: DebitPending, CreatedAt: m.Now().UTC(), CartItems: in.CartItems,
 		apiKey: key, notifyURL: in.NotificationURL, result: DebitSucceeded}
 	if in.Amount%100 == 51 {
 		d.result = DebitFailed

@@ -40,6 +40,7 @@ func TestBankRefusals(t *testing.T) {
 		{"debit: amount", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { b["amount"] = 0 }), 400, "invalid_amount"},
 		{"debit: account", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { delete(b, "account") }), 400, "invalid_account"},
 		{"debit: currency", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { b["currency"] = "GBP" }), 400, "unsupported_currency"},
+		{"debit: cart items not an array", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { b["cart_items"] = "kettle" }), 400, "invalid_cart_items"},
 		{"debit: unknown mandate", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { b["mandate_id"] = "mbm_unknown" }), 404, "mandate_not_found"},
 		{"debit: pending mandate", http.MethodPost, "/v1/debits", key, debit(func(b map[string]any) { b["mandate_id"] = mid }), 422, "mandate_not_active"},
 		{"debit: unknown", http.MethodGet, "/v1/debits/mbd_unknown", key, nil, 404, "debit_not_found"},

@@ -87,6 +87,8 @@ type Charge struct {
 	Status    string    `json:"status"`
 	QRCode    string    `json:"qr_code"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// CartItems are the request's, as sent (absent when none).
+	CartItems json.RawMessage `json:"cart_items,omitempty"`
 
 	apiKey    string
 	notifyURL string
@@ -99,6 +101,9 @@ type createRequest struct {
 	Currency         string `json:"currency"`
 	NotificationURL  string `json:"notification_url"`
 	ExpiresInSeconds int64  `json:"expires_in_seconds"`
+	// CartItems are recorded and answered as sent (an array), never
+	// decided on.
+	CartItems json.RawMessage `json:"cart_items"`
 }
 
 // Main is the simulator.
@@ -214,6 +219,9 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	case in.ExpiresInSeconds < 1 || in.ExpiresInSeconds > 86400:
 		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_expiry"})
 		return
+	case !simulator.JSONArrayOrAbsent(in.CartItems):
+		simulator.WriteJSON(w, http.StatusBadRequest, apiError{"invalid_cart_items"})
+		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -226,7 +234,7 @@ func (m *Main) create(w http.ResponseWriter, r *http.Request) {
 	c := &Charge{ID: id, Reference: in.Reference, Amount: in.Amount, Currency: in.Currency, Status: StatusPending,
 		QRCode:    qrPayload(id, in.Amount),
 		ExpiresAt: m.Now().Add(time.Duration(in.ExpiresInSeconds) * time.Second).UTC().Truncate(time.Second),
-		apiKey:    key, notifyURL: in.NotificationURL}
+		CartItems: in.CartItems, apiKey: key, notifyURL: in.NotificationURL}
 	m.charges[id], m.byReference[refKey] = c, id
 	simulator.WriteJSON(w, http.StatusCreated, c)
 }

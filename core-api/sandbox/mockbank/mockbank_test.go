@@ -60,6 +60,7 @@ func TestCreateRefusals(t *testing.T) {
 		{"euro", key, with("currency", "EUR"), 400, "unsupported_currency"},
 		{"relative notification url", key, with("notification_url", "/hook"), 400, "invalid_notification_url"},
 		{"no expiry", key, with("expires_in_seconds", 0), 400, "invalid_expiry"},
+		{"cart items not an array", key, with("cart_items", map[string]any{"name": "x"}), 400, "invalid_cart_items"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if status, out := call(t, http.MethodPost, srv.URL+"/v1/qr-charges", tc.key, tc.body); status != tc.status || out["error"] != tc.code {

@@ -62,6 +62,9 @@ type redemptionRequest struct {
 	giftCardRequest
 	Amount   int64  `json:"amount"`
 	Currency string `json:"currency"`
+	// CartItems are what the redemption pays for, recorded and answered
+	// as sent, as an authorization's.
+	CartItems []CartItem `json:"cart_items"`
 }
 
 func (r *redemptionRequest) validate() error {
@@ -71,6 +74,7 @@ func (r *redemptionRequest) validate() error {
 	if !allIn(r.Currency, 'A', 'Z') || len(r.Currency) != 3 {
 		p.add("/currency", "must be an ISO 4217 code of three capital letters", "value_error.currency")
 	}
+	checkCartItems(&p, r.CartItems)
 	return p.err()
 }
 
@@ -89,7 +93,9 @@ type Redemption struct {
 	ResponseMessage  string      `json:"response_message"`
 	RemainingBalance *int64      `json:"remaining_balance"` // after this redemption; null when the PIN was wrong
 	Refunds          []Operation `json:"refunds"`
-	CreatedAt        time.Time   `json:"created_at"`
+	// CartItems are the request's, as sent (empty when none).
+	CartItems []CartItem `json:"cart_items"`
+	CreatedAt time.Time  `json:"created_at"`
 
 	card    fingerprint // the number's, whose balance a refund raises
 	answers map[string]*stored
@@ -140,8 +146,11 @@ func (g *giftStore) redeem(key string, req *redemptionRequest, now time.Time) ([
 		return b, true, err
 	}
 	r := &Redemption{Type: "gift-card-redemption", ID: newID("red_"), IdempotencyKey: key, Status: redemptionDeclined,
-		Amount: req.Amount, Currency: req.Currency, Refunds: []Operation{}, CreatedAt: now,
+		Amount: req.Amount, Currency: req.Currency, Refunds: []Operation{}, CartItems: req.CartItems, CreatedAt: now,
 		card: card, answers: map[string]*stored{}}
+	if r.CartItems == nil {
+		r.CartItems = []CartItem{}
+	}
 	balance := startingBalance(req.Number) - g.spent[card]
 	switch {
 	case req.PIN == InvalidPIN:

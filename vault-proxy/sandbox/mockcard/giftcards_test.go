@@ -117,6 +117,12 @@ func redeemed(t *testing.T, s *sim, key string, body any) mockcard.Redemption {
 	return decodeRedemption(t, code, raw)
 }
 
+// withCart is body with cart items.
+func withCart(body map[string]any, items ...any) map[string]any {
+	body["cart_items"] = items
+	return body
+}
+
 // Malformed requests are 400 with the field, never the value.
 func TestGiftCardRequestsRefused(t *testing.T) {
 	s := start(t, mockcard.Config{})
@@ -129,6 +135,7 @@ func TestGiftCardRequestsRefused(t *testing.T) {
 		{"short number", "/v1/gift-cards/redemptions", "k", redemption("12345", giftPIN, 1), "/number"},
 		{"letters in the PIN", "/v1/gift-cards/redemptions", "k", redemption(giftNumber, "12ab", 1), "/pin"},
 		{"zero amount", "/v1/gift-cards/redemptions", "k", redemption(giftNumber, giftPIN, 0), "/amount"},
+		{"a cart item without a name", "/v1/gift-cards/redemptions", "k", withCart(redemption(giftNumber, giftPIN, 1), map[string]any{"quantity": 1, "unit_amount": 1}), "/cart_items/0/name"},
 		{"balance without a PIN", "/v1/gift-cards/balance", "", map[string]any{"number": giftNumber}, "/pin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
