@@ -398,15 +398,7 @@ func (s *Service) ResetTeamUserPassword(ctx context.Context, actor *Session, id 
 		return nil, "", err
 	}
 	var reset coreapi.DashboardUser
-	err = s.Store.EditDashboardTeam(ctx, func(users []*coreapi.DashboardUser) (TeamEdit, error) {
-		actor, err := fresh(actor, users)
-		if err != nil {
-			return TeamEdit{}, err
-		}
-		u, err := target(actor, users, id)
-		if err != nil {
-			return TeamEdit{}, err
-		}
+	err = s.editTeamUser(ctx, actor, id, func(_ *Session, _ []*coreapi.DashboardUser, u *coreapi.DashboardUser) (TeamEdit, error) {
 		reset = *u
 		return TeamEdit{Reset: &PasswordReset{UserID: u.ID, Hash: hash}}, nil
 	})

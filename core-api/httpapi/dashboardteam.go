@@ -68,6 +68,31 @@ func teamError(w http.ResponseWriter, err error) error {
 	return domainError(err, "dashboard user")
 }
 
+// teamTarget checks the admin's session as for any change (CSRF and Origin
+// included) and reads the user the path names.
+func (h dashboardHandlers) teamTarget(r *http.Request) (*dashboard.Session, string, error) {
+	s, err := h.unrestricted(r, true)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := pathUUID(r, "user_id")
+	if err != nil {
+		return nil, "", err
+	}
+	return s, id, nil
+}
+
+// writeTeamUser answers with u as s sees them, and the password generated
+// for them if any: an answer carrying one must never be cached.
+func writeTeamUser(w http.ResponseWriter, status int, s *dashboard.Session, u *coreapi.DashboardUser, password string) error {
+	out := teamUser(dashboard.SeenBy(s, u), time.Now())
+	if password != "" {
+		out.Password = password
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	return WriteJSON(w, status, out)
+}
+
 func (h dashboardHandlers) team(w http.ResponseWriter, r *http.Request) error {
 	s, err := h.unrestricted(r, false)
 	if err != nil {
@@ -106,10 +131,7 @@ func (h dashboardHandlers) addUser(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return teamError(w, err)
 	}
-	out := teamUser(dashboard.SeenBy(s, u), time.Now())
-	out.Password = password
-	w.Header().Set("Cache-Control", "no-store")
-	return WriteJSON(w, http.StatusCreated, out)
+	return writeTeamUser(w, http.StatusCreated, s, u, password)
 }
 
 type changeTeamUserRequest struct {
@@ -118,11 +140,7 @@ type changeTeamUserRequest struct {
 }
 
 func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.unrestricted(r, true)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "user_id")
+	s, id, err := h.teamTarget(r)
 	if err != nil {
 		return err
 	}
@@ -159,15 +177,11 @@ func (h dashboardHandlers) changeUser(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return teamError(w, err)
 	}
-	return WriteJSON(w, http.StatusOK, teamUser(dashboard.SeenBy(s, u), time.Now()))
+	return writeTeamUser(w, http.StatusOK, s, u, "")
 }
 
 func (h dashboardHandlers) removeUser(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.unrestricted(r, true)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "user_id")
+	s, id, err := h.teamTarget(r)
 	if err != nil {
 		return err
 	}
@@ -179,11 +193,7 @@ func (h dashboardHandlers) removeUser(w http.ResponseWriter, r *http.Request) er
 }
 
 func (h dashboardHandlers) unlockUser(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.unrestricted(r, true)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "user_id")
+	s, id, err := h.teamTarget(r)
 	if err != nil {
 		return err
 	}
@@ -191,15 +201,11 @@ func (h dashboardHandlers) unlockUser(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return teamError(w, err)
 	}
-	return WriteJSON(w, http.StatusOK, teamUser(dashboard.SeenBy(s, u), time.Now()))
+	return writeTeamUser(w, http.StatusOK, s, u, "")
 }
 
 func (h dashboardHandlers) resetUserPassword(w http.ResponseWriter, r *http.Request) error {
-	s, err := h.unrestricted(r, true)
-	if err != nil {
-		return err
-	}
-	id, err := pathUUID(r, "user_id")
+	s, id, err := h.teamTarget(r)
 	if err != nil {
 		return err
 	}
@@ -207,10 +213,7 @@ func (h dashboardHandlers) resetUserPassword(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return teamError(w, err)
 	}
-	out := teamUser(dashboard.SeenBy(s, u), time.Now())
-	out.Password = password
-	w.Header().Set("Cache-Control", "no-store")
-	return WriteJSON(w, http.StatusOK, out)
+	return writeTeamUser(w, http.StatusOK, s, u, password)
 }
 
 type changePasswordRequest struct {
