@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/ratelimit"
 )
 
 // Main is one running core-api.
@@ -114,6 +115,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
 	rt.SetMetrics(reg.NewHTTP(metricsService))
+	refusals := reg.NewRateLimited(metricsService)
+	rt.SetRateLimit(ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("main", bucket) }), verifier)
 	deps := m.deps(verifier, cursors)
 	deps.Metrics = reg.Handler()
 	deps.Dashboard = dash

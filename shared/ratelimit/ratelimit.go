@@ -13,6 +13,7 @@ package ratelimit
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/config"
 	"golang.org/x/time/rate"
 )
 
@@ -243,4 +245,15 @@ func (g *Guard) take(l *Limiter, kind, key string) Decision {
 		g.Refused(kind)
 	}
 	return d
+}
+
+// LoadPolicy reads the Policy in variable name (ParsePolicy's form;
+// default DefaultPolicy).
+func LoadPolicy(l *config.Loader, name string) Policy {
+	text := l.String(name, config.Default(DefaultPolicy))
+	p, err := ParsePolicy(text)
+	if err != nil {
+		l.Invalid(name, err.Error()+fmt.Sprintf(" (got %q)", text))
+	}
+	return p
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/payorch/shared/config"
 )
 
 // clock is a settable time for the limiters under test.
@@ -182,5 +184,24 @@ func TestSetHeaders(t *testing.T) {
 	}
 	if e := Refusal(); e.Status != http.StatusTooManyRequests || e.Code != CodeRateLimited {
 		t.Errorf("Refusal = %d %s", e.Status, e.Code)
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want Policy
+		bad  bool
+	}{
+		{env: map[string]string{}, want: Policy{Rate: 100, Burst: 200}},
+		{env: map[string]string{"X_RATE_LIMIT": "5:10"}, want: Policy{Rate: 5, Burst: 10}},
+		{env: map[string]string{"X_RATE_LIMIT": "off"}, want: Policy{}},
+		{env: map[string]string{"X_RATE_LIMIT": "fast"}, bad: true},
+	} {
+		l := config.NewLoader(config.MapLookup(c.env))
+		got := LoadPolicy(l, "X_RATE_LIMIT")
+		if err := l.Err(); (err != nil) != c.bad || (!c.bad && got != c.want) {
+			t.Errorf("%v: %v, %v; want %v, error %v", c.env, got, err, c.want, c.bad)
+		}
 	}
 }

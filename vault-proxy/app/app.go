@@ -20,6 +20,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/metrics"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -139,6 +140,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	publicRouter := httpapi.NewRouter(m.Log.With("listener", "public"))
 	publicRouter.SetMetrics(requests, "public")
 	publicRouter.SetCORS(m.Config.DashboardOrigin)
+	refusals := reg.NewRateLimited("vault_proxy")
+	publicRouter.SetRateLimit(ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("public", bucket) }), verifier)
 	httpapi.PublicRoutes(publicRouter, public)
 	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internalRouter.SetMetrics(requests, "internal")
