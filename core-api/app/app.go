@@ -116,7 +116,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	rt.SetRequestTimeout(m.Config.requestTimeout())
 	rt.SetMetrics(reg.NewHTTP(metricsService))
 	refusals := reg.NewRateLimited(metricsService)
-	rt.SetRateLimit(ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("main", bucket) }), verifier)
+	limit := ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("main", bucket) })
+	if limit != nil && m.Config.Dashboard.KeyDir != "" {
+		limit.PerTokenIssuer = m.Config.Dashboard.Issuer // one key signs every dashboard user's tokens
+	}
+	rt.SetRateLimit(limit, verifier)
 	deps := m.deps(verifier, cursors)
 	deps.Metrics = reg.Handler()
 	deps.Dashboard = dash

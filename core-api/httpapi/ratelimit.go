@@ -37,7 +37,7 @@ func (rt *Router) rateLimited(w http.ResponseWriter, r *http.Request, pattern st
 	// The handler verifies the token again: a cache hit (shared/auth).
 	var d ratelimit.Decision
 	if p, err := rt.verifier.VerifyRequest(r); err == nil {
-		d = rt.limit.Credential(p.KeyID)
+		d = rt.limit.Credential(p)
 	} else {
 		d = rt.limit.Address(clientAddr(r))
 	}

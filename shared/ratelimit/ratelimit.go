@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"golang.org/x/time/rate"
 )
@@ -218,6 +219,10 @@ const (
 type Guard struct {
 	Credentials *Limiter
 	Addresses   *Limiter
+	// PerTokenIssuer names the issuer whose tokens each have a bucket of
+	// their own, keyed by their jti: the dashboard's, whose one key signs
+	// the tokens of every signed-in user. "": none.
+	PerTokenIssuer string
 	// Refused, if set, is told of each refusal (a metric).
 	Refused func(bucket string)
 }
@@ -231,9 +236,14 @@ func NewGuard(p Policy, now func() time.Time, refused func(bucket string)) *Guar
 	return &Guard{Credentials: New(p, now), Addresses: New(p, now), Refused: refused}
 }
 
-// Credential takes one request from the bucket of the API key keyID.
-func (g *Guard) Credential(keyID string) Decision {
-	return g.take(g.Credentials, BucketCredential, keyID)
+// Credential takes one request from the bucket of p's credential: its
+// signing key (kid), or the token itself for PerTokenIssuer's.
+func (g *Guard) Credential(p *auth.Principal) Decision {
+	key := "key " + p.KeyID
+	if g.PerTokenIssuer != "" && p.Issuer == g.PerTokenIssuer {
+		key = "token " + p.KeyID + " " + p.TokenID
+	}
+	return g.take(g.Credentials, BucketCredential, key)
 }
 
 // Address takes one request from the bucket of the remote address addr.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 )
 
@@ -144,19 +145,41 @@ func TestLimiterEvictsIdleBuckets(t *testing.T) {
 	}
 }
 
-func TestGuardCountsRefusals(t *testing.T) {
+// A credential is the token's signing key, except for the per-token
+// issuer's (the dashboard's) tokens, which have a bucket each; addresses
+// have buckets apart. Refusals are counted by kind.
+func TestGuard(t *testing.T) {
 	clk := newClock()
 	refused := map[string]int{}
 	g := NewGuard(Policy{Rate: 1, Burst: 1}, clk.now, func(kind string) { refused[kind]++ })
-	g.Credential("kid")
-	g.Credential("kid")
-	g.Address("192.0.2.1") // a bucket apart from the credential's, though of the same policy
-	g.Address("192.0.2.1")
-	g.Address("192.0.2.1")
-	if refused[BucketCredential] != 1 || refused[BucketAddress] != 2 {
+	g.PerTokenIssuer = "dashboard"
+	api := func(jti string) *auth.Principal { return &auth.Principal{KeyID: "k1", Issuer: "api", TokenID: jti} }
+	dash := func(jti string) *auth.Principal {
+		return &auth.Principal{KeyID: "k2", Issuer: "dashboard", TokenID: jti}
+	}
+	for i, c := range []struct {
+		p    *auth.Principal
+		want bool
+	}{
+		{api("a"), true},
+		{api("b"), false}, // another token of the same key: the key's bucket
+		{dash("a"), true}, // the dashboard's tokens: a bucket each
+		{dash("b"), true},
+		{dash("a"), false},
+	} {
+		if d := g.Credential(c.p); d.Allowed != c.want {
+			t.Errorf("credential %d: allowed %v; want %v", i, d.Allowed, c.want)
+		}
+	}
+	for i, want := range []bool{true, false, false} {
+		if d := g.Address("192.0.2.1"); d.Allowed != want {
+			t.Errorf("address request %d: allowed %v; want %v", i, d.Allowed, want)
+		}
+	}
+	if refused[BucketCredential] != 2 || refused[BucketAddress] != 2 {
 		t.Errorf("refusals = %v", refused)
 	}
-	if d := g.Address("kid"); !d.Allowed {
+	if d := g.Address("key k1"); !d.Allowed {
 		t.Error("an address bucket shared the credential's")
 	}
 }

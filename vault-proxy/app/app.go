@@ -141,7 +141,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	publicRouter.SetMetrics(requests, "public")
 	publicRouter.SetCORS(m.Config.DashboardOrigin)
 	refusals := reg.NewRateLimited("vault_proxy")
-	publicRouter.SetRateLimit(ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("public", bucket) }), verifier)
+	limit := ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("public", bucket) })
+	if limit != nil && m.Config.DashboardKeysFile != "" {
+		limit.PerTokenIssuer = m.Config.DashboardIssuer // one key signs every dashboard user's tokens
+	}
+	publicRouter.SetRateLimit(limit, verifier)
 	httpapi.PublicRoutes(publicRouter, public)
 	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internalRouter.SetMetrics(requests, "internal")

@@ -31,7 +31,7 @@ func (rt *Router) rateLimited(ctx *fasthttp.RequestCtx, id, route string) bool {
 	var d ratelimit.Decision
 	// The handler verifies the token again: a cache hit (shared/auth).
 	if p, err := rt.verifier.VerifyBytes(ctx, ctx.Request.Header.Peek("Authorization"), ctx.Time()); err == nil {
-		d = rt.limit.Credential(p.KeyID)
+		d = rt.limit.Credential(p)
 	} else {
 		d = rt.limit.Address(ctx.RemoteIP().String())
 	}
