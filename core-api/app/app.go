@@ -26,6 +26,7 @@ import (
 	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/ratelimit"
 )
 
 // Main is one running core-api.
@@ -114,6 +115,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	rt := httpapi.NewRouter(m.Log)
 	rt.SetRequestTimeout(m.Config.requestTimeout())
 	rt.SetMetrics(reg.NewHTTP(metricsService))
+	refusals := reg.NewRateLimited(metricsService)
+	limit := ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("main", bucket) })
+	if limit != nil && m.Config.Dashboard.KeyDir != "" {
+		limit.PerTokenIssuer = m.Config.Dashboard.Issuer // one key signs every dashboard user's tokens
+	}
+	rt.SetRateLimit(limit, verifier)
 	deps := m.deps(verifier, cursors)
 	deps.Metrics = reg.Handler()
 	deps.Dashboard = dash

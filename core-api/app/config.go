@@ -14,6 +14,7 @@ import (
 	"github.com/payorch/core-api/webhooks"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/shared/secret"
 )
 
@@ -119,6 +120,12 @@ type Config struct {
 	// long a request's claim on its Idempotency-Key outlives a process
 	// that died holding it (package idempotency).
 	IdempotencyLease time.Duration
+
+	// RateLimit (CORE_API_RATE_LIMIT, default ratelimit.DefaultPolicy,
+	// "off" or "0": none) is the requests a second, and at once, each API
+	// credential may make of this instance (httpapi.Router.SetRateLimit).
+	// The zero value is no limit.
+	RateLimit ratelimit.Policy
 
 	// Webhooks configures outbound webhook delivery (docs/webhooks.md).
 	Webhooks WebhookConfig
@@ -279,6 +286,7 @@ func LoadConfig(l *config.Loader) Config {
 		MockDirectURL:    strings.TrimRight(l.String("CORE_API_MOCK_DIRECT_URL", config.Optional()), "/"),
 		MockRedirectURL:  strings.TrimRight(l.String("CORE_API_MOCK_REDIRECT_URL", config.Optional()), "/"),
 		MockAntiFraudURL: strings.TrimRight(l.String("CORE_API_MOCK_ANTIFRAUD_URL", config.Optional()), "/"),
+		RateLimit:        ratelimit.LoadPolicy(l, "CORE_API_RATE_LIMIT"),
 		Webhooks: WebhookConfig{
 			AllowLoopback: l.Bool("WEBHOOK_ALLOW_LOOPBACK", config.Default("false")),
 			Timeout:       l.Duration("CORE_API_WEBHOOK_TIMEOUT", 100*time.Millisecond, time.Minute, config.Default(webhooks.DefaultTimeout.String())),

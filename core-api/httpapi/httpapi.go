@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/metrics"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/shared/requestid"
 )
 
@@ -30,6 +32,9 @@ type Router struct {
 	timeout time.Duration // each request's deadline; see deadline.go
 	serve   http.Handler  // the request id around route, made once
 	metrics *metrics.HTTP // nil: none
+
+	limit    *ratelimit.Guard // nil: none; see SetRateLimit
+	verifier *auth.Verifier
 }
 
 // SetMetrics counts every request in m, by route template and status.
@@ -59,11 +64,15 @@ func (rt *Router) route(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	start := time.Now()
 	h, pattern := rt.mux.Handler(r)
-	if pattern == "" {
+	switch {
+	case rt.rateLimited(sw, r, pattern):
+	case pattern == "":
 		rt.unmatched(sw, r, h)
-		pattern = "unmatched"
-	} else {
+	default:
 		rt.mux.ServeHTTP(sw, r)
+	}
+	if pattern == "" {
+		pattern = "unmatched"
 	}
 	now := time.Now()
 	rt.metrics.Observe("main", pattern, sw.code(), now.Sub(start))

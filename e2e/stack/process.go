@@ -77,6 +77,7 @@ func (s *Stack) CoreEnv(extra ...string) []string {
 		"CORE_API_VAULT_ADDR=" + c.Vault.Addr,
 		"CORE_API_VAULT_TOKEN=" + c.Vault.Token,
 		"CORE_API_VAULT_TRANSIT_MOUNT=" + c.Vault.Mount,
+		"CORE_API_RATE_LIMIT=" + c.RateLimit.String(),
 	}
 	return append(env, extra...)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/logging"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/shared/simulator"
 	"github.com/payorch/shared/testsupport"
 	"github.com/payorch/tokenizer/transit"
@@ -415,6 +416,12 @@ func startMockThreeDS(ctx context.Context, t testing.TB, env config.Environment,
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	return m
+}
+
+// WithRateLimit sets both services' request limit (the stack has none
+// by default, so that tests and benchmarks are not refused).
+func WithRateLimit(p ratelimit.Policy) Option {
+	return func(v *vpapp.Config, c *coreapp.Config) { v.RateLimit, c.RateLimit = p, p }
 }
 
 // WithCoreAPI adjusts core-api's configuration (say a short QR expiry and

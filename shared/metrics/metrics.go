@@ -115,3 +115,25 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	n("new_conns", float64(s.NewConnsCount()))
 	n("max_lifetimes", float64(s.MaxLifetimeDestroyCount()))
 }
+
+// RateLimited counts the requests a listener's rate limit refused
+// (shared/ratelimit), by bucket kind: credential or address.
+type RateLimited struct {
+	refused *prometheus.CounterVec
+}
+
+// NewRateLimited registers service's counter of rate-limited requests.
+func (r *Registry) NewRateLimited(service string) *RateLimited {
+	m := &RateLimited{refused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: service, Name: "rate_limited_requests_total",
+		Help: "Requests refused 429 rate_limited, by listener and bucket kind (credential, address)."}, []string{"listener", "bucket"})}
+	r.MustRegister(m.refused)
+	return m
+}
+
+// Refused counts one refusal; a nil *RateLimited counts nothing.
+func (m *RateLimited) Refused(listener, bucket string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(listener, bucket).Inc()
+}

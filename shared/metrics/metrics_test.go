@@ -38,3 +38,25 @@ func TestHTTPMetricsInTheTextFormat(t *testing.T) {
 		t.Errorf("content type %q", ct)
 	}
 }
+
+func TestRateLimitedRefusals(t *testing.T) {
+	reg := metrics.NewRegistry()
+	m := reg.NewRateLimited("svc")
+	m.Refused("public", "credential")
+	m.Refused("public", "credential")
+	m.Refused("public", "address")
+	var none *metrics.RateLimited
+	none.Refused("public", "address")
+
+	rec := httptest.NewRecorder()
+	reg.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`svc_rate_limited_requests_total{bucket="credential",listener="public"} 2`,
+		`svc_rate_limited_requests_total{bucket="address",listener="public"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}

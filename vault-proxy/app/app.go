@@ -20,6 +20,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/metrics"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/tokenizer/envelope"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/auditspool"
@@ -139,6 +140,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	publicRouter := httpapi.NewRouter(m.Log.With("listener", "public"))
 	publicRouter.SetMetrics(requests, "public")
 	publicRouter.SetCORS(m.Config.DashboardOrigin)
+	refusals := reg.NewRateLimited("vault_proxy")
+	limit := ratelimit.NewGuard(m.Config.RateLimit, nil, func(bucket string) { refusals.Refused("public", bucket) })
+	if limit != nil && m.Config.DashboardKeysFile != "" {
+		limit.PerTokenIssuer = m.Config.DashboardIssuer // one key signs every dashboard user's tokens
+	}
+	publicRouter.SetRateLimit(limit, verifier)
 	httpapi.PublicRoutes(publicRouter, public)
 	internalRouter := httpapi.NewRouter(m.Log.With("listener", "internal"))
 	internalRouter.SetMetrics(requests, "internal")

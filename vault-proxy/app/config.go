@@ -10,6 +10,7 @@ import (
 	"github.com/payorch/certs"
 	"github.com/payorch/shared/config"
 	"github.com/payorch/shared/pagination"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/shared/secret"
 	"github.com/payorch/tokenizer/transit"
 	"github.com/payorch/vault-proxy/processordest"
@@ -71,6 +72,13 @@ type Config struct {
 	// vaulted record may be for core-api's reconciliation to list it or
 	// shred it as one no payment method holds. Zero: DefaultReconcileMinAge.
 	ReconcileMinAge time.Duration
+
+	// RateLimit (VAULT_PROXY_RATE_LIMIT, default ratelimit.DefaultPolicy,
+	// "off" or "0": none) is the requests a second, and at once, each API
+	// credential, and apart from those each remote address, may make of the
+	// public listener (httpapi.Router.SetRateLimit). The zero value is no
+	// limit.
+	RateLimit ratelimit.Policy
 
 	// SecurityCodeTTL is the longest a security code is held in memory
 	// (SECURITY.md, "Security codes"). Zero: 15 minutes. Not read from
@@ -150,6 +158,7 @@ func LoadConfig(l *config.Loader) Config {
 		ForwardAllowLoopback:   l.Bool("VAULT_FORWARD_ALLOW_LOOPBACK", config.Default("false")),
 		AuditSpoolDir:          l.String("VAULT_PROXY_AUDIT_SPOOL_DIR"),
 		CursorKey:              l.Secret("VAULT_PROXY_CURSOR_KEY", config.Optional()),
+		RateLimit:              ratelimit.LoadPolicy(l, "VAULT_PROXY_RATE_LIMIT"),
 		ReconcileMinAge: l.Duration("VAULT_PROXY_RECONCILE_MIN_AGE", time.Second, 365*24*time.Hour,
 			config.Default(DefaultReconcileMinAge.String())),
 	}

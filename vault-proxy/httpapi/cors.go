@@ -39,7 +39,7 @@ func (rt *Router) withCORS(next fasthttp.RequestHandler) fasthttp.RequestHandler
 		ctx.Response.Header.Set("Vary", "Origin")
 		if allowed {
 			ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
-			ctx.Response.Header.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After")
+			ctx.Response.Header.Set("Access-Control-Expose-Headers", "X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset")
 		}
 	}
 }

@@ -15,10 +15,12 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/payorch/shared/apierror"
+	"github.com/payorch/shared/auth"
 	"github.com/payorch/shared/deadline"
 	"github.com/payorch/shared/health"
 	"github.com/payorch/shared/logging"
 	"github.com/payorch/shared/metrics"
+	"github.com/payorch/shared/ratelimit"
 	"github.com/payorch/shared/requestid"
 	"github.com/payorch/shared/zone"
 	vaultproxy "github.com/payorch/vault-proxy"
@@ -43,6 +45,9 @@ type Router struct {
 	corsOrigin string // see SetCORS
 
 	routes map[string][]string // method: the path templates Handle registered
+
+	limit    *ratelimit.Guard // nil: none; see SetRateLimit
+	verifier *auth.Verifier
 }
 
 // SetMetrics counts every request of the listener in m, by route
@@ -143,9 +148,10 @@ func (rt *Router) wrap(route string, h Handler) fasthttp.RequestHandler {
 		id := requestid.Resolve(string(ctx.Request.Header.Peek("X-Request-Id")))
 		ctx.SetUserValue(ctxKey{}, id)
 		ctx.Response.Header.Set("X-Request-Id", id)
-		err := rt.call(ctx, h)
-		if err != nil {
-			rt.writeError(ctx, id, err)
+		if !rt.rateLimited(ctx, id, route) {
+			if err := rt.call(ctx, h); err != nil {
+				rt.writeError(ctx, id, err)
+			}
 		}
 		rt.accessLog(ctx, id, start)
 		rt.metrics.Observe(rt.listener, route, ctx.Response.StatusCode(), time.Since(start))
