@@ -40,22 +40,24 @@ func completion(t *testing.T, s *stack.Stack, u string) (int, map[string]any) {
 	return code, m
 }
 
-// A direct (PayPal-like) integration end to end through vault-proxy's
-// public URL: the payment opens an order at mock-direct and answers
-// buyer_approval_pending with a session token; the token is exchanged once
-// for the session data and a completion URL on the public URL; after the
-// buyer's approval at the simulator, a GET on it captures or authorizes
-// the order by the intent, through the state machine with its events. A
-// buyer's decline declines it. Used, expired, forged and other
-// transactions' completion tokens are refused and change nothing.
+// TestDirectIntegration checks a direct (PayPal-like) wallet integration
+// end to end through vault-proxy's public URL. The payment opens an order
+// at mock-direct and answers buyer_approval_pending with a `session_token`
+// (the API field the wallet SDK starts from); POST
+// /transactions/{id}/session exchanges it, once, for the SDK's
+// `session_data` and a completion URL. After the buyer approves at the
+// simulator, a GET on that URL captures or authorizes the order by the
+// payment's intent, through the state machine with its events; a decline
+// declines it. Used, expired, forged and other transactions' completion
+// tokens are refused and change nothing.
 func TestDirectIntegration(t *testing.T) {
 	s := stack.Start(t)
 	tok := s.Token(t, "transactions.write", "transactions.read", "payment-services.write")
 	core := newCore(s, tok, "")
 	core.c, core.base = s.PublicClient, s.PublicURL
 
-	// start creates a direct payment and exchanges its session token for
-	// the session data (the SDK's initialization and the completion URL).
+	// start creates a direct payment and exchanges its session_token for
+	// the SDK's session_data and the completion URL.
 	start := func(t *testing.T, intent string, amount int64) (tx, session map[string]any) {
 		t.Helper()
 		status, tx := pay(t, s, tok, directPayment(amount, intent))
