@@ -64,8 +64,9 @@ func (rt *Router) route(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	start := time.Now()
 	h, pattern := rt.mux.Handler(r)
+	r, limited := rt.rateLimited(sw, r, pattern)
 	switch {
-	case rt.rateLimited(sw, r, pattern):
+	case limited:
 	case pattern == "":
 		rt.unmatched(sw, r, h)
 	default:

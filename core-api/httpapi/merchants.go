@@ -25,7 +25,7 @@ const (
 // header is not read; the caller checks Principal.CanAccessMerchant for the
 // account it touches.
 func (a *Auth) AuthorizeInstance(r *http.Request, scope string) (*auth.Principal, error) {
-	p, err := a.Verifier.VerifyRequest(r)
+	p, err := a.verify(r)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/payorch/shared/auth"
@@ -30,21 +31,38 @@ func (rt *Router) SetRateLimit(g *ratelimit.Guard, v *auth.Verifier) {
 // rateLimited spends r's request from its bucket and, when that is empty,
 // answers 429 and reports true: the route's handler does not run, so a
 // refused request changes nothing (an Idempotency-Key is not claimed).
-func (rt *Router) rateLimited(w http.ResponseWriter, r *http.Request, pattern string) bool {
+// An allowed request is returned with the principal its token verified
+// to, so that the handler's authorization (Auth.verify) does not verify
+// the same token again.
+func (rt *Router) rateLimited(w http.ResponseWriter, r *http.Request, pattern string) (*http.Request, bool) {
 	if rt.limit == nil || unlimitedRoutes[pattern] || len(r.Header.Values("Authorization")) == 0 {
-		return false
+		return r, false
 	}
-	// The handler verifies the token again: a cache hit (shared/auth).
 	var d ratelimit.Decision
-	if p, err := rt.verifier.VerifyRequest(r); err == nil {
+	p, err := rt.verifier.VerifyRequest(r)
+	if err == nil {
 		d = rt.limit.Credential(p)
 	} else {
 		d = rt.limit.Address(clientAddr(r))
 	}
 	if d.Allowed {
-		return false
+		if p != nil {
+			r = r.WithContext(context.WithValue(r.Context(), verifiedKey{}, verified{rt.verifier, p}))
+		}
+		return r, false
 	}
 	ratelimit.SetHeaders(d, w.Header().Set)
 	rt.writeError(w, r, ratelimit.Refusal())
-	return true
+	return r, true
+}
+
+// verifiedKey is the request context's key of the principal the router
+// already verified r's bearer token to (a verified).
+type verifiedKey struct{}
+
+// verified is a principal with the verifier that judged the token: a
+// handler takes it only from the verifier it would have asked itself.
+type verified struct {
+	by *auth.Verifier
+	p  *auth.Principal
 }
